@@ -1,0 +1,155 @@
+/**
+ * Settings: the only module that reads `process.env`. Everything else receives a typed `Settings`.
+ *
+ * Each variable is described once here; the same table drives validation, `gwapi --help` and the README.
+ */
+import { z } from 'zod';
+
+const integer = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, `expected a whole number from ${min} to ${max}`)
+    .transform(Number)
+    .pipe(z.number().int().min(min, `expected at least ${min}`).max(max, `expected at most ${max}`));
+
+const positiveNumber = z
+  .string()
+  .regex(/^\d+(\.\d+)?$/, 'expected a positive number')
+  .transform(Number)
+  .pipe(z.number().positive('expected a positive number'));
+
+const boolean = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'], { error: 'expected true or false' })
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const url = (protocols: string[]) =>
+  z.string().refine(
+    (value) => {
+      try {
+        return protocols.includes(new URL(value).protocol);
+      } catch {
+        return false;
+      }
+    },
+    `expected a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}`,
+  );
+
+/** A variable: its schema, its default (as the environment would spell it), and what it is for. */
+interface Variable {
+  schema: z.ZodType;
+  default?: string;
+  /** Secret-bearing values (URLs with passwords) are never echoed in error messages. */
+  secret?: boolean;
+  description: string;
+}
+
+export const variables = {
+  DATABASE_URL: {
+    schema: url(['postgres:', 'postgresql:']),
+    secret: true,
+    description:
+      'PostgreSQL/TimescaleDB connection URL. Unset: an embedded PostgreSQL keeps its data in GWAPI_DATA_DIR.',
+  },
+  DATABASE_POOL_MAX: {
+    schema: integer(1, 1000),
+    default: '10',
+    description: 'Most database connections this process opens (each streaming response holds one).',
+  },
+  REDIS_URL: {
+    schema: url(['redis:', 'rediss:']),
+    secret: true,
+    description:
+      'Redis URL for limits shared by all replicas. Unset: limits are kept in process (one replica).',
+  },
+  HOST: { schema: z.string().min(1), default: '127.0.0.1', description: 'Address the HTTP server binds to.' },
+  PORT: {
+    schema: integer(0, 65535),
+    default: '3000',
+    description: 'TCP port of the HTTP server (0: any free port).',
+  },
+  LOG_LEVEL: {
+    schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+    default: 'info',
+    description: 'Least severe log level written (JSON lines on standard output).',
+  },
+  GWAPI_DATA_DIR: {
+    schema: z.string().min(1),
+    default: '.gwapi',
+    description: 'Folder of the embedded PostgreSQL (used only without DATABASE_URL).',
+  },
+  KEY_CACHE_SECONDS: {
+    schema: integer(0, 10),
+    default: '5',
+    description: 'How long a resolved API key is cached; a revocation takes effect within this time.',
+  },
+  RATE_LIMIT_BURST: {
+    schema: integer(1, 1_000_000),
+    default: '60',
+    description: 'Token bucket size per key: requests allowed in a burst.',
+  },
+  RATE_LIMIT_PER_SECOND: {
+    schema: positiveNumber,
+    default: '0.5',
+    description: 'Token bucket refill per key, in requests per second (0.5 = 30 per minute).',
+  },
+  CONCURRENCY_LIMIT: {
+    schema: integer(1, 1000),
+    default: '2',
+    description: 'Requests of one key in flight at once, across all replicas.',
+  },
+  LIMITS_ENABLED: {
+    schema: boolean,
+    default: 'true',
+    description: 'Set to false to lift all client limits (benchmarks only).',
+  },
+} satisfies Record<string, Variable>;
+
+type Variables = typeof variables;
+export type SettingName = keyof Variables;
+
+export type Settings = {
+  [K in SettingName]: Variables[K] extends { default: string }
+    ? z.output<Variables[K]['schema']>
+    : z.output<Variables[K]['schema']> | undefined;
+};
+
+/** A bad or missing setting; its message is one line that names the variable. */
+export class SettingsError extends Error {
+  constructor(
+    readonly variable: string,
+    reason: string,
+  ) {
+    super(`invalid setting ${variable}: ${reason}`);
+    this.name = 'SettingsError';
+  }
+}
+
+/** Reads and validates every setting. An empty variable counts as unset. */
+export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
+  const settings: Record<string, unknown> = {};
+  for (const [name, variable] of Object.entries(variables) as [SettingName, Variable][]) {
+    const raw = env[name] === '' ? undefined : env[name];
+    const value = raw ?? variable.default;
+    if (value === undefined) {
+      settings[name] = undefined;
+      continue;
+    }
+    const parsed = variable.schema.safeParse(value);
+    if (!parsed.success) {
+      const reason = parsed.error.issues[0]?.message ?? 'invalid value';
+      const shown = variable.secret ? '' : ` (got ${JSON.stringify(value)})`;
+      throw new SettingsError(name, `${reason}${shown}`);
+    }
+    settings[name] = parsed.data;
+  }
+  return settings as Settings;
+}
+
+/** The settings table for `--help` and the README: name, default, description. */
+export function describeSettings(): string {
+  const rows = Object.entries(variables as Record<string, Variable>).map(
+    ([name, v]) =>
+      `  ${name.padEnd(22)} ${v.description}${v.default === undefined ? '' : ` [default: ${v.default}]`}`,
+  );
+  return `Settings (environment variables):\n${rows.join('\n')}`;
+}

@@ -1,0 +1,93 @@
+import t from 'tap';
+import { formatInstant, microsBetween, parseDateTime } from '../../src/domain/datetime.js';
+
+const normalised = (text: string) => {
+  const result = parseDateTime(text);
+  return result.ok ? formatInstant(result.instant) : `error: ${result.reason}`;
+};
+
+t.test('valid RFC 3339 values normalise to UTC Z', async (t) => {
+  t.equal(normalised('2024-01-01T00:00:00Z'), '2024-01-01T00:00:00Z');
+  t.equal(normalised('2024-01-01T02:00:00+02:00'), '2024-01-01T00:00:00Z');
+  t.equal(normalised('2023-12-31T22:30:00-01:30'), '2024-01-01T00:00:00Z');
+  t.equal(normalised('2024-01-01t00:00:00z'), '2024-01-01T00:00:00Z', 'lower-case t and z');
+  t.equal(normalised('2024-02-29T12:00:00Z'), '2024-02-29T12:00:00Z', 'leap day');
+  t.equal(normalised('2000-02-29T00:00:00Z'), '2000-02-29T00:00:00Z', '400-year leap day');
+  t.equal(normalised('2024-03-01T00:30:00+01:00'), '2024-02-29T23:30:00Z', 'offset crosses a leap day');
+  t.equal(normalised('0001-01-01T00:00:00Z'), '0001-01-01T00:00:00Z');
+  t.equal(normalised('9999-12-31T23:59:59.999999Z'), '9999-12-31T23:59:59.999999Z');
+  t.equal(normalised('1969-12-31T23:59:59.5Z'), '1969-12-31T23:59:59.5Z', 'before the epoch');
+});
+
+t.test('fractions keep microseconds and lose only trailing zeros', async (t) => {
+  t.equal(normalised('2024-01-01T00:00:00.000000Z'), '2024-01-01T00:00:00Z');
+  t.equal(normalised('2024-01-01T00:00:00.1Z'), '2024-01-01T00:00:00.1Z');
+  t.equal(normalised('2024-01-01T00:00:00.120Z'), '2024-01-01T00:00:00.12Z');
+  t.equal(normalised('2024-01-01T00:00:00.000001Z'), '2024-01-01T00:00:00.000001Z');
+  t.equal(normalised('2024-01-01T00:00:00.123456+05:45'), '2023-12-31T18:15:00.123456Z');
+});
+
+t.test('impossible, incomplete and offset-less values are refused with a reason', async (t) => {
+  const cases: [string, RegExp][] = [
+    ['2023-02-29T00:00:00Z', /day 29 does not exist in 2023-02/],
+    ['1900-02-29T00:00:00Z', /day 29 does not exist/],
+    ['2024-04-31T00:00:00Z', /day 31 does not exist/],
+    ['2024-13-01T00:00:00Z', /month 13 does not exist/],
+    ['2024-00-01T00:00:00Z', /month 00 does not exist/],
+    ['2024-01-00T00:00:00Z', /day 00 does not exist/],
+    ['2024-01-01T24:00:00Z', /hour 24 does not exist/],
+    ['2024-01-01T23:60:00Z', /minute 60 does not exist/],
+    ['2024-01-01T23:59:60Z', /second 60 is not supported/],
+    ['2024-01-01T00:00:00+24:00', /offset \+24:00 does not exist/],
+    ['2024-01-01T00:00:00.1234567Z', /more than 6 fractional digits/],
+    ['0000-01-01T00:00:00Z', /year must be from 0001/],
+    ['2024-01-01', /RFC 3339/],
+    ['2024-01-01T00:00:00', /RFC 3339/],
+    ['2024-01-01 00:00:00Z', /RFC 3339/],
+    ['2024-01-01T00:00Z', /RFC 3339/],
+    ['2024-01-01T00:00:00+0200', /RFC 3339/],
+    ['2024-01-01T00:00:00.Z', /RFC 3339/],
+    ['20240101T000000Z', /RFC 3339/],
+    ['', /RFC 3339/],
+    [' 2024-01-01T00:00:00Z', /RFC 3339/],
+    ['2024-01-01T00:00:00Z\n', /RFC 3339/],
+    ['２０２４-01-01T00:00:00Z', /RFC 3339/],
+  ];
+  for (const [text, reason] of cases) {
+    const result = parseDateTime(text);
+    t.notOk(result.ok, JSON.stringify(text));
+    if (!result.ok) t.match(result.reason, reason, JSON.stringify(text));
+  }
+});
+
+t.test('a + that arrived as a space gets its own message', async (t) => {
+  const result = parseDateTime('2024-01-01T00:00:00 02:00');
+  t.notOk(result.ok);
+  if (!result.ok) t.match(result.reason, /encode '\+' as %2B/);
+});
+
+t.test('microsBetween is exact', async (t) => {
+  const at = (s: string) => {
+    const r = parseDateTime(s);
+    if (!r.ok) throw new Error(r.reason);
+    return r.instant;
+  };
+  t.equal(microsBetween(at('2024-01-01T00:00:00Z'), at('2025-01-01T00:00:00Z')), 366 * 86_400 * 1e6);
+  t.equal(
+    microsBetween(at('2024-01-01T00:00:00Z'), at('2025-01-01T00:00:00.000001Z')),
+    366 * 86_400 * 1e6 + 1,
+  );
+  t.equal(microsBetween(at('2024-01-01T00:00:00.5Z'), at('2024-01-01T00:00:00.25Z')), -250_000);
+});
+
+t.test('formatting agrees with Date for every day of four centuries', async (t) => {
+  let mismatches = 0;
+  for (let day = -146_097; day < 146_097 * 2; day += 1) {
+    const seconds = day * 86_400 + 3_723;
+    const expected = new Date(seconds * 1000).toISOString().replace('.000Z', 'Z');
+    if (formatInstant({ seconds, micros: 0 }) !== expected) mismatches += 1;
+    const back = parseDateTime(expected);
+    if (!back.ok || back.instant.seconds !== seconds) mismatches += 1;
+  }
+  t.equal(mismatches, 0);
+});

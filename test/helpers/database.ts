@@ -1,0 +1,37 @@
+/**
+ * Every test file gets a database of its own on the suite's PostgreSQL (TEST_DATABASE_URL), so files
+ * run in parallel without seeing each other's rows. It is dropped when the test ends.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Test } from 'tap';
+import { connect, type Sql } from '../../src/db/connect.js';
+import { migrate } from '../../src/db/migrate.js';
+
+export function testDatabaseUrl(): string {
+  const url = process.env.TEST_DATABASE_URL;
+  if (!url) throw new Error('TEST_DATABASE_URL is not set: run the suite with `npm test`');
+  return url;
+}
+
+export interface TestDatabase {
+  sql: Sql;
+  url: string;
+  name: string;
+}
+
+/** A new empty database (migrated unless told otherwise), dropped at the end of `t`. */
+export async function freshDatabase(t: Test, options: { migrated?: boolean } = {}): Promise<TestDatabase> {
+  const admin = connect(testDatabaseUrl(), { max: 1 });
+  const name = `gwtest_${randomBytes(6).toString('hex')}`;
+  await admin.unsafe(`create database ${name}`);
+  const url = new URL(testDatabaseUrl());
+  url.pathname = `/${name}`;
+  const sql = connect(url.toString(), { max: 10 });
+  t.teardown(async () => {
+    await sql.end({ timeout: 1 });
+    await admin.unsafe(`drop database if exists ${name} with (force)`);
+    await admin.end();
+  });
+  if (options.migrated ?? true) await migrate(sql);
+  return { sql, url: url.toString(), name };
+}
