@@ -1,0 +1,37 @@
+/**
+ * The seam between the request path and client limits. The API calls `admit` once per authenticated
+ * request (after the key is known, before parameters are checked) and `release` when the response has
+ * been sent or aborted; `admitFailedAuth` guards requests without a valid key.
+ */
+
+export interface RateLimitState {
+  /** Bucket size (the burst). */
+  limit: number;
+  /** Tokens left after this request. */
+  remaining: number;
+  /** Seconds until the bucket is full again. */
+  resetSeconds: number;
+}
+
+export type Admission =
+  | { admitted: true; rate: RateLimitState; release(): void }
+  | { admitted: false; reason: 'rate' | 'concurrency' | 'failed-auth'; retryAfterSeconds: number };
+
+export interface ClientLimits {
+  /** Takes one token and one concurrency slot of `keyId`. */
+  admit(keyId: string): Promise<Admission>;
+  /** Counts a request with a missing or invalid key from `address`. */
+  admitFailedAuth(address: string): Promise<{ admitted: true } | { admitted: false; retryAfterSeconds: number }>;
+  close(): Promise<void>;
+}
+
+/** Limits lifted (LIMITS_ENABLED=false, or until the real limiter is wired in). */
+export const unlimited: ClientLimits = {
+  async admit() {
+    return { admitted: true, rate: { limit: 0, remaining: 0, resetSeconds: 0 }, release() {} };
+  },
+  async admitFailedAuth() {
+    return { admitted: true };
+  },
+  async close() {},
+};
