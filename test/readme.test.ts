@@ -6,7 +6,7 @@ import { variables } from '../src/config.js';
 // the program reads, with the defaults the program uses.
 t.test('README settings table matches src/config.ts', async (t) => {
   const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8');
-  const rows = [...readme.matchAll(/^\| `([A-Z_]+)` \| ([^|]+) \|/gm)].map(([, name, defaultCell]) => ({
+  const rows = [...readme.matchAll(/^\| `([A-Z_]+)`\s*\| ([^|]+?)\s*\|/gm)].map(([, name, defaultCell]) => ({
     name,
     default: defaultCell?.trim(),
   }));
