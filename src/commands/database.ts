@@ -28,3 +28,17 @@ export async function openDatabase(settings: Settings, applicationName: string):
     },
   };
 }
+
+/** Runs `work` on an open database and closes it afterwards, whatever the outcome. */
+export async function withDatabase<T>(
+  settings: Settings,
+  applicationName: string,
+  work: (sql: Sql) => Promise<T>,
+): Promise<T> {
+  const db = await openDatabase(settings, applicationName);
+  try {
+    return await work(db.sql);
+  } finally {
+    await db.close();
+  }
+}

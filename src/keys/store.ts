@@ -93,6 +93,9 @@ async function insertGrants(sql: TransactionSql, keyId: string, tubeIds: number[
 export async function createKey(sql: Sql, input: CreateKeyInput): Promise<CreatedKey> {
   const name = input.name.trim();
   if (name === '') throw new UserError('a key needs a name (--name)');
+  // One line per key in `gwapi keys list`, whatever the name.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
+  if (/[\u0000-\u001f\u007f]/.test(name)) throw new UserError('a key name cannot contain control characters');
   const key = generateApiKey();
   const keyId = generateKeyId();
   await sql.begin(async (tx) => {
