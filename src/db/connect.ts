@@ -10,8 +10,21 @@ export interface ConnectOptions {
   applicationName?: string;
 }
 
+/**
+ * postgres.js sends every timestamp parameter through `new Date(x).toISOString()`, which cuts
+ * microseconds to milliseconds: a `from` of `…00.000123Z` would become `…00.000Z` and move an interval
+ * bound. Strings go to the server as they are (it parses RFC 3339 exactly); Dates and numbers as before.
+ */
+const exactTimestamps = {
+  to: 1184,
+  from: [1082, 1114, 1184],
+  serialize: (x: unknown) => (typeof x === 'string' ? x : new Date(x as Date | number).toISOString()),
+  parse: (x: string) => new Date(x),
+};
+
 export function connect(url: string, options: ConnectOptions = {}): Sql {
   return postgres(url, {
+    types: { date: exactTimestamps },
     max: options.max ?? 10,
     // UTC sessions make timestamptz text output directly convertible to RFC 3339 `Z` form.
     connection: { TimeZone: 'UTC', application_name: options.applicationName ?? 'gwapi' },
