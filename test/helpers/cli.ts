@@ -1,8 +1,8 @@
 /** Runs `gwapi` as the operator would: a real process, from the TypeScript sources. */
-import { spawn } from 'node:child_process';
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+export const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
 
 export interface CliResult {
   code: number | null;
@@ -18,14 +18,22 @@ export interface CliOptions {
   cwd?: string;
 }
 
-export function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
+/** Starts `gwapi` (tsx on src/cli.ts) and returns the running process, for long-running commands. */
+export function spawnCli(
+  args: string[],
+  options: Omit<CliOptions, 'input'> = {},
+): ChildProcessWithoutNullStreams {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' };
   for (const [name, value] of Object.entries(options.env ?? {})) if (value !== undefined) env[name] = value;
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+  return spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
     env,
     cwd: options.cwd ?? fileURLToPath(new URL('../..', import.meta.url)),
     stdio: ['pipe', 'pipe', 'pipe'],
   });
+}
+
+export function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
+  const child = spawnCli(args, options);
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
