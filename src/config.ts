@@ -22,6 +22,21 @@ const boolean = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'], { error: 'expected true or false' })
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
 
+/** Fastify's `trustProxy`: a flag, a hop count, or the addresses/CIDRs of the proxies in front. */
+const trustProxy = z
+  .string()
+  .trim()
+  .min(1)
+  .transform((value): boolean | number | string[] => {
+    if (value === 'true' || value === 'false') return value === 'true';
+    if (/^\d+$/.test(value)) return Number(value);
+    return value.split(',').map((part) => part.trim());
+  })
+  .refine(
+    (value) => !Array.isArray(value) || value.every((part) => /^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(part)),
+    'expected true, false, a hop count, or addresses/CIDRs separated by commas',
+  );
+
 const url = (protocols: string[]) =>
   z.string().refine(
     (value) => {
@@ -96,6 +111,35 @@ export const variables = {
     schema: integer(1, 1000),
     default: '2',
     description: 'Requests of one key in flight at once, across all replicas.',
+  },
+  CONCURRENCY_LEASE_SECONDS: {
+    schema: positiveNumber,
+    default: '10',
+    description:
+      'Lease of a concurrency slot in Redis, renewed while the response streams: a crashed replica frees its slots within this time.',
+  },
+  FAILED_AUTH_LIMIT: {
+    schema: integer(1, 1_000_000),
+    default: '10',
+    description:
+      'Requests with a missing or invalid key allowed per client address in FAILED_AUTH_WINDOW_SECONDS.',
+  },
+  FAILED_AUTH_WINDOW_SECONDS: {
+    schema: integer(1, 86_400),
+    default: '60',
+    description: 'Window of FAILED_AUTH_LIMIT, in seconds.',
+  },
+  TRUST_PROXY: {
+    schema: trustProxy,
+    default: 'false',
+    description:
+      'Take the client address from X-Forwarded-For: false (the socket address), true (any proxy), a hop count, or proxy addresses/CIDRs separated by commas.',
+  },
+  REDIS_COMMAND_TIMEOUT_MS: {
+    schema: integer(10, 60_000),
+    default: '500',
+    description:
+      'A Redis call slower than this fails, and limits fall back to this process until Redis answers.',
   },
   LIMITS_ENABLED: {
     schema: boolean,

@@ -13,15 +13,27 @@ export interface RateLimitState {
   resetSeconds: number;
 }
 
+/** The policy behind `RateLimit-Policy` (IETF draft): `quota` tokens, all back after `windowSeconds`. */
+export interface RateLimitPolicy {
+  /** The bucket size (the burst). */
+  quota: number;
+  /** Seconds an empty bucket takes to fill: quota / windowSeconds is the sustained rate. */
+  windowSeconds: number;
+}
+
 export type Admission =
   | { admitted: true; rate: RateLimitState; release(): void }
   | { admitted: false; reason: 'rate' | 'concurrency' | 'failed-auth'; retryAfterSeconds: number };
 
 export interface ClientLimits {
+  /** The rate policy to advertise; absent when limits are lifted. */
+  readonly policy?: RateLimitPolicy;
   /** Takes one token and one concurrency slot of `keyId`. */
   admit(keyId: string): Promise<Admission>;
   /** Counts a request with a missing or invalid key from `address`. */
-  admitFailedAuth(address: string): Promise<{ admitted: true } | { admitted: false; retryAfterSeconds: number }>;
+  admitFailedAuth(
+    address: string,
+  ): Promise<{ admitted: true } | { admitted: false; retryAfterSeconds: number }>;
   close(): Promise<void>;
 }
 
