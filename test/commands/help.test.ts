@@ -1,0 +1,71 @@
+/** `gwapi --help` and the help of every command: exit 0, every option, argument and setting named. */
+import t from 'tap';
+import { variables } from '../../src/config.js';
+import { CLI, runCli, spawnCli } from '../helpers/cli.js';
+
+/** Every command, with the options and arguments its help must name (besides --help). */
+const COMMANDS: Record<string, string[]> = {
+  '': ['migrate', 'import', 'keys', 'serve', 'demo'],
+  migrate: [],
+  import: ['registry', 'measurements'],
+  'import registry': ['<file>'],
+  'import measurements': ['<file>'],
+  keys: ['create', 'grant', 'revoke', 'list'],
+  'keys create': ['--name <name>', '--tube <uuid>', '--all-tubes'],
+  'keys grant': ['<keyId>', '--tube <uuid...>'],
+  'keys revoke': ['<keyId>'],
+  'keys list': [],
+  serve: [],
+  demo: [],
+};
+
+/** The subcommand names a help text lists under "Commands:" (without commander's own `help`). */
+function listedCommands(help: string): string[] {
+  const section = help.split('\nCommands:\n')[1]?.split('\n\n')[0] ?? '';
+  return section
+    .split('\n')
+    .map((line) => /^ {2}(\S+)/.exec(line)?.[1])
+    .filter((name): name is string => name !== undefined && name !== 'help');
+}
+
+t.test('runCli runs the TypeScript sources through tsx', async (t) => {
+  const child = spawnCli(['--help']);
+  t.equal(child.spawnfile, process.execPath);
+  t.same(child.spawnargs.slice(1), ['--import', 'tsx', CLI, '--help']);
+  t.match(CLI, /\/src\/cli\.ts$/);
+  child.stdout.resume();
+  t.equal(await new Promise((resolve) => child.on('close', resolve)), 0);
+});
+
+t.test('every command has a help that names its options, arguments and every setting', async (t) => {
+  const helps = await Promise.all(
+    Object.keys(COMMANDS).map(async (command) => {
+      const args = command === '' ? [] : command.split(' ');
+      return [command, await runCli([...args, '--help'])] as const;
+    }),
+  );
+  for (const [command, result] of helps) {
+    t.test(`gwapi ${command} --help`.replace('  ', ' '), async (t) => {
+      t.equal(result.code, 0, result.stderr);
+      t.equal(result.stderr, '');
+      t.match(result.stdout, `Usage: gwapi ${command}`.trimEnd());
+      t.match(result.stdout, '--help');
+      for (const expected of COMMANDS[command]!) t.match(result.stdout, expected);
+      for (const setting of Object.keys(variables))
+        t.match(result.stdout, new RegExp(`^ {2}${setting} `, 'm'));
+      const children = COMMANDS[command]!.filter((word) => !word.startsWith('<') && !word.startsWith('-'));
+      t.same(
+        listedCommands(result.stdout),
+        children,
+        'the commands it lists are exactly the ones tested here',
+      );
+    });
+  }
+});
+
+t.test('a command that does not exist is refused', async (t) => {
+  const result = await runCli(['nonsense']);
+  t.not(result.code, 0);
+  t.match(result.stderr, "unknown command 'nonsense'");
+  t.equal(result.stdout, '');
+});
