@@ -1,10 +1,50 @@
+/** `gwapi import registry|measurements`: open the input and the database, import, report. */
 import type { Settings } from '../config.js';
-import { UserError } from '../errors.js';
+import { ImportRejected } from '../importers/importErrors.js';
+import { displayName, openInput } from '../importers/inputFile.js';
+import { importMeasurements, vacuumMeasurements } from '../importers/measurements.js';
+import { progressLine } from '../importers/progress.js';
+import { importRegistryFile } from '../importers/registryFile.js';
+import { withDatabase } from './database.js';
 
-// Placeholder until the import lands in this branch.
-export async function importRegistryCommand(_settings: Settings, _file: string): Promise<void> {
-  throw new UserError('import registry is not implemented yet');
+const count = (n: number) => n.toLocaleString('en-US');
+
+/** Prints a refused file's error lines before the one-line summary that the CLI prints. */
+async function reportingRejection<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    if (error instanceof ImportRejected) process.stderr.write(error.report());
+    throw error;
+  }
 }
-export async function importMeasurementsCommand(_settings: Settings, _file: string): Promise<void> {
-  throw new UserError('import measurements is not implemented yet');
+
+export async function importRegistryCommand(settings: Settings, file: string): Promise<void> {
+  const counts = await withDatabase(settings, 'gwapi import registry', (sql) =>
+    reportingRejection(importRegistryFile(sql, file)),
+  );
+  process.stdout.write(
+    `imported ${count(counts.wells)} ${counts.wells === 1 ? 'well' : 'wells'} and ` +
+      `${count(counts.tubes)} ${counts.tubes === 1 ? 'tube' : 'tubes'} from ${file}\n`,
+  );
+}
+
+export async function importMeasurementsCommand(settings: Settings, file: string): Promise<void> {
+  const input = await openInput(file);
+  const name = displayName(file);
+  await withDatabase(settings, 'gwapi import measurements', async (sql) => {
+    const started = performance.now();
+    const progress = progressLine(process.stderr, name);
+    const imported = await reportingRejection(
+      importMeasurements(sql, input, { name, onLines: progress.update }),
+    ).finally(progress.done);
+    await vacuumMeasurements(sql);
+    const seconds = (performance.now() - started) / 1000;
+    process.stdout.write(
+      `imported ${count(imported.rows)} ${imported.rows === 1 ? 'row' : 'rows'} from ${name}: ` +
+        `${count(imported.inserted)} inserted, ${count(imported.updated)} updated, ` +
+        `${count(imported.unchanged)} unchanged in ${seconds.toFixed(1)} s ` +
+        `(${count(Math.round(imported.rows / seconds))} rows/s)\n`,
+    );
+  });
 }

@@ -1,0 +1,84 @@
+/**
+ * Measurement values: decimal numbers as the CSV states them. The column is double precision, which
+ * holds every decimal of up to 15 significant digits exactly in the sense that it reads back as the same
+ * decimal; more digits would be rounded without a word, so they are refused instead.
+ */
+
+export const MAX_SIGNIFICANT_DIGITS = 15;
+
+/** Smallest normal double: below it precision is lost gradually (subnormals), then entirely (zero). */
+const SMALLEST_NORMAL = 2.2250738585072014e-308;
+
+const EMPTY = -1;
+const MALFORMED = -2;
+
+const isDigit = (code: number) => code >= 48 && code <= 57;
+
+/**
+ * One pass checks the grammar `[+-]digits[.digits][(e|E)[+-]digits]` and counts the significant digits
+ * (from the first to the last non-zero digit of the mantissa). Returns that count, or EMPTY / MALFORMED.
+ */
+function scanDecimal(text: string): number {
+  const length = text.length;
+  if (length === 0) return EMPTY;
+  let i = 0;
+  let code = text.charCodeAt(0);
+  if (code === 43 /* + */ || code === 45 /* - */) i++;
+  let digits = 0;
+  let firstNonZero = -1;
+  let lastNonZero = -1;
+  let seenPoint = false;
+  for (; i < length; i++) {
+    code = text.charCodeAt(i);
+    if (isDigit(code)) {
+      if (code !== 48) {
+        if (firstNonZero < 0) firstNonZero = digits;
+        lastNonZero = digits;
+      }
+      digits++;
+    } else if (code === 46 /* . */ && !seenPoint) {
+      seenPoint = true;
+    } else break;
+  }
+  if (digits === 0) return MALFORMED;
+  if (i < length) {
+    if (code !== 101 /* e */ && code !== 69 /* E */) return MALFORMED;
+    i++;
+    code = text.charCodeAt(i);
+    if (code === 43 || code === 45) i++;
+    if (i === length) return MALFORMED;
+    for (; i < length; i++) if (!isDigit(text.charCodeAt(i))) return MALFORMED;
+  }
+  return firstNonZero < 0 ? 0 : lastNonZero - firstNonZero + 1;
+}
+
+/** Number() is correctly rounded, exactly like PostgreSQL's float8 input. */
+function inRange(value: number, significant: number): boolean {
+  return Number.isFinite(value) && (value !== 0 ? Math.abs(value) >= SMALLEST_NORMAL : significant === 0);
+}
+
+/**
+ * The value of an acceptable decimal, or NaN (never a valid measurement) when it is not; then
+ * `decimalProblem` says why. Returning a plain number keeps the per-row path free of allocations.
+ */
+export function parseDecimal(text: string): number {
+  const significant = scanDecimal(text);
+  if (significant < 0 || significant > MAX_SIGNIFICANT_DIGITS) return Number.NaN;
+  const value = Number(text);
+  return inRange(value, significant) ? value : Number.NaN;
+}
+
+/** Why `parseDecimal` refused `text`. */
+export function decimalProblem(text: string): string {
+  const significant = scanDecimal(text);
+  if (significant === EMPTY) return 'is empty';
+  if (significant === MALFORMED) {
+    return /^[+-]?(nan|inf|infinity)$/i.test(text)
+      ? 'not a finite number (NaN and Infinity are not measurements)'
+      : 'not a decimal number (expected digits with an optional sign, point and exponent, like -1.23 or 4.5e-3)';
+  }
+  if (significant > MAX_SIGNIFICANT_DIGITS) {
+    return `has ${significant} significant digits; at most ${MAX_SIGNIFICANT_DIGITS} are stored exactly (double precision), more would be rounded`;
+  }
+  return 'out of the range of double precision';
+}

@@ -1,0 +1,138 @@
+/**
+ * Measurements import: the CSV streams through Node (checked row by row) into a temporary staging table
+ * by binary COPY, SQL then finds what only the database can know (unknown tubes, the same tube and
+ * instant twice in the file), and one upsert moves the rows into `measurements`. All in one transaction:
+ * a file with any error imports nothing.
+ */
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { Sql, TransactionSql } from 'postgres';
+import { ErrorCollector, ImportRejected, type LineError, SHOWN_ERRORS } from './importErrors.js';
+import { MeasurementEncoder } from './measurementEncoder.js';
+
+export interface MeasurementsImported {
+  /** Good rows in the file. */
+  rows: number;
+  inserted: number;
+  /** Rows whose (tube, observedAt) existed with another value. */
+  updated: number;
+  /** Rows whose (tube, observedAt) existed with the same value: left untouched. */
+  unchanged: number;
+}
+
+export interface ImportOptions {
+  /** How the input is named in error lines. */
+  name: string;
+  /** Called as the input is read, with the lines read so far. */
+  onLines?: (lines: number) => void;
+}
+
+/** Imports one CSV stream; throws `ImportRejected` (and imports nothing) when any row is bad. */
+export async function importMeasurements(
+  sql: Sql,
+  input: Readable,
+  options: ImportOptions,
+): Promise<MeasurementsImported> {
+  const errors = new ErrorCollector();
+  const encoder = new MeasurementEncoder(options.name, errors, options.onLines);
+  return await sql.begin(async (tx) => {
+    await tx`create temp table measurement_staging (
+      line bigint not null, tube uuid not null, observed_at timestamptz not null, value float8 not null
+    ) on commit drop`;
+    const copy = await tx`copy measurement_staging from stdin (format binary)`.writable();
+    await pipeline(input, encoder, copy);
+
+    await addUnknownTubes(tx, errors);
+    if (errors.total > 0) {
+      // The file is refused anyway; still report its duplicates, so one run shows every problem.
+      await addDuplicates(tx, errors);
+      throw new ImportRejected(options.name, errors);
+    }
+    const written = await upsertOrFindDuplicates(tx, errors);
+    if (!written) throw new ImportRejected(options.name, errors);
+    return { rows: encoder.rows, ...written, unchanged: encoder.rows - written.inserted - written.updated };
+  });
+}
+
+/**
+ * Keeps the statistics and the visibility map of `measurements` current after an import. Index-only
+ * scans skip the heap only on pages the visibility map marks all-visible, and without that the
+ * planner prefers a bitmap scan plus a sort for a series. Runs outside any transaction (VACUUM must).
+ */
+export async function vacuumMeasurements(sql: Sql): Promise<void> {
+  await sql`vacuum (analyze) measurements`;
+}
+
+interface FoundRows {
+  line: string;
+  total: string;
+}
+
+async function addUnknownTubes(tx: TransactionSql, errors: ErrorCollector): Promise<void> {
+  const rows = await tx<FoundRows[]>`
+    select line, count(*) over () as total
+    from measurement_staging s
+    where not exists (select from tubes t where t.identifier = s.tube)
+    order by line limit ${SHOWN_ERRORS}`;
+  addFound(errors, rows, () => ({
+    field: 'tubeIdentifier',
+    reason: 'no tube with this identifier is registered (gwapi import registry)',
+  }));
+}
+
+/** Rows that repeat an earlier row's tube and instant (offsets normalised: it is the same instant). */
+async function addDuplicates(tx: TransactionSql, errors: ErrorCollector): Promise<void> {
+  const rows = await tx<(FoundRows & { first: string })[]>`
+    select line, first, count(*) over () as total
+    from (select line, min(line) over (partition by tube, observed_at) as first from measurement_staging) s
+    where line <> first
+    order by line limit ${SHOWN_ERRORS}`;
+  addFound(errors, rows, (row) => ({
+    field: 'observedAt',
+    reason: `the same tube and instant as line ${row.first} (a tube has one value per instant)`,
+  }));
+}
+
+function addFound<R extends FoundRows>(
+  errors: ErrorCollector,
+  rows: readonly R[],
+  describe: (row: R) => Omit<LineError, 'line'>,
+): void {
+  const first = rows.map((row) => ({ line: Number(row.line), ...describe(row) }));
+  errors.addCounted(first, Number(rows[0]?.total ?? 0));
+}
+
+/**
+ * The one upsert. A value that is already there is not rewritten (no new row version, no WAL), so
+ * re-importing a file changes nothing. Duplicates in the file are not searched for up front, which
+ * would cost a sort of the whole file: the upsert itself fails on them ("cannot affect row a second
+ * time"), and only then, inside a savepoint, are their lines looked up.
+ */
+async function upsertOrFindDuplicates(
+  tx: TransactionSql,
+  errors: ErrorCollector,
+): Promise<{ inserted: number; updated: number } | undefined> {
+  try {
+    return await tx.savepoint(async (sp) => {
+      // xmax = 0 tells a freshly inserted row from an updated one (an updated row carries the xid that
+      // locked it): PostgreSQL's well-known way to count the two outcomes of one upsert.
+      const [counts] = await sp<{ inserted: string; updated: string }[]>`
+        with written as (
+          insert into measurements (tube_id, observed_at, value)
+          select t.id, s.observed_at, s.value
+          from measurement_staging s join tubes t on t.identifier = s.tube
+          on conflict (tube_id, observed_at) do update set value = excluded.value
+            where measurements.value is distinct from excluded.value
+          returning xmax = 0 as inserted
+        )
+        select count(*) filter (where inserted) as inserted, count(*) filter (where not inserted) as updated
+        from written`;
+      return { inserted: Number(counts?.inserted ?? 0), updated: Number(counts?.updated ?? 0) };
+    });
+  } catch (error) {
+    if ((error as { code?: string }).code !== '21000') throw error;
+    await addDuplicates(tx, errors);
+    if (errors.total === 0) throw error;
+    return undefined;
+  }
+}
