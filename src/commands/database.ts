@@ -2,6 +2,8 @@
 import type { Settings } from '../config.js';
 import { connect, type Sql } from '../db/connect.js';
 import { startEmbeddedPostgres } from '../db/embedded.js';
+import { migrate, pendingMigrations } from '../db/migrate.js';
+import { UserError } from '../errors.js';
 
 export interface Database {
   sql: Sql;
@@ -29,7 +31,19 @@ export async function openDatabase(settings: Settings, applicationName: string):
   };
 }
 
-/** Runs `work` on an open database and closes it afterwards, whatever the outcome. */
+/**
+ * The embedded database is ours to keep current; a real one is migrated by the operator (`gwapi migrate`,
+ * once, before replicas start), so a replica never races a schema change and a command never runs its
+ * SQL against an old schema.
+ */
+export async function ensureSchema(db: Database): Promise<void> {
+  if (db.embedded) await migrate(db.sql);
+  else if ((await pendingMigrations(db.sql)).length > 0) {
+    throw new UserError('the database schema is not up to date: run `gwapi migrate` first');
+  }
+}
+
+/** Runs `work` on an open, current database and closes it afterwards, whatever the outcome. */
 export async function withDatabase<T>(
   settings: Settings,
   applicationName: string,
@@ -37,6 +51,7 @@ export async function withDatabase<T>(
 ): Promise<T> {
   const db = await openDatabase(settings, applicationName);
   try {
+    await ensureSchema(db);
     return await work(db.sql);
   } finally {
     await db.close();

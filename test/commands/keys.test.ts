@@ -200,3 +200,11 @@ t.test('a bad setting is one line and exit 2', async (t) => {
     'gwapi: invalid setting DATABASE_URL: expected a URL starting with postgres:// or postgresql://\n',
   );
 });
+
+t.test('a database without the schema is refused with a hint, not an SQL error', async (t) => {
+  const { url, sql } = await freshDatabase(t, { migrated: false });
+  const result = await runCli(['keys', 'list'], { env: { DATABASE_URL: url } });
+  failsWith(t, result, 'gwapi: the database schema is not up to date: run `gwapi migrate` first');
+  const [tables] = await sql`select count(*)::int as n from pg_tables where schemaname = 'public'`;
+  t.equal(tables!.n, 0, 'and it is not migrated behind the operator’s back');
+});
