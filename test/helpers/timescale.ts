@@ -3,13 +3,11 @@
  * child process, reachable over TCP by postgres.js (see timescale-server.ts).
  *
  * What a client must know about this server (pglite-socket 0.0.20):
- * - ONE connection at a time: further connections wait in a queue until the first one closes, so a pool
- *   must have `max: 1` or it deadlocks on its second connection.
+ * - ONE connection at a time: further connections wait in a queue (up to 60 s, then they are dropped)
+ *   until the first one closes, so a pool must have `max: 1` or its second connection hangs.
  * - Each TCP read is handed to PGlite as if it were whole protocol messages: a message larger than a
  *   socket read (~64 KiB, e.g. a bulk INSERT with thousands of parameters) crashes the wasm backend.
  *   Generate bulk data on the server (`generate_series`) instead of sending it.
- * - An error in an extended-protocol message gets an extra ReadyForQuery, which can desynchronise
- *   postgres.js: tests should not send statements that fail.
  * - Startup parameters are ignored (the session's TimeZone is the server's, GMT, not the UTC that
  *   connect() asks for); timestamptz text output is the same `+00` form either way.
  */
@@ -56,11 +54,18 @@ export async function startTimescale(): Promise<TimescaleServer> {
     });
   });
 
+  let stopping = false;
+  child.once('exit', (code, signal) => {
+    // A crash of the wasm backend shows in the test only as a closed connection: say why.
+    if (!stopping) process.stderr.write(`PGlite/TimescaleDB died (${code ?? signal}): ${stderr}\n`);
+  });
+
   return {
     // PGlite has no authentication and one database; user and password are only there for the URL.
     url: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
+      stopping = true;
       child.stdin.end();
       const killer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
       await exited;
