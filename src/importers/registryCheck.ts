@@ -5,9 +5,13 @@
 import { z } from 'zod';
 import type { RegistryIssue, RegistryPath, RegistryTube, RegistryWell } from './registryTypes.js';
 
+/** zod's messages, in the operator's words; a missing field says so rather than naming a type. */
+const expected = (what: string) => (issue: { input?: unknown }) =>
+  issue.input === undefined ? 'is missing' : `must be ${what}`;
+
 const text = (what: string) =>
   z
-    .string({ error: (issue) => (issue.input === undefined ? 'is missing' : 'must be a string') })
+    .string({ error: expected('a string') })
     .trim()
     .min(1, `${what} must not be empty`);
 
@@ -16,7 +20,7 @@ const tubeSchema = z.strictObject(
     // Any 8-4-4-4-12 hex UUID (not only RFC 9562 variants): identifiers come from other systems, and
     // PostgreSQL's uuid type accepts them all.
     identifier: z
-      .string({ error: (issue) => (issue.input === undefined ? 'is missing' : 'must be a string') })
+      .string({ error: expected('a string') })
       .regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, 'not a UUID')
       .transform((value) => value.toLowerCase()),
     number: text('a tube number'),
@@ -27,7 +31,7 @@ const tubeSchema = z.strictObject(
 );
 
 const wellSchema = z.strictObject(
-  { name: text('a well name'), tubes: z.array(tubeSchema, { error: 'must be an array of tubes' }) },
+  { name: text('a well name'), tubes: z.array(tubeSchema, { error: expected('an array of tubes') }) },
   { error: (issue) => (issue.code === 'unrecognized_keys' ? undefined : 'must be an object') },
 );
 
