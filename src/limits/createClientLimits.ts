@@ -55,7 +55,10 @@ export async function createClientLimits(
       startLocal: await whenReady(redis, START_WAIT_MS),
     },
   );
+  const onReady = () => store.redisReady();
+  redis.on('ready', onReady);
   return new StoreClientLimits(store, parameters, async () => {
+    redis.off('ready', onReady);
     if (!owned) return;
     if (owned.status === 'ready') await owned.quit().catch(() => owned.disconnect());
     else owned.disconnect();

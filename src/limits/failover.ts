@@ -1,8 +1,8 @@
 /**
  * Shared limits while Redis answers, this process's own limits while it does not. A Redis failure
- * never reaches the request path: the call is answered from memory instead. While local, at most one
- * call per probe interval tries Redis again, so shared limiting resumes by itself when Redis returns.
- * Each switch is logged once, not per request.
+ * never reaches the request path: the call is answered from memory instead. Shared limiting resumes
+ * by itself: when the connection comes back, and (for a Redis that timed out without disconnecting)
+ * when a call, at most one per probe interval, finds Redis answering again. Each switch is logged once.
  */
 import type { Clock } from './memoryStore.js';
 import type { AdmitOutcome, FailedAuthOutcome, LimitStore } from './store.js';
@@ -39,6 +39,11 @@ export class FailoverStore implements LimitStore {
   /** True while limits are shared through Redis. */
   get isShared(): boolean {
     return this.shared;
+  }
+
+  /** The Redis connection is (again) established and answered its ready check. */
+  redisReady(): void {
+    this.toShared();
   }
 
   admit(keyId: string, slotId: string): Promise<AdmitOutcome> {
