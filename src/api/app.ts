@@ -1,33 +1,76 @@
 /**
  * buildApp(deps) → a Fastify instance with every route and plugin, not yet listening. Tests and
  * benchmarks build it with their own pool; `gwapi serve` adds listen() and signal handling.
+ *
+ * A request to a data endpoint passes, in the order decisions.md fixes: route (404, 405) → key (401)
+ * → client limits (429) → parameters (400) → access (403/404) → response.
  */
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { randomUUID } from 'node:crypto';
+import { METHODS } from 'node:http';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { DestinationStream } from 'pino';
+import { createClientResolver } from '../auth/clients.js';
 import type { Settings } from '../config.js';
 import type { Sql } from '../db/connect.js';
+import { type ClientLimits, unlimited } from '../limits/types.js';
+import { authenticate } from './plugins/auth.js';
+import { admitClient } from './plugins/limits.js';
+import { loggerOptions, registerRequestLog } from './plugins/logging.js';
+import { onlyGetAndHead } from './plugins/methods.js';
+import { clientErrorHandler, frameworkErrors, registerProblems } from './plugins/problems.js';
+import { registerVersionHeader } from './plugins/version.js';
+import { measurementsRoute } from './routes/measurements.js';
+import { openApiRoute } from './routes/openapi.js';
+import { wellsRoute } from './routes/wells.js';
 
-export const API_VERSION = '1.0.0';
+export { API_VERSION } from './plugins/version.js';
 
 export interface AppDependencies {
   sql: Sql;
   settings: Settings;
-  /** Fastify/pino logger options; tests pass a stream to capture log lines. */
-  logger?: FastifyServerOptions['logger'];
+  /** Client limits (429); lifted when not given. */
+  limits?: ClientLimits;
+  /** Where log lines go (standard output when not given); tests pass a stream to read them. */
+  logStream?: DestinationStream;
 }
 
 export function buildApp(deps: AppDependencies): FastifyInstance {
+  const { sql, settings } = deps;
+  const limits = deps.limits ?? unlimited;
   const app = Fastify({
-    logger: deps.logger ?? { level: deps.settings.LOG_LEVEL, redact: ['req.headers["x-api-key"]'] },
+    logger: loggerOptions(settings.LOG_LEVEL, deps.logStream),
+    // One line per request is written by registerRequestLog, with the fields Fastify's lines lack.
+    disableRequestLogging: true,
+    genReqId: () => randomUUID(),
+    frameworkErrors,
+    clientErrorHandler,
+    // Fastify's 503 while closing is not a problem document; in-flight and late requests are served.
+    return503OnClosing: false,
+    routerOptions: {
+      // Longer path parameters are refused before routing; a tube identifier is 36 characters, and a
+      // longer one should reach the route and be the ordinary 404, so the bound is generous.
+      maxParamLength: 1000,
+    },
   });
-  app.addHook('onRequest', async (_request, reply) => {
-    reply.header('API-Version', API_VERSION);
-  });
-  app.setNotFoundHandler((request, reply) => {
-    const instance = request.url.split('?')[0];
-    reply
-      .code(404)
-      .type('application/problem+json')
-      .send({ type: 'about:blank', title: 'Not Found', status: 404, detail: 'No such resource.', instance });
-  });
+
+  // Every method Node's HTTP parser knows reaches the router, so each is a 405 on a known path
+  // rather than a 404 (CONNECT never reaches it; problems.ts answers it).
+  for (const method of METHODS) {
+    if (method !== 'CONNECT' && !app.supportedMethods.includes(method)) app.addHttpMethod(method);
+  }
+
+  registerVersionHeader(app);
+  registerRequestLog(app);
+  registerProblems(app);
+  app.decorateRequest('client', null);
+
+  const resolver = createClientResolver(sql, { cacheSeconds: settings.KEY_CACHE_SECONDS });
+  const methods = app.supportedMethods;
+  const publicHooks = [onlyGetAndHead];
+  const clientHooks = [onlyGetAndHead, authenticate(resolver, limits), admitClient(limits, settings)];
+
+  wellsRoute(app, { sql, methods, onRequest: clientHooks });
+  measurementsRoute(app, { sql, methods, onRequest: clientHooks });
+  openApiRoute(app, { settings, methods, onRequest: publicHooks });
   return app;
 }

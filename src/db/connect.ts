@@ -2,6 +2,8 @@
 import postgres from 'postgres';
 
 export type Sql = postgres.Sql;
+/** What a query needs: the pool or a transaction of it. */
+export type Queryable = postgres.ISql;
 
 export interface ConnectOptions {
   /** Most connections in the pool. */
@@ -26,8 +28,13 @@ export function connect(url: string, options: ConnectOptions = {}): Sql {
   return postgres(url, {
     types: { date: exactTimestamps },
     max: options.max ?? 10,
-    // UTC sessions make timestamptz text output directly convertible to RFC 3339 `Z` form.
-    connection: { TimeZone: 'UTC', application_name: options.applicationName ?? 'gwapi' },
+    // UTC sessions with ISO DateStyle print timestamptz as `2024-01-01 00:00:00.5+00`, which becomes
+    // RFC 3339 `Z` form by slicing, whatever the server's configured defaults.
+    connection: {
+      TimeZone: 'UTC',
+      DateStyle: 'ISO, MDY',
+      application_name: options.applicationName ?? 'gwapi',
+    },
     // Server NOTICEs (e.g. "relation already exists, skipping") are not the operator's business.
     onnotice: () => {},
     idle_timeout: 60,

@@ -1,0 +1,40 @@
+/** X-API-Key → `request.client`, or 401 (or 429 when an address keeps presenting bad keys). */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Client, ClientResolver } from '../../auth/clients.js';
+import type { ClientLimits } from '../../limits/types.js';
+import { tooManyRequests } from './limits.js';
+import { ProblemError } from './problems.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The authenticated client; set by `authenticate` on protected routes. */
+    client: Client | null;
+  }
+}
+
+export const API_KEY_HEADER = 'x-api-key';
+
+/** RFC 9110 wants a challenge on every 401; this one names the header the key belongs in. */
+const CHALLENGE = { 'WWW-Authenticate': 'ApiKey header="X-API-Key"' };
+
+export function authenticate(resolver: ClientResolver, limits: ClientLimits) {
+  return async function authenticateHook(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
+    const presented = request.headers[API_KEY_HEADER];
+    const client =
+      typeof presented === 'string' && presented !== '' ? await resolver.resolve(presented) : undefined;
+    if (client) {
+      request.client = client;
+      return;
+    }
+    // Guessing keys costs the guesser, not the database: failures are limited per address.
+    const admission = await limits.admitFailedAuth(request.ip);
+    if (!admission.admitted) throw tooManyRequests('failed-auth', admission.retryAfterSeconds);
+    throw new ProblemError(
+      401,
+      presented
+        ? 'The API key is not valid: it is unknown, revoked or mistyped. Ask the operator for a key.'
+        : 'This endpoint needs an API key in the X-API-Key header.',
+      CHALLENGE,
+    );
+  };
+}

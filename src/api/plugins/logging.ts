@@ -1,0 +1,56 @@
+/**
+ * Logs: pino JSON lines, one per request (id, route, status, duration, key id, rows streamed), plus
+ * errors with their request id. An API key must never appear in a line (decisions.md): headers are not
+ * logged, the header path is redacted should anything log headers, and as a last guard every line is
+ * scrubbed of anything shaped like a key (a key pasted into a URL would otherwise be logged with it).
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
+import type { DestinationStream } from 'pino';
+import type { Settings } from '../../config.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Measurements written to the response, for the request log line. */
+    rowsStreamed: number | null;
+  }
+}
+
+/** `gw_` and a long run of base64url: a key, or most of one (src/domain/apiKeys.ts). */
+const KEY_LIKE = /gw_[A-Za-z0-9_-]{16,}/g;
+
+export function loggerOptions(
+  level: Settings['LOG_LEVEL'],
+  stream?: DestinationStream,
+): FastifyServerOptions['logger'] {
+  return {
+    level,
+    ...(stream ? { stream } : {}),
+    redact: { paths: ['req.headers["x-api-key"]', 'headers["x-api-key"]'], censor: '[redacted]' },
+    hooks: { streamWrite: (line: string) => line.replace(KEY_LIKE, 'gw_[redacted]') },
+  };
+}
+
+/** One line per request, written when the response is over (complete, failed or abandoned). */
+export function logWhenDone(request: FastifyRequest, reply: FastifyReply): void {
+  reply.raw.once('close', () => {
+    request.log.info(
+      {
+        method: request.method,
+        url: request.url,
+        route: request.is404 ? null : (request.routeOptions.url ?? null),
+        status: reply.statusCode,
+        durationMs: Math.round(reply.elapsedTime * 10) / 10,
+        keyId: request.client?.keyId ?? null,
+        rows: request.rowsStreamed,
+        // false: the client left, or the stream was cut, before the whole response was written
+        complete: reply.raw.writableFinished,
+      },
+      'request',
+    );
+  });
+}
+
+export function registerRequestLog(app: FastifyInstance): void {
+  app.decorateRequest('rowsStreamed', null);
+  app.addHook('onRequest', async (request, reply) => logWhenDone(request, reply));
+}

@@ -1,0 +1,15 @@
+/**
+ * Headers every response carries: `API-Version` (the contract's MAJOR.MINOR.PATCH) and `X-Request-Id`,
+ * the id under which this request is logged, so a client can quote it to the operator.
+ */
+import type { FastifyInstance } from 'fastify';
+
+export const API_VERSION = '1.0.0';
+
+export function registerVersionHeader(app: FastifyInstance): void {
+  // onRequest, the first hook: every later outcome (error, 404, 405, 429, 304, stream) keeps it.
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('API-Version', API_VERSION);
+    reply.header('X-Request-Id', request.id);
+  });
+}

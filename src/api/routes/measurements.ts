@@ -1,0 +1,72 @@
+/** GET /v1/groundwater-monitoring-tubes/{tubeIdentifier}/measurements?from&to: one tube's series, streamed. */
+import type { FastifyInstance, onRequestHookHandler } from 'fastify';
+import { mayRead, readsNothing } from '../../auth/clients.js';
+import type { Sql } from '../../db/connect.js';
+import { findTube } from '../../db/queries/series.js';
+import { formatInstant } from '../../domain/datetime.js';
+import { ParameterName } from '../../schemas/problem.js';
+import { SeriesQuery } from '../../schemas/series.js';
+import { TubeIdentifier } from '../../schemas/wells.js';
+import { MEASUREMENTS_PATH } from '../paths.js';
+import { forbidden, type ParameterErrors, ProblemError, tubeNotFound } from '../plugins/problems.js';
+import { openSeriesStream } from '../seriesStream.js';
+
+/** `from` and `to`, or a 400 whose `errors` name each parameter to change (decisions.md). */
+export function parseSeriesQuery(query: unknown): SeriesQuery {
+  const parsed = SeriesQuery.safeParse(query);
+  if (parsed.success) return parsed.data;
+  const errors: ParameterErrors = {};
+  for (const issue of parsed.error.issues) {
+    const name = ParameterName.parse(issue.path[0]);
+    errors[name] = [...(errors[name] ?? []), issue.message];
+  }
+  throw new ProblemError(400, 'The query parameters are not valid: see errors.', {}, errors);
+}
+
+/** The lower-case form of a well-formed identifier; undefined for a malformed one (which is a 404). */
+export function canonicalTubeIdentifier(text: string): string | undefined {
+  return TubeIdentifier.safeParse(text).success ? text.toLowerCase() : undefined;
+}
+
+export function measurementsRoute(
+  app: FastifyInstance,
+  options: { sql: Sql; methods: string[]; onRequest: onRequestHookHandler[] },
+): void {
+  const { sql } = options;
+  app.route({
+    method: options.methods,
+    url: MEASUREMENTS_PATH,
+    // HEAD is answered here without reading measurements (Fastify's own HEAD would drain the stream).
+    exposeHeadRoute: false,
+    onRequest: options.onRequest,
+    handler: async (request, reply) => {
+      const query = parseSeriesQuery(request.query);
+      const client = request.client!;
+      if (readsNothing(client)) throw forbidden();
+      const { tubeIdentifier: requested } = request.params as { tubeIdentifier: string };
+      const tubeIdentifier = canonicalTubeIdentifier(requested);
+      if (tubeIdentifier === undefined) throw tubeNotFound();
+      const from = formatInstant(query.from);
+      const to = formatInstant(query.to);
+
+      if (request.method === 'HEAD') {
+        const tube = await findTube(sql, tubeIdentifier);
+        if (!tube || !mayRead(client, tube.id)) throw tubeNotFound();
+        return reply.type('application/json').send();
+      }
+
+      request.rowsStreamed = 0;
+      const stream = await openSeriesStream(sql, {
+        client,
+        tubeIdentifier,
+        from,
+        to,
+        onRows: (count) => {
+          request.rowsStreamed = (request.rowsStreamed ?? 0) + count;
+        },
+      });
+      if (!stream) throw tubeNotFound();
+      return reply.type('application/json').send(stream);
+    },
+  });
+}

@@ -1,0 +1,43 @@
+/** GET /v1/groundwater-monitoring-wells: the wells and tubes the key may read. */
+import type { FastifyInstance, onRequestHookHandler } from 'fastify';
+import { readsNothing } from '../../auth/clients.js';
+import type { Sql } from '../../db/connect.js';
+import { type VisibleTubeRow, visibleTubes } from '../../db/queries/wells.js';
+import { naturalCompare } from '../../domain/naturalOrder.js';
+import { compileSerializer } from '../../schemas/jsonSchema.js';
+import { type Well, WellList } from '../../schemas/wells.js';
+import { WELLS_PATH } from '../paths.js';
+import { forbidden } from '../plugins/problems.js';
+
+const serializeWells = compileSerializer(WellList);
+
+/** Rows of (well, tube) → wells with their tubes, both in natural order (decisions.md). */
+export function groupWells(rows: VisibleTubeRow[]): Well[] {
+  const wells = new Map<string, Well>();
+  for (const { wellName, identifier, number } of rows) {
+    const well = wells.get(wellName) ?? { name: wellName, tubes: [] };
+    well.tubes.push({ identifier, number });
+    wells.set(wellName, well);
+  }
+  const sorted = [...wells.values()].sort((a, b) => naturalCompare(a.name, b.name));
+  for (const well of sorted) well.tubes.sort((a, b) => naturalCompare(a.number, b.number));
+  return sorted;
+}
+
+export function wellsRoute(
+  app: FastifyInstance,
+  options: { sql: Sql; methods: string[]; onRequest: onRequestHookHandler[] },
+): void {
+  app.route({
+    method: options.methods,
+    url: WELLS_PATH,
+    exposeHeadRoute: false,
+    onRequest: options.onRequest,
+    handler: async (request, reply) => {
+      const client = request.client!;
+      if (readsNothing(client)) throw forbidden();
+      const wells = groupWells(await visibleTubes(options.sql, client));
+      return reply.type('application/json').send(Buffer.from(serializeWells(wells)));
+    },
+  });
+}

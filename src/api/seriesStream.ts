@@ -1,0 +1,87 @@
+/**
+ * The body of a GroundwaterLevelSeries, as a stream of text chunks: the series head first, then the
+ * measurements batch by batch from a server-side cursor, all in one read-only snapshot. Each batch is
+ * one chunk (one large socket write) made by a serializer compiled at startup; nothing is done per
+ * measurement but one string slice of its time and the serializer's own work.
+ */
+import { Readable } from 'node:stream';
+import { z } from 'zod';
+import { type Client, mayRead } from '../auth/clients.js';
+import type { Queryable, Sql } from '../db/connect.js';
+import { findTube, type MeasurementRow, measurementBatches } from '../db/queries/series.js';
+import { iterateInTransaction } from '../db/transactionIterator.js';
+import { compileSerializer } from '../schemas/jsonSchema.js';
+import { Measurement, SeriesHead } from '../schemas/series.js';
+
+const serializeHead = compileSerializer(SeriesHead);
+const serializeMeasurements = compileSerializer(z.array(Measurement));
+
+/**
+ * Rows per cursor fetch: ~90 KB of JSON, large enough that a year of 1-minute data takes a few hundred
+ * round trips, small enough that a batch is a moment's work and little memory.
+ */
+export const BATCH_SIZE = 2000;
+
+/**
+ * What the response stream buffers ahead of the socket: about two batches, so the next batch is
+ * fetched while the previous one is being sent, and a slow client holds back the cursor, not memory.
+ */
+const READ_AHEAD_BYTES = 256 * 1024;
+
+/**
+ * `2024-01-01 00:00:00.5+00` (timestamptz text in a UTC session, DateStyle ISO) → `2024-01-01T00:00:00.5Z`.
+ * PostgreSQL already drops trailing zeros of the fraction, and the whole fraction when it is zero.
+ */
+export const rfc3339FromPostgres = (text: string): string => `${text.slice(0, 10)}T${text.slice(11, -3)}Z`;
+
+export interface SeriesRequest {
+  client: Client;
+  /** Canonical (lower-case) tube identifier. */
+  tubeIdentifier: string;
+  /** RFC 3339 UTC `Z` forms of the requested interval. */
+  from: string;
+  to: string;
+  /** Told how many measurements each chunk holds (for the request log). */
+  onRows?: (count: number) => void;
+}
+
+async function* seriesChunks(tx: Queryable, request: SeriesRequest): AsyncGenerator<string> {
+  const tube = await findTube(tx, request.tubeIdentifier);
+  // Unknown and hidden tubes end the same way: no output at all.
+  if (!tube || !mayRead(request.client, tube.id)) return;
+  const head = serializeHead({
+    tubeIdentifier: request.tubeIdentifier,
+    from: request.from,
+    to: request.to,
+    unit: tube.unit,
+    verticalDatum: tube.verticalDatum,
+  });
+  const opening = `${head.slice(0, -1)},"measurements":[`;
+  let first = true;
+  for await (const rows of measurementBatches(tx, tube.id, request.from, request.to, BATCH_SIZE)) {
+    for (const row of rows as MeasurementRow[]) row.observedAt = rfc3339FromPostgres(row.observedAt);
+    const items = serializeMeasurements(rows);
+    yield `${first ? opening : ','}${items.slice(1, -1)}`;
+    first = false;
+    request.onRows?.(rows.length);
+  }
+  yield `${first ? opening : ''}]}`;
+}
+
+/**
+ * The series as a readable stream, or undefined when the tube does not exist or the client may not
+ * read it. The head and the first batch are read before this resolves, so an error up to there is an
+ * ordinary error (a 500 problem); a later one destroys the stream, and the response is cut off.
+ */
+export async function openSeriesStream(sql: Sql, request: SeriesRequest): Promise<Readable | undefined> {
+  const chunks = iterateInTransaction(sql, 'isolation level repeatable read read only', (tx) =>
+    seriesChunks(tx, request),
+  );
+  const first = await chunks.next();
+  if (first.done) return undefined;
+  async function* all() {
+    yield first.value;
+    yield* chunks;
+  }
+  return Readable.from(all(), { objectMode: false, highWaterMark: READ_AHEAD_BYTES });
+}

@@ -1,0 +1,91 @@
+/**
+ * X-API-Key → the client it belongs to: key id, all-tubes flag and granted tubes. A short in-process
+ * cache spares each request a database round trip; its lifetime (KEY_CACHE_SECONDS, at most 10) bounds
+ * how long a revoked key keeps working on any replica.
+ *
+ * No secret is ever compared here, so nothing needs a constant-time comparison: the presented key is
+ * hashed (SHA-256) and the digest is looked up, in the cache and in the unique index on key_hash. How
+ * long a lookup takes can at most tell an attacker how many leading bytes of some stored digest match
+ * a digest they computed, which brings them no closer to a key with that digest (preimage resistance).
+ * The cache is keyed by the digest too, so the process never holds a presented key longer than a request.
+ */
+import type { Sql } from '../db/connect.js';
+import { findClientByKeyHash } from '../db/queries/clients.js';
+import { hashApiKey, looksLikeApiKey } from '../domain/apiKeys.js';
+
+export interface Client {
+  /** The non-secret name of the key, for logs and limits. */
+  keyId: string;
+  allTubes: boolean;
+  /** Internal ids of the tubes granted one by one. */
+  grants: ReadonlySet<number>;
+}
+
+/** A key that may read no tube at all: both data endpoints answer 403 (decisions.md). */
+export const readsNothing = (client: Client): boolean => !client.allTubes && client.grants.size === 0;
+
+export const mayRead = (client: Client, tubeId: number): boolean =>
+  client.allTubes || client.grants.has(tubeId);
+
+export interface ClientResolver {
+  /** The client of a presented key, or undefined for an unknown, revoked or malformed one. */
+  resolve(presentedKey: string): Promise<Client | undefined>;
+}
+
+export interface ClientCacheOptions {
+  /** How long a found key is trusted without asking the database again. 0: not cached. */
+  cacheSeconds: number;
+  /**
+   * How long "no such key" is remembered. Short: it only has to absorb a burst of retries with a bad
+   * key, and a key created moments ago should work at once.
+   */
+  negativeCacheSeconds?: number;
+  /** Bound on remembered digests, so a flood of made-up keys cannot grow the process. */
+  maxEntries?: number;
+}
+
+interface Entry {
+  expiresAt: number;
+  client: Promise<Client | undefined>;
+}
+
+export function createClientResolver(sql: Sql, options: ClientCacheOptions): ClientResolver {
+  const ttl = options.cacheSeconds * 1000;
+  const negativeTtl = Math.min(ttl, (options.negativeCacheSeconds ?? 1) * 1000);
+  const maxEntries = options.maxEntries ?? 10_000;
+  const cache = new Map<string, Entry>();
+
+  async function load(keyHash: Buffer): Promise<Client | undefined> {
+    const row = await findClientByKeyHash(sql, keyHash);
+    return row && { keyId: row.keyId, allTubes: row.allTubes, grants: new Set(row.tubeIds) };
+  }
+
+  function remember(digest: string, entry: Entry): void {
+    cache.delete(digest);
+    if (cache.size >= maxEntries) cache.delete(cache.keys().next().value as string);
+    cache.set(digest, entry);
+  }
+
+  return {
+    async resolve(presentedKey) {
+      if (!looksLikeApiKey(presentedKey)) return undefined;
+      const keyHash = hashApiKey(presentedKey);
+      if (ttl === 0) return load(keyHash);
+      const digest = keyHash.toString('hex');
+      const now = performance.now();
+      const cached = cache.get(digest);
+      if (cached && cached.expiresAt > now) return cached.client;
+      // Concurrent requests with the same key share one query (the entry holds the promise).
+      const entry: Entry = { expiresAt: now + ttl, client: load(keyHash) };
+      remember(digest, entry);
+      try {
+        const client = await entry.client;
+        if (!client) entry.expiresAt = now + negativeTtl;
+        return client;
+      } catch (error) {
+        if (cache.get(digest) === entry) cache.delete(digest);
+        throw error;
+      }
+    },
+  };
+}

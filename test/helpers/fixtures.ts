@@ -1,0 +1,74 @@
+/** Wells, tubes, measurements and keys written straight into a test database. */
+import { randomUUID } from 'node:crypto';
+import type { Sql } from '../../src/db/connect.js';
+import { generateApiKey, generateKeyId, hashApiKey } from '../../src/domain/apiKeys.js';
+
+export interface TubeSpec {
+  number: string;
+  identifier?: string;
+  unit?: string;
+  verticalDatum?: string;
+}
+
+export interface TubeFixture {
+  id: number;
+  identifier: string;
+  number: string;
+}
+
+/** A well with its tubes; identifiers are random unless given. */
+export async function addWell(sql: Sql, name: string, tubes: TubeSpec[]): Promise<TubeFixture[]> {
+  const [well] = await sql<{ id: number }[]>`insert into wells (name) values (${name}) returning id`;
+  const created: TubeFixture[] = [];
+  for (const tube of tubes) {
+    const identifier = (tube.identifier ?? randomUUID()).toLowerCase();
+    const [row] = await sql<{ id: number }[]>`
+      insert into tubes (identifier, well_id, number, unit, vertical_datum)
+      values (${identifier}, ${well!.id}, ${tube.number}, ${tube.unit ?? 'm'}, ${tube.verticalDatum ?? 'NAP'})
+      returning id`;
+    created.push({ id: row!.id, identifier, number: tube.number });
+  }
+  return created;
+}
+
+/** Measurements as (RFC 3339 text, decimal text) pairs, stored exactly as the import would. */
+export async function addMeasurements(sql: Sql, tubeId: number, rows: [string, string][]): Promise<void> {
+  if (rows.length === 0) return;
+  await sql`
+    insert into measurements (tube_id, observed_at, value)
+    select ${tubeId}, t::timestamptz, v::float8
+    from unnest(${rows.map((r) => r[0])}::text[], ${rows.map((r) => r[1])}::text[]) as x(t, v)`;
+}
+
+/** A series generated in the database: one value every `step` from `from` (inclusive) to `to` (exclusive). */
+export async function addRegularSeries(sql: Sql, tubeId: number, from: string, to: string, step: string) {
+  await sql`
+    insert into measurements (tube_id, observed_at, value)
+    select ${tubeId}, t, round((sin(extract(epoch from t) / 86400) * 2)::numeric, 3)::float8
+    from generate_series(${from}::timestamptz, ${to}::timestamptz - interval '1 microsecond', ${step}::interval) as t`;
+}
+
+export interface KeyFixture {
+  key: string;
+  keyId: string;
+}
+
+/** A live key reading the given tubes (internal ids), or every tube. */
+export async function addKey(
+  sql: Sql,
+  options: { tubeIds?: number[]; allTubes?: boolean } = {},
+): Promise<KeyFixture> {
+  const key = generateApiKey();
+  const keyId = generateKeyId();
+  await sql`
+    insert into api_keys (id, name, key_hash, all_tubes)
+    values (${keyId}, ${`test ${keyId}`}, ${hashApiKey(key)}, ${options.allTubes ?? false})`;
+  for (const tubeId of options.tubeIds ?? []) {
+    await sql`insert into api_key_grants (key_id, tube_id) values (${keyId}, ${tubeId})`;
+  }
+  return { key, keyId };
+}
+
+export async function revokeKey(sql: Sql, keyId: string): Promise<void> {
+  await sql`update api_keys set revoked_at = now() where id = ${keyId}`;
+}
