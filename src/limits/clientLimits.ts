@@ -1,6 +1,6 @@
 /**
- * `ClientLimits` on a limit store: turns store outcomes into admissions, holds each admitted request's
- * slot as a renewed lease, and never lets a store failure reach the request path.
+ * `ClientLimits` on a limit store: turns store outcomes into admissions (Retry-After, RateLimit
+ * values) and holds each admitted request's slot as a lease, renewed until the request releases it.
  */
 import { randomBytes } from 'node:crypto';
 import { failedAuthSubject } from './clientAddress.js';
