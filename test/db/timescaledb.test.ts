@@ -5,32 +5,20 @@
  * suite's PostgreSQL. Both databases get identical data, generated on the server (see timescale.ts for
  * why not sent from here).
  */
+
+import type { ParameterOrJSON } from 'postgres';
 import t, { type Test } from 'tap';
-import { connect, type Sql } from '../../src/db/connect.js';
+import { connect, type Queryable, type Sql } from '../../src/db/connect.js';
 import { migrate, readMigrations, usesTimescaleDb } from '../../src/db/migrate.js';
+import { type MeasurementRow, measurementBatches } from '../../src/db/queries/series.js';
 import { freshDatabase } from '../helpers/database.js';
 import { startTimescale } from '../helpers/timescale.js';
-
-/**
- * The measurements endpoint's query. Its ORDER BY names the table column: a bare `observed_at` would
- * name the output column `observed_at::text` and sort the text, a Sort of the whole range before the
- * first row instead of reading the index (or the ordered chunks) in order.
- */
-const SERIES_QUERY = `
-  select observed_at::text as observed_at, value from measurements
-  where tube_id = $1 and observed_at >= $2 and observed_at < $3
-  order by measurements.observed_at`;
 
 /** 2024-01-01 up to 2024-05-01 in 15-minute steps: four months, five 30-day chunks. */
 const DATA_FROM = '2024-01-01T00:00:00Z';
 const DATA_TO = '2024-05-01T00:00:00Z';
 const TUBES = 3;
 const QUARTER_HOURS = (Date.parse(DATA_TO) - Date.parse(DATA_FROM)) / 900_000;
-
-interface SeriesRow {
-  observed_at: string;
-  value: number;
-}
 
 const timescale = await startTimescale();
 t.teardown(() => timescale.stop());
@@ -56,19 +44,43 @@ async function seed(sql: Sql): Promise<number[]> {
   return tubes.map((tube) => tube.id).sort((a, b) => a - b);
 }
 
-async function series(sql: Sql, tube: number, from: string, to: string): Promise<SeriesRow[]> {
-  return [...(await sql.unsafe<SeriesRow[]>(SERIES_QUERY, [tube, from, to]))];
+interface CapturedQuery {
+  text: string;
+  params: ParameterOrJSON<never>[];
 }
 
-/** The API reads through a cursor in a read-only transaction: the same rows must come out that way. */
-async function seriesByCursor(sql: Sql, tube: number, from: string, to: string): Promise<SeriesRow[]> {
-  const rows: SeriesRow[] = [];
+/**
+ * The endpoint's own query (src/db/queries/series.ts) as SQL text and parameters, captured by handing
+ * it a recorder instead of a connection, so that it can be run plainly and under EXPLAIN.
+ */
+function seriesQuery(tube: number, from: string, to: string): CapturedQuery {
+  let query: CapturedQuery | undefined;
+  const recorder = (strings: TemplateStringsArray, ...params: CapturedQuery['params']) => {
+    query = { text: strings.reduce((text, part, i) => `${text}$${i}${part}`), params };
+    return { cursor: () => [] };
+  };
+  measurementBatches(recorder as unknown as Queryable, tube, from, to, 1);
+  if (!query) throw new Error('measurementBatches sent no query');
+  return query;
+}
+
+async function series(sql: Sql, tube: number, from: string, to: string): Promise<MeasurementRow[]> {
+  const { text, params } = seriesQuery(tube, from, to);
+  return [...(await sql.unsafe<MeasurementRow[]>(text, params))];
+}
+
+/** As the endpoint reads: its cursor, in a read-only transaction. */
+async function seriesByCursor(sql: Sql, tube: number, from: string, to: string): Promise<MeasurementRow[]> {
+  const rows: MeasurementRow[] = [];
   await sql.begin('read only', async (tx) => {
-    for await (const batch of tx.unsafe<SeriesRow[]>(SERIES_QUERY, [tube, from, to]).cursor(1000)) {
-      rows.push(...batch);
-    }
+    for await (const batch of measurementBatches(tx, tube, from, to, 1000)) rows.push(...batch);
   });
   return rows;
+}
+
+async function explain(sql: Sql, tube: number, from: string, to: string): Promise<unknown> {
+  const { text, params } = seriesQuery(tube, from, to);
+  return [...(await sql.unsafe(`explain (format json) ${text}`, params))];
 }
 
 /** Microseconds since the epoch of PostgreSQL's UTC text form `2024-01-01 00:15:00.000123+00`. */
@@ -79,8 +91,8 @@ function micros(text: string): bigint {
   return seconds * 1_000_000n + BigInt((match[3] ?? '').padEnd(6, '0'));
 }
 
-function strictlyAscending(rows: SeriesRow[]): boolean {
-  return rows.every((row, i) => i === 0 || micros(rows[i - 1]!.observed_at) < micros(row.observed_at));
+function strictlyAscending(rows: MeasurementRow[]): boolean {
+  return rows.every((row, i) => i === 0 || micros(rows[i - 1]!.observedAt) < micros(row.observedAt));
 }
 
 async function chunks(sql: Sql) {
@@ -193,7 +205,7 @@ t.test('interval bounds are exact to the microsecond: from inclusive, to exclusi
   // Quarter hour n carries n % 7 times 123 µs: 00:15 is at .000123, 00:30 at .000246, 00:45 at .000369.
   for (const sql of [tsdb, plain]) {
     const at = async (from: string, to: string) =>
-      (await series(sql, tubes[0]!, from, to)).map((row) => row.observed_at);
+      (await series(sql, tubes[0]!, from, to)).map((row) => row.observedAt);
     t.same(await at('2024-01-01T00:15:00.000123Z', '2024-01-01T00:45:00.000369Z'), [
       '2024-01-01 00:15:00.000123+00',
       '2024-01-01 00:30:00.000246+00',
@@ -213,7 +225,9 @@ t.test('interval bounds are exact to the microsecond: from inclusive, to exclusi
 async function genericPlan(sql: Sql, tube: number, from: string, to: string): Promise<unknown> {
   return sql.begin(async (tx) => {
     await tx`set local plan_cache_mode = force_generic_plan`;
-    await tx.unsafe(`prepare series_generic (integer, timestamptz, timestamptz) as ${SERIES_QUERY}`);
+    await tx.unsafe(
+      `prepare series_generic (integer, timestamptz, timestamptz) as ${seriesQuery(0, '', '').text}`,
+    );
     try {
       return [
         ...(await tx.unsafe(`explain (format json) execute series_generic(${tube}, '${from}', '${to}')`)),
@@ -239,7 +253,7 @@ t.test('one tube, one month: the plan reads only the chunks of that month, in or
       .sort();
     t.ok(expected.length > 0 && expected.length < all.length, `${month}: chunks ${expected.join(', ')}`);
 
-    const custom = await tsdb.unsafe(`explain (format json) ${SERIES_QUERY}`, [tubes[1]!, ...bounds]);
+    const custom = await explain(tsdb, tubes[1]!, ...bounds);
     t.same(chunksInPlan(custom), expected, `${month}: planned with the bounds, only its chunks`);
     t.notOk(nodeTypes(custom).includes('Sort'), `${month}: read in order, not sorted`);
 
@@ -248,7 +262,7 @@ t.test('one tube, one month: the plan reads only the chunks of that month, in or
     t.match(JSON.stringify(generic), `"Chunks excluded during startup":${all.length - expected.length}`);
     t.notOk(nodeTypes(generic).includes('Sort'), `${month}: generic plan reads in order`);
 
-    const onPlain = await plain.unsafe(`explain (format json) ${SERIES_QUERY}`, [tubes[1]!, ...bounds]);
+    const onPlain = await explain(plain, tubes[1]!, ...bounds);
     t.same(nodeTypes(onPlain), ['Index Only Scan'], `${month}: plain PostgreSQL reads the index alone`);
   }
 });
@@ -260,7 +274,7 @@ t.test('upserts land in uncompressed and in compressed chunks', async (t) => {
   for (const day of ['2024-01-10', '2024-04-20']) {
     const [existing] = await series(plain, tube, `${day}T06:00:00Z`, `${day}T06:15:00Z`);
     const changes = [
-      { tube_id: tube, observed_at: existing!.observed_at, value: existing!.value + 1.25 },
+      { tube_id: tube, observed_at: existing!.observedAt, value: existing!.value + 1.25 },
       { tube_id: tube, observed_at: `${day} 06:07:00.5+00`, value: -4.125 },
     ];
     for (const sql of [tsdb, plain]) {
@@ -275,7 +289,7 @@ t.test('upserts land in uncompressed and in compressed chunks', async (t) => {
     }
     t.same(
       await series(tsdb, tube, `${day}T06:00:00Z`, `${day}T06:15:00Z`),
-      changes.map(({ observed_at, value }) => ({ observed_at, value })),
+      changes.map(({ observed_at, value }) => ({ observedAt: observed_at, value })),
     );
   }
   t.same(
