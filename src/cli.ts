@@ -34,7 +34,8 @@ const collect = (value: string, previous: string[]) => [...previous, value];
 
 const program = new Command('gwapi')
   .description('Groundwater read API: serve it, load its data and manage its API keys.')
-  .showHelpAfterError('(run with --help for usage)')
+  // One line on bad usage, like every other error of gwapi (`--help` is there for the rest).
+  .configureOutput({ outputError: (text, write) => write(`gwapi: ${text.replace(/^error: /, '')}`) })
   .addHelpText('after', `\n${describeSettings()}`);
 
 program
@@ -113,6 +114,8 @@ program
 
 for (const command of program.commands.flatMap((c) => [c, ...c.commands])) {
   command.addHelpText('after', `\n${describeSettings()}`);
+  // Subcommands do not inherit output settings they were created before.
+  command.configureOutput(program.configureOutput());
 }
 
 await program.parseAsync();

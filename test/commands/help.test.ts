@@ -69,3 +69,18 @@ t.test('a command that does not exist is refused', async (t) => {
   t.match(result.stderr, "unknown command 'nonsense'");
   t.equal(result.stdout, '');
 });
+
+t.test('usage errors are one line on stderr and a non-zero exit', async (t) => {
+  const cases: [string[], string][] = [
+    [['import', 'registry'], "gwapi: missing required argument 'file'\n"],
+    [['keys', 'create'], "gwapi: required option '--name <name>' not specified\n"],
+    [['bogus'], "gwapi: unknown command 'bogus'\n"],
+    [['keys', 'list', '--verbose'], "gwapi: unknown option '--verbose'\n"],
+  ];
+  for (const [args, message] of cases) {
+    const result = await runCli(args);
+    t.not(result.code, 0, args.join(' '));
+    t.equal(result.stdout, '', args.join(' '));
+    t.equal(result.stderr, message, args.join(' '));
+  }
+});
