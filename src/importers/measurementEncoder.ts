@@ -22,12 +22,21 @@ const COLUMNS = HEADER.split(',');
 const ROW_BYTES = 2 + (4 + 8) + (4 + 16) + (4 + 8) + (4 + 8);
 /** Rows are gathered into blocks this large, so COPY gets few large writes rather than one per row. */
 const BLOCK_BYTES = 1 << 20;
+/** Far more tubes than a network has; a file with more identifiers is checked row by row in SQL. */
+const MAX_KEPT_TUBES = 100_000;
 
 export class MeasurementEncoder extends Transform {
   /** Rows checked and passed on to COPY. */
   rows = 0;
   /** Lines read so far, the header included. */
   lines = 0;
+  /**
+   * The distinct tube identifiers of the good rows (32 hex digits), so that SQL can look up a handful
+   * of identifiers instead of joining every staged row with the tubes; undefined once there are too
+   * many to keep (then SQL checks every row).
+   */
+  tubes: Set<string> | undefined = new Set();
+  private readonly lastTube = Buffer.alloc(16);
   private readonly decoder = new StringDecoder('utf8');
   /** The text after the last line break seen: the start of a line whose end has not arrived yet. */
   private partial = '';
@@ -45,6 +54,7 @@ export class MeasurementEncoder extends Transform {
     private readonly errors: ErrorCollector,
     /** Called after each chunk with the lines read so far (for a progress line). */
     private readonly onLines: (lines: number) => void = () => {},
+    private readonly maxKeptTubes = MAX_KEPT_TUBES,
   ) {
     super();
   }
@@ -165,7 +175,16 @@ export class MeasurementEncoder extends Transform {
     block.writeInt32BE(8, at + 46);
     block.writeDoubleBE(number, at + 50);
     this.used = at + ROW_BYTES;
+    if (this.rows === 0 || !sameBytes(block, at + 18, this.lastTube)) this.newTube(block, at + 18);
     this.rows++;
+  }
+
+  /** Rows of one tube usually come together: only a change of tube costs a string and a set lookup. */
+  private newTube(block: Buffer, at: number): void {
+    block.copy(this.lastTube, 0, at, at + 16);
+    if (!this.tubes) return;
+    this.tubes.add(block.toString('hex', at, at + 16));
+    if (this.tubes.size > this.maxKeptTubes) this.tubes = undefined;
   }
 
   private header(text: string): void {
@@ -201,4 +220,9 @@ export class MeasurementEncoder extends Transform {
     if (this.used > this.sent) this.push(this.block.subarray(this.sent, this.used));
     this.sent = this.used;
   }
+}
+
+function sameBytes(block: Buffer, at: number, uuid: Buffer): boolean {
+  for (let i = 0; i < 16; i++) if (block[at + i] !== uuid[i]) return false;
+  return true;
 }

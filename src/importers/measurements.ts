@@ -25,6 +25,8 @@ export interface ImportOptions {
   name: string;
   /** Called as the input is read, with the lines read so far. */
   onLines?: (lines: number) => void;
+  /** Distinct tubes remembered while reading (default 100,000); tests lower it to reach the fallback. */
+  maxKeptTubes?: number;
 }
 
 /** Imports one CSV stream; throws `ImportRejected` (and imports nothing) when any row is bad. */
@@ -34,7 +36,7 @@ export async function importMeasurements(
   options: ImportOptions,
 ): Promise<MeasurementsImported> {
   const errors = new ErrorCollector();
-  const encoder = new MeasurementEncoder(options.name, errors, options.onLines);
+  const encoder = new MeasurementEncoder(options.name, errors, options.onLines, options.maxKeptTubes);
   return await sql.begin(async (tx) => {
     await tx`create temp table measurement_staging (
       line bigint not null, tube uuid not null, observed_at timestamptz not null, value float8 not null
@@ -42,7 +44,7 @@ export async function importMeasurements(
     const copy = await tx`copy measurement_staging from stdin (format binary)`.writable();
     await pipeline(input, encoder, copy);
 
-    await addUnknownTubes(tx, errors);
+    await addUnknownTubes(tx, errors, encoder.tubes);
     if (errors.total > 0) {
       // The file is refused anyway; still report its duplicates, so one run shows every problem.
       await addDuplicates(tx, errors);
@@ -68,11 +70,24 @@ interface FoundRows {
   total: string;
 }
 
-async function addUnknownTubes(tx: TransactionSql, errors: ErrorCollector): Promise<void> {
+/** `tubes`: the file's distinct identifiers when known, which spares a join of every row. */
+async function addUnknownTubes(
+  tx: TransactionSql,
+  errors: ErrorCollector,
+  tubes?: Set<string>,
+): Promise<void> {
+  let unknown: string[] | undefined;
+  if (tubes) {
+    const rows = await tx<{ identifier: string }[]>`
+      select i.identifier from unnest(${[...tubes]}::uuid[]) as i (identifier)
+      where not exists (select from tubes t where t.identifier = i.identifier)`;
+    if (rows.length === 0) return;
+    unknown = rows.map((row) => row.identifier);
+  }
   const rows = await tx<FoundRows[]>`
     select line, count(*) over () as total
     from measurement_staging s
-    where not exists (select from tubes t where t.identifier = s.tube)
+    where ${unknown ? tx`s.tube = any(${unknown}::uuid[])` : tx`not exists (select from tubes t where t.identifier = s.tube)`}
     order by line limit ${SHOWN_ERRORS}`;
   addFound(errors, rows, () => ({
     field: 'tubeIdentifier',

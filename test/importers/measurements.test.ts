@@ -301,3 +301,25 @@ t.test('lines split across stream chunks are put back together', async (t) => {
   const [sum] = await sql<{ sum: number }[]>`select sum(value) as sum from measurements`;
   t.equal(sum?.sum, (299 * 300) / 2 + 300 * 0.25);
 });
+
+t.test(
+  'unknown tubes are found whether or not the file has more distinct tubes than are remembered',
+  async (t) => {
+    const sql = await registeredDatabase(t);
+    const csv = `${HEADER}${TUBE},2024-01-01T00:00:00Z,1\n${UNKNOWN},2024-01-01T00:00:00Z,1\n${OTHER},2024-01-01T00:00:00Z,1\n`;
+    for (const maxKeptTubes of [100, 1]) {
+      const error = await importMeasurements(sql, Readable.from([Buffer.from(csv)]), {
+        name: 'data.csv',
+        maxKeptTubes,
+      }).catch((e: unknown) => e);
+      t.ok(error instanceof ImportRejected, `remembering ${maxKeptTubes}`);
+      t.same((error as ImportRejected).errors, [
+        {
+          line: 3,
+          field: 'tubeIdentifier',
+          reason: 'no tube with this identifier is registered (gwapi import registry)',
+        },
+      ]);
+    }
+  },
+);
