@@ -22,6 +22,8 @@ const COLUMNS = HEADER.split(',');
 const ROW_BYTES = 2 + (4 + 8) + (4 + 16) + (4 + 8) + (4 + 8);
 /** Rows are gathered into blocks this large, so COPY gets few large writes rather than one per row. */
 const BLOCK_BYTES = 1 << 20;
+/** Good lines are under 100 characters; a longer one means this is not our CSV (and must not fill memory). */
+const MAX_LINE = 65_536;
 /** Far more tubes than a network has; a file with more identifiers is checked row by row in SQL. */
 const MAX_KEPT_TUBES = 100_000;
 
@@ -68,6 +70,7 @@ export class MeasurementEncoder extends Transform {
         start = newline + 1;
       }
       this.partial = text.slice(start);
+      if (this.partial.length > MAX_LINE) this.refuseLongLine();
       this.sendBlock();
       this.onLines(this.lines);
       done();
@@ -201,6 +204,15 @@ export class MeasurementEncoder extends Transform {
   private refuseHeader(reason: string | undefined, found: string): never {
     const shown = found.length > 80 ? `${found.slice(0, 80)}…` : found;
     this.errors.add(1, 'header', reason ?? `expected exactly ${HEADER}, found ${JSON.stringify(shown)}`);
+    throw new ImportRejected(this.file, this.errors);
+  }
+
+  private refuseLongLine(): never {
+    this.errors.add(
+      this.lines + 1,
+      'row',
+      `longer than ${MAX_LINE.toLocaleString('en-US')} characters (is this the right file?)`,
+    );
     throw new ImportRejected(this.file, this.errors);
   }
 

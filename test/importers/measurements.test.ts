@@ -323,3 +323,26 @@ t.test(
     }
   },
 );
+
+t.test('a line too long to be a row stops the import at once (it must not fill memory)', async (t) => {
+  const sql = await registeredDatabase(t);
+  const endless = Readable.from(
+    (function* () {
+      yield Buffer.from(`${HEADER}${TUBE},2024-01-01T00:00:00Z,1\n`);
+      for (let i = 0; i < 1000; i++) yield Buffer.alloc(1024, 'x');
+    })(),
+  );
+  const error = await importMeasurements(sql, endless, { name: 'data.csv' }).catch((e: unknown) => e);
+  t.ok(error instanceof ImportRejected);
+  t.equal(
+    (error as ImportRejected).report(),
+    'data.csv:3: row: longer than 65,536 characters (is this the right file?)\n',
+  );
+  t.same(await stored(sql), []);
+});
+
+t.test('a file with only the header imports nothing and succeeds', async (t) => {
+  const sql = await registeredDatabase(t);
+  t.same(await importText(sql, HEADER), { rows: 0, inserted: 0, updated: 0, unchanged: 0 });
+  t.same(await importText(sql, HEADER.trimEnd()), { rows: 0, inserted: 0, updated: 0, unchanged: 0 });
+});
