@@ -1,7 +1,8 @@
 /**
  * Import benchmark: a year of 1-minute data for one tube (527,040 rows) through `importMeasurements`,
  * against a plain `COPY … (format csv)` of the same file into a bare table (no index, no checks): the
- * floor of what PostgreSQL can ingest. Prints both times and their ratio.
+ * floor of what PostgreSQL can ingest. Prints both times and their ratio, and for context the same COPY
+ * into a table with measurements' primary key.
  *
  *   node --import tsx bench/import.ts [ROWS] [RUNS]      (DATABASE_URL, or an embedded PostgreSQL)
  *
@@ -41,14 +42,18 @@ try {
   const file = join(dir, 'year.csv');
   await writeYear(file);
   const size = (await stat(file)).size;
-  console.log(`${ROWS.toLocaleString('en-US')} rows, ${(size / 1e6).toFixed(1)} MB CSV; best of ${RUNS} runs`);
+  console.log(
+    `${ROWS.toLocaleString('en-US')} rows, ${(size / 1e6).toFixed(1)} MB CSV; best of ${RUNS} runs`,
+  );
 
   const copy: number[] = [];
+  const copyIndexed: number[] = [];
   const imports: number[] = [];
   const vacuums: number[] = [];
   let reimport = 0;
   for (let run = 0; run < RUNS; run++) {
-    copy.push(await timed(() => plainCopy(sql, file)));
+    copy.push(await timed(() => plainCopy(sql, file, false)));
+    copyIndexed.push(await timed(() => plainCopy(sql, file, true)));
     await sql`truncate measurements`;
     imports.push(
       await timed(async () => {
@@ -68,11 +73,13 @@ try {
       `${label.padEnd(44)} ${seconds.toFixed(3)} s  ${Math.round(ROWS / seconds).toLocaleString('en-US')} rows/s`,
     );
   line('plain COPY (csv) into a bare table', best(copy));
+  line('plain COPY (csv) into a table with our primary key', best(copyIndexed));
   line('gwapi import (to commit)', best(imports));
   line('vacuum (analyze) measurements afterwards', best(vacuums));
   line('gwapi import again (every row unchanged)', reimport);
   console.log(`ratio import / COPY: ${(best(imports) / best(copy)).toFixed(2)}`);
   console.log(`ratio (import + vacuum) / COPY: ${((best(imports) + best(vacuums)) / best(copy)).toFixed(2)}`);
+  console.log(`ratio import / COPY with the primary key: ${(best(imports) / best(copyIndexed)).toFixed(2)}`);
 } finally {
   await sql.end({ timeout: 5 });
   await stopServer();
@@ -96,9 +103,11 @@ async function writeYear(file: string): Promise<void> {
   await writeFile(file, `${lines.join('\n')}\n`);
 }
 
-async function plainCopy(sql: Sql, file: string): Promise<void> {
+/** `indexed`: with the primary key measurements has, which alone about doubles the cost of loading. */
+async function plainCopy(sql: Sql, file: string, indexed: boolean): Promise<void> {
   await sql`drop table if exists bare`;
   await sql`create table bare (tube uuid, observed_at timestamptz, value float8)`;
+  if (indexed) await sql`alter table bare add primary key (tube, observed_at) include (value)`;
   const writable = await sql`copy bare from stdin (format csv, header true)`.writable();
   await pipeline(createReadStream(file, { highWaterMark: 1 << 20 }), writable);
 }

@@ -91,3 +91,47 @@ t.test('formatting agrees with Date for every day of four centuries', async (t) 
   }
   t.equal(mismatches, 0);
 });
+
+t.test(
+  'accepts exactly the RFC 3339 grammar and computes the same instant as Date (random mutations)',
+  async (t) => {
+    // The grammar as a regular expression: the oracle the character-by-character parser is checked against.
+    const grammar =
+      /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
+    const bases = ['2024-02-29T23:59:59.123456+05:45', '1999-12-31t00:00:00z', '2023-06-15T12:30:00.5-09:30'];
+    const alphabet = '0123456789-:+.TtZz x\u0663';
+    let seed = 42;
+    const random = (n: number) => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return seed % n;
+    };
+    let disagreements = 0;
+    let accepted = 0;
+    for (let i = 0; i < 30_000; i++) {
+      let text = bases[random(bases.length)]!;
+      for (let edits = 1 + random(3); edits > 0; edits--) {
+        const at = random(text.length + 1);
+        const char = alphabet[random(alphabet.length)]!;
+        const kind = random(3);
+        text = text.slice(0, at) + (kind === 2 ? '' : char) + text.slice(kind === 0 ? at : at + 1);
+      }
+      const result = parseDateTime(text);
+      const shapeOk = result.ok || !/RFC 3339|arrived as a space/.test(result.reason);
+      const m = grammar.exec(text);
+      if (shapeOk !== (m !== null)) disagreements++;
+      if (result.ok && m) {
+        accepted++;
+        const [, y, mo, d, h, mi, s, , , , oh, om] = m.map(Number) as number[];
+        const offset = m[9] ? (m[9] === '-' ? -1 : 1) * (oh! * 60 + om!) : 0;
+        // setUTCFullYear, unlike Date.UTC, takes the years 0 to 99 literally.
+        const utc = new Date(0);
+        utc.setUTCFullYear(y!, mo! - 1, d!);
+        utc.setUTCHours(h!, mi!, s!);
+        if (result.instant.seconds !== utc.getTime() / 1000 - offset * 60) disagreements++;
+        if (result.instant.micros !== Number((m[7] ?? '').padEnd(6, '0'))) disagreements++;
+      }
+    }
+    t.equal(disagreements, 0);
+    t.ok(accepted > 1000, `enough mutations stay valid to compare instants (${accepted})`);
+  },
+);
