@@ -1,5 +1,4 @@
 /** Opening the operator's input: a path, or `-` for standard input, with a one-line error when it fails. */
-import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { UserError } from '../errors.js';
@@ -12,8 +11,9 @@ export async function openInput(path: string): Promise<Readable> {
   if (path === '-') return process.stdin;
   try {
     const handle = await open(path, 'r');
-    // Large reads: fewer chunks means fewer parser calls and fewer partial lines to stitch.
-    return createReadStream('', { fd: handle.fd, highWaterMark: 1 << 20 });
+    // Large reads: fewer chunks means fewer parser calls and fewer partial lines to stitch. The stream
+    // owns the handle and closes it when it ends or fails.
+    return handle.createReadStream({ highWaterMark: 1 << 20 });
   } catch (error) {
     throw new UserError(`cannot read ${path}: ${describe(error)}`);
   }
