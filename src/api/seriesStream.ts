@@ -45,6 +45,7 @@ export interface SeriesRequest {
   onRows?: (count: number) => void;
 }
 
+/** Head and measurements, without the closing `]}`: that is added once the snapshot ended well. */
 async function* seriesChunks(tx: Queryable, request: SeriesRequest): AsyncGenerator<string> {
   const tube = await findTube(tx, request.tubeIdentifier);
   // Unknown and hidden tubes end the same way: no output at all.
@@ -56,16 +57,15 @@ async function* seriesChunks(tx: Queryable, request: SeriesRequest): AsyncGenera
     unit: tube.unit,
     verticalDatum: tube.verticalDatum,
   });
-  const opening = `${head.slice(0, -1)},"measurements":[`;
-  let first = true;
+  let pending = `${head.slice(0, -1)},"measurements":[`;
   for await (const rows of measurementBatches(tx, tube.id, request.from, request.to, BATCH_SIZE)) {
     for (const row of rows as MeasurementRow[]) row.observedAt = rfc3339FromPostgres(row.observedAt);
-    const items = serializeMeasurements(rows);
-    yield `${first ? opening : ','}${items.slice(1, -1)}`;
-    first = false;
+    yield pending + serializeMeasurements(rows).slice(1, -1);
+    pending = ',';
     request.onRows?.(rows.length);
   }
-  yield `${first ? opening : ''}]}`;
+  // The head alone, for an interval without measurements.
+  if (pending !== ',') yield pending;
 }
 
 /**
@@ -79,9 +79,13 @@ export async function openSeriesStream(sql: Sql, request: SeriesRequest): Promis
   );
   const first = await chunks.next();
   if (first.done) return undefined;
-  async function* all() {
+  async function* document() {
     yield first.value;
     yield* chunks;
+    // Only now, with the cursor exhausted and the transaction committed, is the document complete. A
+    // connection lost between two batches can make the cursor look merely finished; the commit then
+    // fails instead, and the client gets a cut-off response rather than a short well-formed one.
+    yield ']}';
   }
-  return Readable.from(all(), { objectMode: false, highWaterMark: READ_AHEAD_BYTES });
+  return Readable.from(document(), { objectMode: false, highWaterMark: READ_AHEAD_BYTES });
 }

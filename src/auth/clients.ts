@@ -11,6 +11,7 @@
  */
 import type { Sql } from '../db/connect.js';
 import { findClientByKeyHash } from '../db/queries/clients.js';
+import { retryIfConnectionLost } from '../db/retry.js';
 import { hashApiKey, looksLikeApiKey } from '../domain/apiKeys.js';
 
 export interface Client {
@@ -56,7 +57,7 @@ export function createClientResolver(sql: Sql, options: ClientCacheOptions): Cli
   const cache = new Map<string, Entry>();
 
   async function load(keyHash: Buffer): Promise<Client | undefined> {
-    const row = await findClientByKeyHash(sql, keyHash);
+    const row = await retryIfConnectionLost(() => findClientByKeyHash(sql, keyHash));
     return row && { keyId: row.keyId, allTubes: row.allTubes, grants: new Set(row.tubeIds) };
   }
 

@@ -2,16 +2,23 @@
  * A transaction that a consumer pulls from, item by item.
  *
  * postgres.js keeps a transaction, and its connection, only for the duration of the callback of
- * `sql.begin`, and only that callback gives the connection back safely in every case (a connection
- * the server has killed is dropped, never handed out again). Streaming wants the opposite shape: an
- * async iterator that the HTTP response pulls from when the client can take more. This bridges the
- * two: `produce` runs inside `sql.begin`, and each item it yields waits until the consumer asks for
- * the next one. When the consumer stops early (`return()`, e.g. the client went away), the producer's
- * loop ends at its next item, the transaction ends, and the connection is back in the pool by the
- * time `return()` resolves. An error of the producer (or of the database) is thrown to the consumer.
+ * `sql.begin`. Streaming wants the opposite shape: an async iterator that the HTTP response pulls from
+ * when the client can take more. This bridges the two: `produce` runs inside `sql.begin`, and each
+ * item it yields waits until the consumer asks for the next one. When the consumer stops early
+ * (`return()`, e.g. the client went away), the producer's loop ends at its next item, the transaction
+ * ends, and the connection is back in the pool by the time `return()` resolves. An error of the
+ * producer (or of the database) is thrown to the consumer.
+ *
+ * A connection that is lost in the middle (restart, failover, pg_terminate_backend) needs care:
+ * postgres.js (3.4.9, issues #1154 and #1208) answers a callback that settles after its connection
+ * closed with a ROLLBACK or COMMIT written to the dead socket, which throws an uncaught TypeError from
+ * a timer (a crashed process) and leaves the pooled connection unusable until connect_timeout. So once
+ * the connection is gone the callback never settles: the transaction has already failed (postgres.js
+ * rejects `sql.begin` itself when the connection closes), and nothing is left to roll back.
  */
 import type { TransactionSql } from 'postgres';
 import type { Sql } from './connect.js';
+import { isConnectionLost } from './retry.js';
 
 interface Deferred<T> {
   promise: Promise<T>;
@@ -32,6 +39,9 @@ interface Turn<T> {
 
 const turn = <T>(): Turn<T> => ({ item: deferred<T>(), goOn: deferred<boolean>() });
 
+/** What a transaction callback returns when its connection is gone: see the comment at the top. */
+const never = () => new Promise<never>(() => {});
+
 export async function* iterateInTransaction<T>(
   sql: Sql,
   /** For `sql.begin`, e.g. `isolation level repeatable read read only`. */
@@ -39,13 +49,34 @@ export async function* iterateInTransaction<T>(
   produce: (tx: TransactionSql) => AsyncIterable<T>,
 ): AsyncGenerator<T, void, undefined> {
   let current = turn<T>();
+  // `sql.begin` settles while its callback still runs only when the connection closed.
+  let connectionGone = false;
+  let callbackDone = false;
+
   const transaction = sql.begin(mode, async (tx) => {
-    for await (const item of produce(tx)) {
-      const offered = current;
-      offered.item.resolve(item);
-      if (!(await offered.goOn.promise)) return;
+    try {
+      for await (const item of produce(tx)) {
+        const offered = current;
+        offered.item.resolve(item);
+        const goOn = await offered.goOn.promise;
+        if (connectionGone) return never();
+        if (!goOn) break;
+      }
+    } catch (error) {
+      if (connectionGone || isConnectionLost(error)) return never();
+      throw error;
+    } finally {
+      callbackDone = true;
     }
+    return connectionGone ? never() : undefined;
   });
+  // Registered first, so the flag is set before anyone else hears of the failure.
+  transaction.then(
+    () => {},
+    () => {
+      if (!callbackDone) connectionGone = true;
+    },
+  );
   const ended = transaction.then(() => undefined);
   // Marks the rejection handled; it still reaches the consumer through the race below.
   ended.catch(() => {});

@@ -3,6 +3,7 @@ import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import { mayRead, readsNothing } from '../../auth/clients.js';
 import type { Sql } from '../../db/connect.js';
 import { findTube } from '../../db/queries/series.js';
+import { retryIfConnectionLost } from '../../db/retry.js';
 import { formatInstant } from '../../domain/datetime.js';
 import { ParameterName } from '../../schemas/problem.js';
 import { SeriesQuery } from '../../schemas/series.js';
@@ -50,22 +51,24 @@ export function measurementsRoute(
       const to = formatInstant(query.to);
 
       if (request.method === 'HEAD') {
-        const tube = await findTube(sql, tubeIdentifier);
+        const tube = await retryIfConnectionLost(() => findTube(sql, tubeIdentifier));
         if (!tube || !mayRead(client, tube.id)) throw tubeNotFound();
         return reply.type('application/json').send();
       }
 
       request.rowsStreamed = 0;
-      const stream = await openSeriesStream(sql, {
-        client,
-        tubeIdentifier,
-        from,
-        to,
-        onRows: (count) => {
-          request.rowsStreamed = (request.rowsStreamed ?? 0) + count;
-        },
-      });
+      const series = { client, tubeIdentifier, from, to };
+      const onRows = (count: number) => {
+        request.rowsStreamed = (request.rowsStreamed ?? 0) + count;
+      };
+      // Nothing has been sent before the stream opens, so a lost connection is retried there.
+      const stream = await retryIfConnectionLost(() => openSeriesStream(sql, { ...series, onRows }));
       if (!stream) throw tubeNotFound();
+      stream.once('error', (error) => {
+        // After the first byte there is no status left to give: the response is cut off (Fastify
+        // destroys the socket) and the client sees an incomplete body.
+        request.log.error({ err: error }, 'series stream failed after the first byte; response cut off');
+      });
       return reply.type('application/json').send(stream);
     },
   });

@@ -3,6 +3,7 @@ import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import { readsNothing } from '../../auth/clients.js';
 import type { Sql } from '../../db/connect.js';
 import { type VisibleTubeRow, visibleTubes } from '../../db/queries/wells.js';
+import { retryIfConnectionLost } from '../../db/retry.js';
 import { naturalCompare } from '../../domain/naturalOrder.js';
 import { compileSerializer } from '../../schemas/jsonSchema.js';
 import { type Well, WellList } from '../../schemas/wells.js';
@@ -36,7 +37,7 @@ export function wellsRoute(
     handler: async (request, reply) => {
       const client = request.client!;
       if (readsNothing(client)) throw forbidden();
-      const wells = groupWells(await visibleTubes(options.sql, client));
+      const wells = groupWells(await retryIfConnectionLost(() => visibleTubes(options.sql, client)));
       return reply.type('application/json').send(Buffer.from(serializeWells(wells)));
     },
   });

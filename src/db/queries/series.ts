@@ -23,19 +23,33 @@ export interface MeasurementRow {
 
 /**
  * The measurements of one tube in [from, to), oldest first, from a server-side cursor `batchSize` rows
- * at a time. The primary key (tube_id, observed_at) include (value) answers this with an index-only
- * scan, already in order. The next batch is fetched only when the caller asks for it.
+ * at a time; the next batch is fetched only when the caller asks for it. Must run in a transaction,
+ * which also closes the cursor when it ends. The primary key (tube_id, observed_at) include (value)
+ * answers the query with an index-only scan, already in order.
+ *
+ * A declared cursor and FETCH rather than postgres.js's `.cursor()`: that one leaves the protocol
+ * exchange open between batches, and a backend that dies at that moment (restart, failover,
+ * pg_terminate_backend) leaves the driver's connection in a state where its next statement fails and
+ * its reconnect waits for connect_timeout. Each FETCH is a complete exchange, so between batches the
+ * session is simply idle in transaction, and a lost connection fails cleanly.
  */
-export function measurementBatches(
-  sql: Queryable,
+export async function* measurementBatches(
+  tx: Queryable,
   tubeId: number,
   from: string,
   to: string,
   batchSize: number,
-): AsyncIterable<MeasurementRow[]> {
-  return sql<MeasurementRow[]>`
+): AsyncGenerator<MeasurementRow[]> {
+  await tx`
+    declare series_cursor no scroll cursor for
     select observed_at::text as "observedAt", value
     from measurements
     where tube_id = ${tubeId} and observed_at >= ${from}::timestamptz and observed_at < ${to}::timestamptz
-    order by observed_at`.cursor(batchSize);
+    order by observed_at`;
+  const fetch = `fetch forward ${Math.trunc(batchSize)} from series_cursor`;
+  while (true) {
+    const rows = await tx.unsafe<MeasurementRow[]>(fetch, [], { prepare: true });
+    if (rows.length > 0) yield rows;
+    if (rows.length < batchSize) return;
+  }
 }

@@ -1,0 +1,33 @@
+/**
+ * One retry for reads that failed because their connection was lost, not because of what they asked.
+ *
+ * When PostgreSQL ends a backend (a restart, a failover, pg_terminate_backend), postgres.js reconnects
+ * the pool's connection on its next use, and that first statement can still fail with the error of
+ * the old session. A read that has sent nothing to the client yet is safe to run again, so the client
+ * sees the answer instead of a 500.
+ */
+const CONNECTION_LOST = new Set([
+  '57P01', // admin_shutdown (pg_terminate_backend, smart/fast shutdown)
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now (starting up, shutting down)
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  'ECONNRESET',
+  'EPIPE',
+]);
+
+export function isConnectionLost(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && CONNECTION_LOST.has(code);
+}
+
+/** Runs a read-only `work` again, once, when its connection was lost. */
+export async function retryIfConnectionLost<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (!isConnectionLost(error)) throw error;
+    return work();
+  }
+}
