@@ -2,12 +2,11 @@
  * The streaming path of the measurements endpoint against a year of 1-minute data (527,040 rows):
  * backpressure, a client that leaves, a database that fails before and after the first byte.
  */
-import { request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import { startApi, type TestApi } from '../helpers/api.js';
 import { addKey, addRegularSeries, addWell } from '../helpers/fixtures.js';
-import { get } from '../helpers/http.js';
+import { get, openStream } from '../helpers/http.js';
 
 const YEAR = '?from=2024-01-01T00:00:00Z&to=2025-01-01T00:00:00Z';
 const ROWS_IN_YEAR = 366 * 24 * 60;
@@ -29,49 +28,6 @@ async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs = 
 
 const inTransaction = (backends: { state: string }[]) =>
   backends.some((b) => b.state === 'idle in transaction' || b.state === 'active');
-
-interface OpenStream {
-  /** Resolves with the first chunk of the body. */
-  firstChunk: Promise<Buffer>;
-  /** What arrived, and whether the response ended properly (false: cut off). */
-  done: Promise<{ complete: boolean; body: string }>;
-  pause(): void;
-  resume(): void;
-  abort(): void;
-}
-
-/** A GET whose body the test reads at its own pace. */
-function openStream(api: TestApi, path: string, key: string): OpenStream {
-  let pause = () => {};
-  let resume = () => {};
-  let abort = () => {};
-  let gotFirst: (chunk: Buffer) => void = () => {};
-  const firstChunk = new Promise<Buffer>((resolve) => (gotFirst = resolve));
-  const done = new Promise<{ complete: boolean; body: string }>((resolve, reject) => {
-    const req = request(`${api.base}${path}`, { headers: { 'x-api-key': key }, agent: false }, (res) => {
-      pause = () => res.pause();
-      resume = () => res.resume();
-      const chunks: Buffer[] = [];
-      const finish = (complete: boolean) => resolve({ complete, body: Buffer.concat(chunks).toString() });
-      res.on('data', (chunk: Buffer) => {
-        if (chunks.length === 0) gotFirst(chunk);
-        chunks.push(chunk);
-      });
-      res.on('end', () => finish(true));
-      res.on('error', () => finish(false));
-    });
-    abort = () => req.destroy();
-    req.on('error', reject);
-    req.end();
-  });
-  return {
-    firstChunk,
-    done,
-    pause: () => pause(),
-    resume: () => resume(),
-    abort: () => abort(),
-  };
-}
 
 t.test('streaming a year of 1-minute data', async (t) => {
   // One connection in the app's pool: a connection not given back would make every later request hang.
@@ -108,7 +64,7 @@ t.test('streaming a year of 1-minute data', async (t) => {
   });
 
   t.test('a paused client holds back the cursor, not the server', async (t) => {
-    const stream = openStream(api, path, key);
+    const stream = openStream(api.base, path, key);
     await stream.firstChunk;
     stream.pause();
     // Longer than the whole year takes when read at full speed: without backpressure the cursor would
@@ -122,7 +78,7 @@ t.test('streaming a year of 1-minute data', async (t) => {
   });
 
   t.test('a client that leaves ends the cursor and gives the connection back at once', async (t) => {
-    const stream = openStream(api, path, key);
+    const stream = openStream(api.base, path, key);
     await stream.firstChunk;
     stream.pause();
     t.ok(inTransaction(await appBackends(api)), 'streaming from an open transaction');
@@ -139,7 +95,7 @@ t.test('streaming a year of 1-minute data', async (t) => {
   });
 
   t.test('a database error mid-stream cuts the response off', async (t) => {
-    const stream = openStream(api, path, key);
+    const stream = openStream(api.base, path, key);
     await stream.firstChunk;
     stream.pause();
     const backends = await appBackends(api);

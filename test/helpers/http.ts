@@ -58,3 +58,42 @@ export function parseRaw(text: string): HttpResponse {
   }
   return { status: Number(statusLine.split(' ')[1]), headers, body: text.slice(end + 4) };
 }
+
+export interface OpenStream {
+  /** Resolves with the first chunk of the body. */
+  firstChunk: Promise<Buffer>;
+  /** What arrived, and whether the response ended properly (false: cut off). */
+  done: Promise<{ complete: boolean; body: string }>;
+  pause(): void;
+  resume(): void;
+  /** Leaves: closes the connection mid-response. */
+  abort(): void;
+}
+
+/** A GET whose body the test reads at its own pace. */
+export function openStream(base: string, path: string, key: string): OpenStream {
+  let pause = () => {};
+  let resume = () => {};
+  let abort = () => {};
+  let gotFirst: (chunk: Buffer) => void = () => {};
+  const firstChunk = new Promise<Buffer>((resolve) => (gotFirst = resolve));
+  const done = new Promise<{ complete: boolean; body: string }>((resolve, reject) => {
+    const req = request(`${base}${path}`, { headers: { 'x-api-key': key }, agent: false }, (res) => {
+      pause = () => res.pause();
+      resume = () => res.resume();
+      const chunks: Buffer[] = [];
+      const finish = (complete: boolean) => resolve({ complete, body: Buffer.concat(chunks).toString() });
+      res.on('data', (chunk: Buffer) => {
+        if (chunks.length === 0) gotFirst(chunk);
+        chunks.push(chunk);
+      });
+      res.on('end', () => finish(true));
+      res.on('error', () => finish(false));
+    });
+    abort = () => req.destroy();
+    req.on('error', reject);
+    req.end();
+  });
+  done.catch(() => {});
+  return { firstChunk, done, pause: () => pause(), resume: () => resume(), abort: () => abort() };
+}
