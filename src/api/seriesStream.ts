@@ -17,16 +17,16 @@ const serializeHead = compileSerializer(SeriesHead);
 const serializeMeasurements = compileSerializer(z.array(Measurement));
 
 /**
- * Rows per cursor fetch: ~90 KB of JSON, large enough that a year of 1-minute data takes a few hundred
- * round trips, small enough that a batch is a moment's work and little memory.
+ * Rows per FETCH: ~250 KB of JSON. A year of 1-minute data takes ~100 round trips; measured on a
+ * year (2 shared cores), 5000 beat 2000 by ~25% and 10,000 was no faster.
  */
-export const BATCH_SIZE = 2000;
+export const BATCH_SIZE = 5000;
 
 /**
  * What the response stream buffers ahead of the socket: about two batches, so the next batch is
  * fetched while the previous one is being sent, and a slow client holds back the cursor, not memory.
  */
-const READ_AHEAD_BYTES = 256 * 1024;
+const READ_AHEAD_BYTES = 512 * 1024;
 
 /**
  * `2024-01-01 00:00:00.5+00` (timestamptz text in a UTC session, DateStyle ISO) → `2024-01-01T00:00:00.5Z`.
