@@ -144,6 +144,11 @@ t.test('measurements', async (t) => {
       ['to equal to from', q('2024-01-01T00:00:00Z', '2024-01-01T01:00:00+01:00'), { to: /later than from/ }],
       ['to before from', q('2024-01-02T00:00:00Z', '2024-01-01T00:00:00Z'), { to: /later than from/ }],
       ['both malformed', q('x', 'y'), { from: /RFC 3339/, to: /RFC 3339/ }],
+      [
+        'bad percent-encoding',
+        '?from=2024-01-01T00%3A00%3A00%E0%A4Z&to=2024-01-02T00:00:00Z',
+        { from: /RFC 3339/ },
+      ],
     ];
     for (const [name, query, expected] of cases) {
       const body = problem(await fetchSeries(id, query), 400);
