@@ -22,10 +22,21 @@ export interface MeasurementRow {
 }
 
 /**
- * The measurements of one tube in [from, to), oldest first, from a server-side cursor `batchSize` rows
- * at a time; the next batch is fetched only when the caller asks for it. Must run in a transaction,
- * which also closes the cursor when it ends. The primary key (tube_id, observed_at) include (value)
- * answers the query with an index-only scan, already in order.
+ * The measurements of one tube in [from, to), oldest first: the query of the series cursor, also run
+ * plainly and under EXPLAIN by the TimescaleDB test. The primary key (tube_id, observed_at) include
+ * (value) answers it with an index-only scan, already in order.
+ */
+export function seriesSelect(sql: Queryable, tubeId: number, from: string, to: string) {
+  return sql`
+    select observed_at::text as "observedAt", value
+    from measurements
+    where tube_id = ${tubeId} and observed_at >= ${from}::timestamptz and observed_at < ${to}::timestamptz
+    order by observed_at`;
+}
+
+/**
+ * The series of seriesSelect from a server-side cursor, `batchSize` rows at a time; the next batch is
+ * fetched only when the caller asks for it. Must run in a transaction, which also closes the cursor.
  *
  * A declared cursor and FETCH rather than postgres.js's `.cursor()`: that one leaves the protocol
  * exchange open between batches, and a backend that dies at that moment (restart, failover,
@@ -40,12 +51,7 @@ export async function* measurementBatches(
   to: string,
   batchSize: number,
 ): AsyncGenerator<MeasurementRow[]> {
-  await tx`
-    declare series_cursor no scroll cursor for
-    select observed_at::text as "observedAt", value
-    from measurements
-    where tube_id = ${tubeId} and observed_at >= ${from}::timestamptz and observed_at < ${to}::timestamptz
-    order by observed_at`;
+  await tx`declare series_cursor no scroll cursor for ${seriesSelect(tx, tubeId, from, to)}`;
   const fetch = `fetch forward ${Math.trunc(batchSize)} from series_cursor`;
   while (true) {
     const rows = await tx.unsafe<MeasurementRow[]>(fetch, [], { prepare: true });
