@@ -18,6 +18,7 @@ import { connect, type Sql } from '../src/db/connect.js';
 import { startEmbeddedPostgres } from '../src/db/embedded.js';
 import { migrate } from '../src/db/migrate.js';
 import { formatInstant } from '../src/domain/datetime.js';
+import { openInput } from '../src/importers/inputFile.js';
 import { importMeasurements, vacuumMeasurements } from '../src/importers/measurements.js';
 import { upsertRegistry } from '../src/importers/registry.js';
 
@@ -57,13 +58,13 @@ try {
     await sql`truncate measurements`;
     imports.push(
       await timed(async () => {
-        await importMeasurements(sql, createReadStream(file, { highWaterMark: 1 << 20 }), { name: file });
+        await importMeasurements(sql, await openInput(file), { name: file });
       }),
     );
     vacuums.push(await timed(() => vacuumMeasurements(sql)));
     if (run === RUNS - 1) {
       reimport = await timed(async () => {
-        await importMeasurements(sql, createReadStream(file, { highWaterMark: 1 << 20 }), { name: file });
+        await importMeasurements(sql, await openInput(file), { name: file });
       });
     }
   }

@@ -1,14 +1,36 @@
 /**
- * Measurements import: the CSV streams through Node (checked row by row, measurementEncoder.ts) into a
- * temporary staging table by binary COPY; then SQL checks and moves the rows (stagedMeasurements.ts).
- * All in one transaction: a file with any error imports nothing.
+ * Measurements import. Every row is checked in Node as the CSV streams by (measurementCsv.ts); then
+ * one of two paths writes the rows, each in one transaction, so a file with any error imports nothing:
+ *
+ * - Direct (directMeasurements.ts): the rows go by binary COPY straight into `measurements`. A plain
+ *   insert is exactly the upsert the import promises when no row of the file meets a stored row or
+ *   another row of the file, and Node can vouch for that while streaming: each tube is looked up when
+ *   the file first names it (registered, and nothing stored at or after its first instant in the
+ *   file), and its instants must rise strictly from there. That is the common case, a logger's new
+ *   readings, and it costs about what COPY into the indexed table costs (bench/README.md).
+ * - Staging (stagedMeasurements.ts): the rows go by binary COPY, with their line numbers, into a
+ *   temporary table; SQL then finds what needs the database (unknown tubes, duplicates by instant)
+ *   and moves the rows by one INSERT or upsert. This handles every file: re-imports, corrections,
+ *   unsorted files, and files with errors, which it reports in full.
+ *
+ * The direct path goes first and gives way at the first sign that it cannot take the file: a bad row,
+ * an unknown tube, a stored row in the file's range, instants out of order, or a key violation (another
+ * import committed the same rows meanwhile). Its transaction is then rolled back, and the staging path
+ * reads the input again from the start (importInput.ts). A file the direct path refuses is usually
+ * refused within its first chunk, as a re-import is; the worst case, a problem near the end, reads the
+ * file twice.
  */
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import type { TransactionSql } from 'postgres';
 import type { Sql } from '../db/connect.js';
+import { COPY_HEADER, COPY_TRAILER } from './copyBinary.js';
+import { copyDirect, DirectPathRefused } from './directMeasurements.js';
 import { ErrorCollector } from './importErrors.js';
-import { MeasurementEncoder } from './measurementEncoder.js';
+import { type ImportInput, streamInput } from './importInput.js';
+import { MeasurementCsv } from './measurementCsv.js';
 import { createStaging, type MeasurementsImported, writeStaged } from './stagedMeasurements.js';
+import { StagingRows } from './stagingRows.js';
 
 export type { MeasurementsImported } from './stagedMeasurements.js';
 
@@ -21,27 +43,70 @@ export interface ImportOptions {
   maxKeptTubes?: number;
 }
 
-/** Imports one CSV stream; throws `ImportRejected` (and imports nothing) when any row is bad. */
+const MAX_KEPT_TUBES = 100_000;
+
+/**
+ * Imports one CSV input, and closes it; throws `ImportRejected` (and imports nothing) when any row is
+ * bad. A plain stream is kept in memory while the direct path reads it (see importInput.ts).
+ */
 export async function importMeasurements(
   sql: Sql,
-  input: Readable,
+  input: Readable | ImportInput,
   options: ImportOptions,
 ): Promise<MeasurementsImported> {
-  const errors = new ErrorCollector();
-  const encoder = new MeasurementEncoder(options.name, errors, options.onLines, options.maxKeptTubes);
-  return await sql.begin(async (tx) => {
-    await createStaging(tx);
-    const copy = await tx`copy measurement_staging from stdin (format binary)`.writable();
-    await pipeline(input, encoder, copy);
-    return await writeStaged(tx, { rows: encoder.rows, tubes: encoder.tubes }, errors, options.name);
-  });
+  const source = input instanceof Readable ? streamInput(input) : input;
+  const maxTubes = options.maxKeptTubes ?? MAX_KEPT_TUBES;
+  try {
+    try {
+      const rows = await sql.begin((tx) => copyDirect(tx, source, { ...options, maxTubes }));
+      return { rows, inserted: rows, updated: 0, unchanged: 0 };
+    } catch (error) {
+      if (!(error instanceof DirectPathRefused || isUniqueViolation(error))) throw error;
+    }
+    return await sql.begin((tx) => importStaged(tx, source.read(), { ...options, maxTubes }));
+  } finally {
+    await source.close();
+  }
 }
+
+async function importStaged(
+  tx: TransactionSql,
+  chunks: AsyncIterable<Buffer>,
+  options: ImportOptions & { maxTubes: number },
+): Promise<MeasurementsImported> {
+  const errors = new ErrorCollector();
+  const rows = new StagingRows(options.maxTubes);
+  const csv = new MeasurementCsv(options.name, errors, rows, options.onLines);
+  await createStaging(tx);
+  const copy = await tx`copy measurement_staging from stdin (format binary)`.writable();
+  await pipeline(async function* () {
+    yield COPY_HEADER;
+    for await (const chunk of chunks) {
+      csv.write(chunk);
+      yield* rows.take();
+    }
+    csv.end();
+    yield* rows.take();
+    yield COPY_TRAILER;
+  }, copy);
+  return await writeStaged(tx, { rows: csv.rows, tubes: rows.tubes }, errors, options.name);
+}
+
+/** The direct path met a row that another import has committed since it looked: the upsert's case. */
+const isUniqueViolation = (error: unknown) => (error as { code?: string }).code === '23505';
 
 /**
  * Keeps the statistics and the visibility map of `measurements` current after an import. Index-only
  * scans skip the heap only on pages the visibility map marks all-visible, and without that the
  * planner prefers a bitmap scan plus a sort for a series. Runs outside any transaction (VACUUM must).
+ *
+ * COPY extends a table dozens of pages at a time and leaves the unused ones at its end, all zeros:
+ * VACUUM never marks such a page all-visible, and truncates a tail this short only when it has skipped
+ * the rest of the table (it then reads the tail to see that it is empty). So a second VACUUM, which
+ * skips every page the first one marked, removes them; it reads a few dozen pages. It analyzes too:
+ * a VACUUM that skipped pages only estimates the row count, ANALYZE of a table this size counts.
  */
 export async function vacuumMeasurements(sql: Sql): Promise<void> {
+  await sql`vacuum measurements`;
   await sql`vacuum (analyze) measurements`;
 }

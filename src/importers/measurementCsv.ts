@@ -1,14 +1,12 @@
 /**
- * CSV of measurements in, binary COPY rows out, one stream chunk at a time: whatever the file's size,
- * memory holds one chunk and one partial line. Every row is checked here (header, column count, UUID,
- * RFC 3339 instant, decimal value); bad rows go to the error collector with their line and are left out,
- * good rows are written with their line number so the checks done later in SQL can name lines too.
+ * The measurements CSV, read one stream chunk at a time: whatever the file's size, memory holds one
+ * chunk and one partial line. Every row is checked here (header, column count, UUID, RFC 3339 instant,
+ * decimal value); bad rows go to the error collector with their line, good rows to a `RowSink`, which
+ * encodes them for the COPY of one of the import's two paths.
  */
 
-import { Transform, type TransformCallback } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
-import { parseDateTime } from '../domain/datetime.js';
-import { COPY_HEADER, COPY_TRAILER, writeInt64, writeTimestamp } from './copyBinary.js';
+import { type Instant, parseDateTime } from '../domain/datetime.js';
 import { splitQuotedLine } from './csvLine.js';
 import { decimalProblem, parseDecimal } from './decimal.js';
 import { ForwardSearch } from './forwardSearch.js';
@@ -18,29 +16,27 @@ import { writeUuid } from './uuidBytes.js';
 export const HEADER = 'tubeIdentifier,observedAt,value';
 const COLUMNS = HEADER.split(',');
 
-/** Field count, then (length, bytes) of line int8, tube uuid, observed_at timestamptz, value float8. */
-const ROW_BYTES = 2 + (4 + 8) + (4 + 16) + (4 + 8) + (4 + 8);
-/** Rows are gathered into blocks this large, so COPY gets few large writes rather than one per row. */
-const BLOCK_BYTES = 1 << 20;
 /** Good lines are under 100 characters; a longer one means this is not our CSV (and must not fill memory). */
 const MAX_LINE = 65_536;
-/** Far more tubes than a network has; a file with more identifiers is checked row by row in SQL. */
-const MAX_KEPT_TUBES = 100_000;
 
-export class MeasurementEncoder extends Transform {
-  /** Rows checked and passed on to COPY. */
+export interface RowSink {
+  /**
+   * One good row. `tube` holds its tube identifier as 16 bytes (the same buffer every time: copy what
+   * is kept); `newTube` tells whether it differs from the previous good row's, which is rare.
+   */
+  row(line: number, tube: Buffer, newTube: boolean, instant: Instant, value: number): void;
+}
+
+export class MeasurementCsv {
+  /** Good rows passed on to the sink. */
   rows = 0;
   /** Lines read so far, the header included. */
   lines = 0;
-  /**
-   * The distinct tube identifiers of the good rows (32 hex digits), so that SQL can look up a handful
-   * of identifiers instead of joining every staged row with the tubes; undefined once there are too
-   * many to keep (then SQL checks every row).
-   */
-  tubes: Set<string> | undefined = new Set();
   /** The previous good row's tube, as text and as bytes. */
   private lastTubeText = '';
   private readonly lastTube = Buffer.alloc(16);
+  /** Where a row's identifier is decoded before it is known to be good. */
+  private readonly tube = Buffer.alloc(16);
   private readonly decoder = new StringDecoder('utf8');
   /** The text after the last line break seen: the start of a line whose end has not arrived yet. */
   private partial = '';
@@ -48,52 +44,35 @@ export class MeasurementEncoder extends Transform {
   private text = '';
   private readonly commas = new ForwardSearch(',');
   private readonly quotes = new ForwardSearch('"');
-  private block = Buffer.allocUnsafe(BLOCK_BYTES);
-  private used = 0;
-  /** Where the block's unsent rows start. */
-  private sent = 0;
 
   constructor(
     private readonly file: string,
     private readonly errors: ErrorCollector,
+    private readonly sink: RowSink,
     /** Called after each chunk with the lines read so far (for a progress line). */
     private readonly onLines: (lines: number) => void = () => {},
-    private readonly maxKeptTubes = MAX_KEPT_TUBES,
-  ) {
-    super();
+  ) {}
+
+  /** Reads the complete lines of `chunk` (with what was left of the previous one). */
+  write(chunk: Buffer): void {
+    const text = this.use(this.partial + this.decoder.write(chunk));
+    let start = 0;
+    for (let newline = text.indexOf('\n', start); newline !== -1; newline = text.indexOf('\n', start)) {
+      this.line(start, newline);
+      start = newline + 1;
+    }
+    this.partial = text.slice(start);
+    if (this.partial.length > MAX_LINE) this.refuseLongLine();
+    this.onLines(this.lines);
   }
 
-  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
-    try {
-      const text = this.use(this.partial + this.decoder.write(chunk));
-      let start = 0;
-      for (let newline = text.indexOf('\n', start); newline !== -1; newline = text.indexOf('\n', start)) {
-        this.line(start, newline);
-        start = newline + 1;
-      }
-      this.partial = text.slice(start);
-      if (this.partial.length > MAX_LINE) this.refuseLongLine();
-      this.sendBlock();
-      this.onLines(this.lines);
-      done();
-    } catch (error) {
-      done(error as Error);
-    }
-  }
-
-  override _flush(done: TransformCallback): void {
-    try {
-      const rest = this.use(this.partial + this.decoder.end());
-      // A final line break is optional: a last line without one is still a line.
-      if (rest !== '') this.line(0, rest.length);
-      if (this.lines === 0) this.refuseHeader(rest === '' ? 'missing: the input is empty' : undefined, '');
-      this.sendBlock();
-      this.push(COPY_TRAILER);
-      this.onLines(this.lines);
-      done();
-    } catch (error) {
-      done(error as Error);
-    }
+  /** Reads the last line, which needs no line break. */
+  end(): void {
+    const rest = this.use(this.partial + this.decoder.end());
+    this.partial = '';
+    if (rest !== '') this.line(0, rest.length);
+    if (this.lines === 0) this.refuseHeader(rest === '' ? 'missing: the input is empty' : undefined, '');
+    this.onLines(this.lines);
   }
 
   private use(text: string): string {
@@ -145,7 +124,7 @@ export class MeasurementEncoder extends Transform {
     this.row(line, tube, 0, tube.length, observedAt, value);
   }
 
-  /** Checks one row, the tube identifier given as `tubeText[tubeStart, tubeEnd)`, and writes it if good. */
+  /** Checks one row, the tube identifier given as `tubeText[tubeStart, tubeEnd)`, and passes it on if good. */
   private row(
     line: number,
     tubeText: string,
@@ -154,15 +133,10 @@ export class MeasurementEncoder extends Transform {
     observedAt: string,
     value: string,
   ) {
-    if (this.used + ROW_BYTES > BLOCK_BYTES) this.newBlock();
-    const block = this.block;
-    const at = this.used;
-    // Written in place: a bad row is simply not counted in `used` and is overwritten by the next one.
     // Rows of one tube usually come together: the same text as the row before needs no decoding.
     const sameText =
       this.rows > 0 && tubeEnd - tubeStart === 36 && tubeText.startsWith(this.lastTubeText, tubeStart);
-    if (sameText) this.lastTube.copy(block, at + 18);
-    let good = sameText || writeUuid(tubeText, tubeStart, tubeEnd, block, at + 18);
+    let good = sameText || writeUuid(tubeText, tubeStart, tubeEnd, this.tube, 0);
     if (!good) this.errors.add(line, 'tubeIdentifier', 'not a UUID');
     const instant = parseDateTime(observedAt);
     if (!instant.ok) {
@@ -175,28 +149,14 @@ export class MeasurementEncoder extends Transform {
       this.errors.add(line, 'value', decimalProblem(value));
     }
     if (!good || !instant.ok) return;
-    block.writeInt16BE(4, at);
-    block.writeInt32BE(8, at + 2);
-    writeInt64(block, at + 6, line);
-    block.writeInt32BE(16, at + 14);
-    block.writeInt32BE(8, at + 34);
-    writeTimestamp(block, at + 38, instant.instant);
-    block.writeInt32BE(8, at + 46);
-    block.writeDoubleBE(number, at + 50);
-    this.used = at + ROW_BYTES;
+    let newTube = false;
     if (!sameText) {
       this.lastTubeText = tubeText.slice(tubeStart, tubeEnd);
-      if (this.rows === 0 || !sameBytes(block, at + 18, this.lastTube)) this.newTube(block, at + 18);
+      newTube = this.rows === 0 || !this.tube.equals(this.lastTube);
+      if (newTube) this.tube.copy(this.lastTube);
     }
     this.rows++;
-  }
-
-  /** Only a change of tube costs a string and a set lookup. */
-  private newTube(block: Buffer, at: number): void {
-    block.copy(this.lastTube, 0, at, at + 16);
-    if (!this.tubes) return;
-    this.tubes.add(block.toString('hex', at, at + 16));
-    if (this.tubes.size > this.maxKeptTubes) this.tubes = undefined;
+    this.sink.row(line, this.lastTube, newTube, instant.instant, number);
   }
 
   private header(text: string): void {
@@ -206,7 +166,6 @@ export class MeasurementEncoder extends Transform {
     if (fields.length !== COLUMNS.length || fields.some((field, i) => field !== COLUMNS[i])) {
       this.refuseHeader(undefined, body);
     }
-    this.push(COPY_HEADER);
   }
 
   /** Without the right header the columns cannot be trusted: stop at once instead of reading on. */
@@ -228,22 +187,4 @@ export class MeasurementEncoder extends Transform {
   private wrongFieldCount(line: number, found: number): void {
     this.errors.add(line, 'row', `expected 3 fields (${HEADER}), found ${found}`);
   }
-
-  private newBlock(): void {
-    this.sendBlock();
-    this.block = Buffer.allocUnsafe(BLOCK_BYTES);
-    this.used = 0;
-    this.sent = 0;
-  }
-
-  /** Passes on the rows written since the last send; the rest of the block stays ours to fill. */
-  private sendBlock(): void {
-    if (this.used > this.sent) this.push(this.block.subarray(this.sent, this.used));
-    this.sent = this.used;
-  }
-}
-
-function sameBytes(block: Buffer, at: number, uuid: Buffer): boolean {
-  for (let i = 0; i < 16; i++) if (block[at + i] !== uuid[i]) return false;
-  return true;
 }
