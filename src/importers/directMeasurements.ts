@@ -6,6 +6,7 @@
  * (measurements.ts).
  */
 import type { TransactionSql } from 'postgres';
+import { copyCsv } from './copyCsv.js';
 import { CopyIn } from './copyIn.js';
 import { DirectRows, type DirectTube } from './directRows.js';
 import { ErrorCollector } from './importErrors.js';
@@ -35,12 +36,11 @@ export async function copyDirect(
   const rows = new DirectRows(options.maxTubes);
   const csv = new MeasurementCsv(options.name, errors, rows, options.onLines);
   const copy = new CopyIn(
-    async () =>
-      await tx`copy measurements (tube_id, observed_at, value) from stdin (format binary)`.writable(),
+    tx,
+    async (q) =>
+      await q`copy measurements (tube_id, observed_at, value) from stdin (format binary)`.writable(),
   );
-
-  /** Sends what the last chunk brought, once it is known to belong in `measurements` as it is. */
-  async function send(): Promise<void> {
+  await copyCsv(input.read(), csv, rows, copy, async () => {
     const refusal =
       (errors.total > 0 ? 'the file has bad rows' : undefined) ??
       rows.refusal ??
@@ -52,21 +52,7 @@ export async function copyDirect(
       await lookUpTubes(tx, tubes);
       rows.identify();
     }
-    await copy.write(rows.take());
-  }
-
-  try {
-    for await (const chunk of input.read()) {
-      csv.write(chunk);
-      await send();
-    }
-    csv.end();
-    await send();
-    await copy.end();
-  } catch (error) {
-    copy.abort(error as Error);
-    throw error;
-  }
+  });
   return csv.rows;
 }
 

@@ -21,10 +21,10 @@
  * file twice.
  */
 import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import type { TransactionSql } from 'postgres';
 import type { Sql } from '../db/connect.js';
-import { COPY_HEADER, COPY_TRAILER } from './copyBinary.js';
+import { copyCsv } from './copyCsv.js';
+import { CopyFailedUnexplained, CopyIn } from './copyIn.js';
 import { copyDirect, DirectPathRefused } from './directMeasurements.js';
 import { ErrorCollector } from './importErrors.js';
 import { type ImportInput, streamInput } from './importInput.js';
@@ -61,7 +61,7 @@ export async function importMeasurements(
       const rows = await sql.begin((tx) => copyDirect(tx, source, { ...options, maxTubes }));
       return { rows, inserted: rows, updated: 0, unchanged: 0 };
     } catch (error) {
-      if (!(error instanceof DirectPathRefused || isUniqueViolation(error))) throw error;
+      if (!givesWay(error)) throw error;
     }
     return await sql.begin((tx) => importStaged(tx, source.read(), { ...options, maxTubes }));
   } finally {
@@ -78,22 +78,24 @@ async function importStaged(
   const rows = new StagingRows(options.maxTubes);
   const csv = new MeasurementCsv(options.name, errors, rows, options.onLines);
   await createStaging(tx);
-  const copy = await tx`copy measurement_staging from stdin (format binary)`.writable();
-  await pipeline(async function* () {
-    yield COPY_HEADER;
-    for await (const chunk of chunks) {
-      csv.write(chunk);
-      yield* rows.take();
-    }
-    csv.end();
-    yield* rows.take();
-    yield COPY_TRAILER;
-  }, copy);
+  const copy = new CopyIn(
+    tx,
+    async (q) => await q`copy measurement_staging from stdin (format binary)`.writable(),
+  );
+  await copyCsv(chunks, csv, rows, copy);
   return await writeStaged(tx, { rows: csv.rows, tubes: rows.tubes }, errors, options.name);
 }
 
-/** The direct path met a row that another import has committed since it looked: the upsert's case. */
-const isUniqueViolation = (error: unknown) => (error as { code?: string }).code === '23505';
+/**
+ * Besides its own refusals, the direct path gives way when its COPY fails on a key: another import has
+ * committed the same rows since the tubes were looked up, which is the upsert's case. A COPY that failed
+ * without saying why (copyIn.ts) most likely failed on a key too; should it be anything else, the
+ * staging path meets it again and reports it.
+ */
+function givesWay(error: unknown): boolean {
+  if (error instanceof DirectPathRefused || error instanceof CopyFailedUnexplained) return true;
+  return (error as { code?: string }).code === '23505';
+}
 
 /**
  * Keeps the statistics and the visibility map of `measurements` current after an import. Index-only
