@@ -146,6 +146,17 @@ export const variables = {
     default: 'true',
     description: 'Set to false to lift all client limits (benchmarks only).',
   },
+  SHUTDOWN_GRACE_SECONDS: {
+    schema: integer(0, 3600),
+    default: '25',
+    description:
+      "On SIGTERM, how long running responses may go on before they are cut; keep it below the orchestrator's stop timeout.",
+  },
+  METRICS_PORT: {
+    schema: integer(0, 65535),
+    description:
+      'Port of a separate listener on HOST serving Prometheus metrics at /metrics; keep it internal. Unset: no metrics.',
+  },
 } satisfies Record<string, Variable>;
 
 type Variables = typeof variables;

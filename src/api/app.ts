@@ -6,19 +6,22 @@
  * → client limits (429) → parameters (400) → access (403/404) → response.
  */
 import { randomUUID } from 'node:crypto';
-import { METHODS } from 'node:http';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { createClientResolver } from '../auth/clients.js';
 import type { Settings } from '../config.js';
 import type { Sql } from '../db/connect.js';
 import { type ClientLimits, unlimited } from '../limits/types.js';
+import { createMetrics, type ServiceMetrics } from './metrics.js';
 import { authenticate } from './plugins/auth.js';
 import { admitClient } from './plugins/limits.js';
 import { loggerOptions, registerRequestLog } from './plugins/logging.js';
-import { onlyGetAndHead } from './plugins/methods.js';
+import { acceptEveryMethod, onlyGetAndHead } from './plugins/methods.js';
+import { registerRequestMetrics } from './plugins/metrics.js';
 import { clientErrorHandler, frameworkErrors, registerProblems } from './plugins/problems.js';
 import { registerVersionHeader } from './plugins/version.js';
+import { Readiness } from './readiness.js';
+import { healthRoutes } from './routes/health.js';
 import { measurementsRoute } from './routes/measurements.js';
 import { openApiRoute } from './routes/openapi.js';
 import { wellsRoute } from './routes/wells.js';
@@ -32,6 +35,8 @@ export interface AppDependencies {
   limits?: ClientLimits;
   /** Where log lines go (standard output when not given); tests pass a stream to read them. */
   logStream?: DestinationStream;
+  /** Where the app counts what it does; its own registry when not given (server.ts serves it). */
+  metrics?: ServiceMetrics;
 }
 
 export function buildApp(deps: AppDependencies): FastifyInstance {
@@ -53,24 +58,30 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     },
   });
 
-  // Every method Node's HTTP parser knows reaches the router, so each is a 405 on a known path
-  // rather than a 404 (CONNECT never reaches it; problems.ts answers it).
-  for (const method of METHODS) {
-    if (method !== 'CONNECT' && !app.supportedMethods.includes(method)) app.addHttpMethod(method);
-  }
+  acceptEveryMethod(app);
+
+  const metrics = deps.metrics ?? createMetrics({ limits, poolMax: settings.DATABASE_POOL_MAX });
+  const readiness = new Readiness({ sql, limits, logger: app.log });
+  // The first thing a close does (SIGTERM): the load balancer hears "not ready" from now on.
+  app.addHook('preClose', async () => readiness.shutDown());
 
   registerVersionHeader(app);
   registerRequestLog(app);
+  registerRequestMetrics(app, metrics);
   registerProblems(app);
   app.decorateRequest('client', null);
 
-  const resolver = createClientResolver(sql, { cacheSeconds: settings.KEY_CACHE_SECONDS });
+  const resolver = createClientResolver(sql, {
+    cacheSeconds: settings.KEY_CACHE_SECONDS,
+    onLookup: metrics.keyLookup,
+  });
   const methods = app.supportedMethods;
   const publicHooks = [onlyGetAndHead];
   const clientHooks = [onlyGetAndHead, authenticate(resolver, limits), admitClient(limits, settings)];
 
   wellsRoute(app, { sql, methods, onRequest: clientHooks });
-  measurementsRoute(app, { sql, methods, onRequest: clientHooks });
+  measurementsRoute(app, { sql, methods, onRequest: clientHooks, metrics });
   openApiRoute(app, { settings, methods, onRequest: publicHooks });
+  healthRoutes(app, { readiness, methods, onRequest: publicHooks });
   return app;
 }

@@ -6,12 +6,18 @@ export const OPENAPI_PATH = '/v1/openapi.json';
 
 export const API_PATHS = [WELLS_PATH, MEASUREMENTS_PATH, OPENAPI_PATH] as const;
 
+/** Operations, outside /v1 and the contract: the orchestrator's and the load balancer's checks. */
+export const HEALTH_LIVE_PATH = '/health/live';
+export const HEALTH_READY_PATH = '/health/ready';
+/** Served on its own listener (METRICS_PORT), never on the API's port. */
+export const METRICS_PATH = '/metrics';
+
 /** The methods every path supports (decisions.md); anything else on a known path is 405. */
 export const ALLOWED_METHODS = 'GET, HEAD';
 
 /** `:name` segments match one non-empty segment, as the router matches them. */
 const KNOWN_PATH = new RegExp(
-  `^(?:${API_PATHS.map((path) => path.replace(/[.]/g, '\\.').replace(/:\w+/g, '[^/]+')).join('|')})$`,
+  `^(?:${[...API_PATHS, HEALTH_LIVE_PATH, HEALTH_READY_PATH].map((path) => path.replace(/[.]/g, '\\.').replace(/:\w+/g, '[^/]+')).join('|')})$`,
 );
 
 /**

@@ -43,10 +43,14 @@ export interface SeriesRequest {
   to: string;
   /** Told how many measurements each chunk holds (for the request log). */
   onRows?: (count: number) => void;
+  /** Told when the stream's pooled connection is taken and given back (for metrics). */
+  connection?: { held(): void; released(): void };
 }
 
 /** Head and measurements, without the closing `]}`: that is added once the snapshot ended well. */
 async function* seriesChunks(tx: Queryable, request: SeriesRequest): AsyncGenerator<string> {
+  // This runs inside the transaction: the connection is ours until the transaction is over.
+  request.connection?.held();
   const tube = await findTube(tx, request.tubeIdentifier);
   // Unknown and hidden tubes end the same way: no output at all.
   if (!tube || !mayRead(request.client, tube.id)) return;
@@ -77,15 +81,38 @@ export async function openSeriesStream(sql: Sql, request: SeriesRequest): Promis
   const chunks = iterateInTransaction(sql, 'isolation level repeatable read read only', (tx) =>
     seriesChunks(tx, request),
   );
-  const first = await chunks.next();
-  if (first.done) return undefined;
+  // Each way out of the transaction (no tube, a failure, the end, a client that left) is over only
+  // once the connection is back in the pool: iterateInTransaction waits for that before it returns.
+  const released = () => request.connection?.released();
+  let first: IteratorResult<string, void>;
+  try {
+    first = await chunks.next();
+  } catch (error) {
+    released();
+    throw error;
+  }
+  if (first.done) {
+    released();
+    return undefined;
+  }
+  // Ends the transaction if it still runs (a no-op once the cursor is exhausted): a stream stopped
+  // at the first chunk, or destroyed before it was read at all, never reaches `yield*`, which would
+  // otherwise pass the stop on, and the transaction would hold its connection for good.
+  let finished: Promise<void> | undefined;
+  const finish = () => (finished ??= chunks.return().then(released, released));
   async function* document() {
-    yield first.value;
-    yield* chunks;
+    try {
+      yield first.value;
+      yield* chunks;
+    } finally {
+      await finish();
+    }
     // Only now, with the cursor exhausted and the transaction committed, is the document complete. A
     // connection lost between two batches can make the cursor look merely finished; the commit then
     // fails instead, and the client gets a cut-off response rather than a short well-formed one.
     yield ']}';
   }
-  return Readable.from(document(), { objectMode: false, highWaterMark: READ_AHEAD_BYTES });
+  const stream = Readable.from(document(), { objectMode: false, highWaterMark: READ_AHEAD_BYTES });
+  stream.once('close', () => void finish());
+  return stream;
 }

@@ -43,6 +43,8 @@ export interface ClientCacheOptions {
   negativeCacheSeconds?: number;
   /** Bound on remembered digests, so a flood of made-up keys cannot grow the process. */
   maxEntries?: number;
+  /** Told of each lookup whether the cache answered it (for metrics). */
+  onLookup?: (cacheHit: boolean) => void;
 }
 
 interface Entry {
@@ -71,11 +73,16 @@ export function createClientResolver(sql: Sql, options: ClientCacheOptions): Cli
     async resolve(presentedKey) {
       if (!looksLikeApiKey(presentedKey)) return undefined;
       const keyHash = hashApiKey(presentedKey);
-      if (ttl === 0) return load(keyHash);
+      if (ttl === 0) {
+        options.onLookup?.(false);
+        return load(keyHash);
+      }
       const digest = keyHash.toString('hex');
       const now = performance.now();
       const cached = cache.get(digest);
-      if (cached && cached.expiresAt > now) return cached.client;
+      const hit = cached !== undefined && cached.expiresAt > now;
+      options.onLookup?.(hit);
+      if (hit) return cached.client;
       // Concurrent requests with the same key share one query (the entry holds the promise).
       const entry: Entry = { expiresAt: now + ttl, client: load(keyHash) };
       remember(digest, entry);

@@ -7,10 +7,17 @@ import { failedAuthSubject } from './clientAddress.js';
 import { Lease } from './lease.js';
 import { type LimitParameters, retryAfterSeconds } from './parameters.js';
 import type { LimitStore } from './store.js';
-import type { Admission, ClientLimits, RateLimitPolicy } from './types.js';
+import type { Admission, ClientLimits, LimitsState, RateLimitPolicy } from './types.js';
 
 /** An admission whose `release` says when the slot is free (tests and shutdown wait for it). */
 export type HeldAdmission = Extract<Admission, { admitted: true }> & { release(): Promise<void> };
+
+export interface StoreClientLimitsHooks {
+  /** Closes what the store uses (a Redis connection). */
+  close?: () => Promise<void>;
+  /** Where the store keeps limits now; in process when not given. */
+  state?: () => LimitsState;
+}
 
 export class StoreClientLimits implements ClientLimits {
   readonly policy: RateLimitPolicy;
@@ -22,7 +29,7 @@ export class StoreClientLimits implements ClientLimits {
   constructor(
     private readonly store: LimitStore,
     private readonly parameters: LimitParameters,
-    private readonly onClose: () => Promise<void> = async () => {},
+    private readonly hooks: StoreClientLimitsHooks = {},
   ) {
     this.policy = {
       quota: parameters.burst,
@@ -53,6 +60,10 @@ export class StoreClientLimits implements ClientLimits {
     };
   }
 
+  state(): LimitsState {
+    return this.hooks.state?.() ?? 'in-process';
+  }
+
   async admitFailedAuth(address: string) {
     const outcome = await this.store.failedAuth(failedAuthSubject(address));
     if (!outcome.limited) return { admitted: true } as const;
@@ -62,6 +73,6 @@ export class StoreClientLimits implements ClientLimits {
   /** Frees the slots still held (best effort: a slot left behind expires with its lease), then the store. */
   async close(): Promise<void> {
     await Promise.all([...this.leases].map((lease) => lease.release()));
-    await this.onClose();
+    await this.hooks.close?.();
   }
 }

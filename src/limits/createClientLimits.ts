@@ -57,10 +57,15 @@ export async function createClientLimits(
   );
   const onReady = () => store.redisReady();
   redis.on('ready', onReady);
-  return new StoreClientLimits(store, parameters, async () => {
-    redis.off('ready', onReady);
-    if (!owned) return;
-    if (owned.status === 'ready') await owned.quit().catch(() => owned.disconnect());
-    else owned.disconnect();
+  return new StoreClientLimits(store, parameters, {
+    async close() {
+      redis.off('ready', onReady);
+      if (!owned) return;
+      if (owned.status === 'ready') await owned.quit().catch(() => owned.disconnect());
+      else owned.disconnect();
+    },
+    // The store notices a failure only when a call fails; the connection's status says at once that
+    // Redis went away, even while no request comes in.
+    state: () => (store.isShared && redis.status === 'ready' ? 'shared' : 'fallback'),
   });
 }

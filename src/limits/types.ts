@@ -25,9 +25,18 @@ export type Admission =
   | { admitted: true; rate: RateLimitState; release(): void }
   | { admitted: false; reason: 'rate' | 'concurrency' | 'failed-auth'; retryAfterSeconds: number };
 
+/**
+ * Where limits are kept right now: `in-process` (no Redis configured: correct for one replica),
+ * `shared` (in Redis, by all replicas), `fallback` (Redis configured but not answering: each replica
+ * limits on its own until it answers again).
+ */
+export type LimitsState = 'in-process' | 'shared' | 'fallback';
+
 export interface ClientLimits {
   /** The rate policy to advertise; absent when limits are lifted. */
   readonly policy?: RateLimitPolicy;
+  /** Where the limits are kept now, for readiness and metrics; no I/O. Absent when limits are lifted. */
+  state?(): LimitsState;
   /** Takes one token and one concurrency slot of `keyId`. */
   admit(keyId: string): Promise<Admission>;
   /** Counts a request with a missing or invalid key from `address`. */

@@ -6,6 +6,7 @@ import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { Test } from 'tap';
 import { buildApp } from '../../src/api/app.js';
+import type { ServiceMetrics } from '../../src/api/metrics.js';
 import { loadSettings, type Settings } from '../../src/config.js';
 import { connect, type Sql } from '../../src/db/connect.js';
 import type { ClientLimits } from '../../src/limits/types.js';
@@ -32,13 +33,16 @@ export interface TestApiOptions {
   poolMax?: number;
   /** Reuse a database (several apps on one database). */
   db?: TestDatabase;
+  /** Where the app's pool connects instead of the test database (one that does not answer, say). */
+  databaseUrl?: string;
+  metrics?: ServiceMetrics;
 }
 
 export async function startApi(t: Test, options: TestApiOptions = {}): Promise<TestApi> {
   const db = options.db ?? (await freshDatabase(t));
   const settings = loadSettings({ LOG_LEVEL: 'info', ...options.env });
   const applicationName = `gwapi-test-${Math.random().toString(36).slice(2, 10)}`;
-  const appSql = connect(db.url, { max: options.poolMax ?? 4, applicationName });
+  const appSql = connect(options.databaseUrl ?? db.url, { max: options.poolMax ?? 4, applicationName });
   const logLines: string[] = [];
   const logStream = new Writable({
     write(chunk, _encoding, done) {
@@ -51,6 +55,7 @@ export async function startApi(t: Test, options: TestApiOptions = {}): Promise<T
     settings,
     logStream,
     ...(options.limits ? { limits: options.limits } : {}),
+    ...(options.metrics ? { metrics: options.metrics } : {}),
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();

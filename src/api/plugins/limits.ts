@@ -16,9 +16,20 @@ const REFUSALS: Record<Refusal['reason'], string> = {
   'failed-auth': 'Too many requests without a valid API key came from this address.',
 };
 
-export function tooManyRequests(reason: Refusal['reason'], retryAfterSeconds: number): ProblemError {
+/** A 429 that remembers why (metrics count refusals by reason). */
+export class LimitRefusal extends ProblemError {
+  constructor(
+    readonly reason: Refusal['reason'],
+    detail: string,
+    headers: Record<string, string>,
+  ) {
+    super(429, detail, headers);
+  }
+}
+
+export function tooManyRequests(reason: Refusal['reason'], retryAfterSeconds: number): LimitRefusal {
   const seconds = Math.max(1, Math.ceil(retryAfterSeconds));
-  return new ProblemError(429, `${REFUSALS[reason]} Retry after ${seconds} s.`, {
+  return new LimitRefusal(reason, `${REFUSALS[reason]} Retry after ${seconds} s.`, {
     'Retry-After': String(seconds),
   });
 }

@@ -1,5 +1,16 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import { METHODS } from 'node:http';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { methodNotAllowed } from './problems.js';
+
+/**
+ * Every method Node's HTTP parser knows reaches the router, so each is a 405 on a known path rather
+ * than a 404 (CONNECT never reaches it; problems.ts answers it).
+ */
+export function acceptEveryMethod(app: FastifyInstance): void {
+  for (const method of METHODS) {
+    if (method !== 'CONNECT' && !app.supportedMethods.includes(method)) app.addHttpMethod(method);
+  }
+}
 
 /**
  * First hook of every route (each is registered for every method the server knows): anything but

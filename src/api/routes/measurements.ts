@@ -8,6 +8,7 @@ import { formatInstant } from '../../domain/datetime.js';
 import { ParameterName } from '../../schemas/problem.js';
 import { SeriesQuery } from '../../schemas/series.js';
 import { TubeIdentifier } from '../../schemas/wells.js';
+import type { ServiceMetrics } from '../metrics.js';
 import { MEASUREMENTS_PATH } from '../paths.js';
 import { forbidden, type ParameterErrors, ProblemError, tubeNotFound } from '../plugins/problems.js';
 import { openSeriesStream } from '../seriesStream.js';
@@ -31,9 +32,9 @@ export function canonicalTubeIdentifier(text: string): string | undefined {
 
 export function measurementsRoute(
   app: FastifyInstance,
-  options: { sql: Sql; methods: string[]; onRequest: onRequestHookHandler[] },
+  options: { sql: Sql; methods: string[]; onRequest: onRequestHookHandler[]; metrics: ServiceMetrics },
 ): void {
-  const { sql } = options;
+  const { sql, metrics } = options;
   app.route({
     method: options.methods,
     url: MEASUREMENTS_PATH,
@@ -60,9 +61,12 @@ export function measurementsRoute(
       const series = { client, tubeIdentifier, from, to };
       const onRows = (count: number) => {
         request.rowsStreamed = (request.rowsStreamed ?? 0) + count;
+        metrics.measurementsStreamed(count);
       };
       // Nothing has been sent before the stream opens, so a lost connection is retried there.
-      const stream = await retryIfConnectionLost(() => openSeriesStream(sql, { ...series, onRows }));
+      const stream = await retryIfConnectionLost(() =>
+        openSeriesStream(sql, { ...series, onRows, connection: metrics.streamConnection() }),
+      );
       if (!stream) throw tubeNotFound();
       stream.once('error', (error) => {
         // After the first byte there is no status left to give: the response is cut off (Fastify

@@ -1,0 +1,37 @@
+/**
+ * Request metrics: every response counted when it is over (complete, failed or cut off), streams while
+ * they run, and 429s by reason. Hooks only: routes know nothing of metrics except the stream path's
+ * rows and connection (src/api/routes/measurements.ts).
+ */
+import { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { type ServiceMetrics, UNMATCHED_ROUTE } from '../metrics.js';
+import { LimitRefusal } from './limits.js';
+
+/** The route pattern: a client-chosen path never becomes a label (it could hold anything, a key even). */
+const routeLabel = (request: FastifyRequest): string =>
+  request.is404 ? UNMATCHED_ROUTE : (request.routeOptions.url ?? UNMATCHED_ROUTE);
+
+export function registerRequestMetrics(app: FastifyInstance, metrics: ServiceMetrics): void {
+  app.addHook('onRequest', async (request, reply) => {
+    // The socket outlives the response (keep-alive), so what this response wrote is the difference.
+    const socket = request.raw.socket;
+    const writtenBefore = socket.bytesWritten;
+    reply.raw.once('close', () => {
+      metrics.responseDone(
+        { method: request.method, route: routeLabel(request), status: String(reply.statusCode) },
+        reply.elapsedTime / 1000,
+        socket.bytesWritten - writtenBefore,
+      );
+    });
+  });
+
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (payload instanceof Readable) reply.raw.once('close', metrics.streamStarted());
+    return payload;
+  });
+
+  app.addHook('onError', async (_request, _reply, error) => {
+    if (error instanceof LimitRefusal) metrics.limited(error.reason);
+  });
+}

@@ -1,0 +1,226 @@
+/**
+ * Properties of the RFC 3339 parser over generated values, with Date as the independent reference for
+ * the calendar: round trip, equivalence of offsets, rejection of exactly the impossible fields, and
+ * agreement with Date.parse on every millisecond instant of years 0001 to 9999.
+ */
+import fc from 'fast-check';
+import t from 'tap';
+import { formatInstant, type Instant, microsBetween, parseDateTime } from '../../src/domain/datetime.js';
+
+/** 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z in epoch seconds. */
+const FIRST_SECOND = -62_135_596_800;
+const LAST_SECOND = 253_402_300_799;
+const RUNS = { numRuns: 20_000 };
+
+const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+
+/** The civil fields of epoch seconds, by Date (setUTCFullYear-free reading works for years 1 to 9999). */
+function civil(seconds: number) {
+  const d = new Date(seconds * 1000);
+  return {
+    year: d.getUTCFullYear(),
+    month: d.getUTCMonth() + 1,
+    day: d.getUTCDate(),
+    hour: d.getUTCHours(),
+    minute: d.getUTCMinutes(),
+    second: d.getUTCSeconds(),
+  };
+}
+
+/** Days in a month by Date: day 0 of the next month is the last day of this one. */
+function daysInMonth(year: number, month: number): number {
+  const d = new Date(0);
+  d.setUTCFullYear(year, month, 0);
+  return d.getUTCDate();
+}
+
+/** How a fraction of `micros` may be written: 1 to 6 digits that lose nothing, trailing zeros allowed. */
+function fractionText(micros: number, extraDigits: number): string {
+  if (micros === 0 && extraDigits === 0) return '';
+  const digits = String(micros).padStart(6, '0').replace(/0+$/, '');
+  return `.${digits.padEnd(Math.min(6, digits.length + extraDigits), '0') || '0'}`;
+}
+
+const offsetText = (minutes: number, zulu: string) =>
+  minutes === 0 && zulu !== ''
+    ? zulu
+    : `${minutes < 0 ? '-' : '+'}${pad(Math.floor(Math.abs(minutes) / 60))}:${pad(Math.abs(minutes) % 60)}`;
+
+/**
+ * The RFC 3339 text of an instant as a client in another time zone writes it: the wall clock at
+ * `offsetMinutes`, any fraction width that loses nothing, `T`/`t`, and `Z`/`z`/`+00:00`/`-00:00` for UTC.
+ */
+function writeInstant(
+  instant: Instant,
+  offsetMinutes: number,
+  style: { t: string; zulu: string; extra: number },
+) {
+  const local = civil(instant.seconds + offsetMinutes * 60);
+  const date = `${pad(local.year, 4)}-${pad(local.month)}-${pad(local.day)}`;
+  const time = `${pad(local.hour)}:${pad(local.minute)}:${pad(local.second)}`;
+  const offset = offsetMinutes === 0 && style.zulu === '-' ? '-00:00' : offsetText(offsetMinutes, style.zulu);
+  return `${date}${style.t}${time}${fractionText(instant.micros, style.extra)}${offset}`;
+}
+
+const instantArb = fc.record({
+  seconds: fc.integer({ min: FIRST_SECOND + 86_400, max: LAST_SECOND - 86_400 }),
+  micros: fc.oneof(fc.integer({ min: 0, max: 999_999 }), fc.constantFrom(0, 1, 500_000, 999_999)),
+});
+const offsetArb = fc.oneof(
+  fc.integer({ min: -(23 * 60 + 59), max: 23 * 60 + 59 }),
+  fc.constantFrom(0, 60, -60, 330, 345),
+);
+const styleArb = fc.record({
+  t: fc.constantFrom('T', 't'),
+  zulu: fc.constantFrom('Z', 'z', '', '-'),
+  extra: fc.integer({ min: 0, max: 6 }),
+});
+
+const parsed = (text: string): Instant | string => {
+  const result = parseDateTime(text);
+  return result.ok ? result.instant : result.reason;
+};
+
+t.test('round trip: parse ∘ write is the instant, and parse ∘ format is the identity', async (t) => {
+  const same = (a: Instant | string, b: Instant) => typeof a !== 'string' && microsBetween(a, b) === 0;
+  let checked = 0;
+  fc.assert(
+    fc.property(instantArb, offsetArb, styleArb, (instant, offset, style) => {
+      const canonical = formatInstant(instant);
+      if (!same(parsed(writeInstant(instant, offset, style)), instant)) return false;
+      if (!same(parsed(canonical), instant)) return false;
+      if (canonical !== writeInstant(instant, 0, { t: 'T', zulu: 'Z', extra: 0 })) return false;
+      checked++;
+      return true;
+    }),
+    RUNS,
+  );
+  t.equal(checked, RUNS.numRuns);
+});
+
+t.test('the same instant written with any two offsets parses to the same instant', async (t) => {
+  let checked = 0;
+  fc.assert(
+    fc.property(instantArb, offsetArb, offsetArb, styleArb, (instant, a, b, style) => {
+      const left = parseDateTime(writeInstant(instant, a, style));
+      const right = parseDateTime(writeInstant(instant, b, style));
+      if (!left.ok || !right.ok || microsBetween(left.instant, right.instant) !== 0) return false;
+      checked++;
+      return true;
+    }),
+    RUNS,
+  );
+  t.equal(checked, RUNS.numRuns);
+});
+
+t.test('agrees with Date on every millisecond instant of years 0001 to 9999', async (t) => {
+  let checked = 0;
+  fc.assert(
+    fc.property(fc.integer({ min: FIRST_SECOND * 1000, max: LAST_SECOND * 1000 + 999 }), (ms) => {
+      const iso = new Date(ms).toISOString(); // `YYYY-MM-DDTHH:MM:SS.mmmZ` for these years
+      const result = parseDateTime(iso);
+      if (!result.ok) return false;
+      const { seconds, micros } = result.instant;
+      if (seconds * 1000 + micros / 1000 !== ms) return false;
+      // And back: the same text without trailing zeros of the fraction.
+      if (formatInstant(result.instant) !== iso.replace(/\.?0+Z$/, 'Z').replace(/\.Z$/, 'Z')) return false;
+      checked++;
+      return true;
+    }),
+    RUNS,
+  );
+  t.equal(checked, RUNS.numRuns);
+});
+
+/** Two digits: mostly a value that exists, often one at or just past a limit, sometimes anything. */
+const field = (min: number, max: number) =>
+  fc.oneof(
+    { arbitrary: fc.integer({ min, max }), weight: 8 },
+    { arbitrary: fc.constantFrom(min, max, max + 1, Math.max(0, min - 1)), weight: 1 },
+    { arbitrary: fc.integer({ min: 0, max: 99 }), weight: 1 },
+  );
+
+t.test('accepts exactly the fields that exist, by Date, and rejects the rest with a reason', async (t) => {
+  let accepted = 0;
+  let rejected = 0;
+  fc.assert(
+    fc.property(
+      fc.record({
+        year: fc.oneof(
+          fc.integer({ min: 0, max: 9999 }),
+          fc.constantFrom(0, 1, 1900, 2000, 2100, 2400, 9999),
+        ),
+        month: field(1, 12),
+        day: field(1, 31),
+        hour: field(0, 23),
+        minute: field(0, 59),
+        second: field(0, 59),
+        offsetHours: field(0, 23),
+        offsetMinutes: field(0, 59),
+        sign: fc.constantFrom('+', '-'),
+      }),
+      (f) => {
+        const text = `${pad(f.year, 4)}-${pad(f.month)}-${pad(f.day)}T${pad(f.hour)}:${pad(f.minute)}:${pad(f.second)}${f.sign}${pad(f.offsetHours)}:${pad(f.offsetMinutes)}`;
+        const exists =
+          f.year >= 1 &&
+          f.month >= 1 &&
+          f.month <= 12 &&
+          f.day >= 1 &&
+          f.day <= daysInMonth(f.year, f.month) &&
+          f.hour <= 23 &&
+          f.minute <= 59 &&
+          f.second <= 59 &&
+          f.offsetHours <= 23 &&
+          f.offsetMinutes <= 59;
+        const result = parseDateTime(text);
+        if (result.ok !== exists) return false;
+        if (result.ok) {
+          accepted++;
+          // The instant Date computes for the same fields.
+          const utc = new Date(0);
+          utc.setUTCFullYear(f.year, f.month - 1, f.day);
+          utc.setUTCHours(f.hour, f.minute, f.second);
+          const offset = (f.sign === '-' ? -1 : 1) * (f.offsetHours * 60 + f.offsetMinutes);
+          return result.instant.seconds === utc.getTime() / 1000 - offset * 60 && result.instant.micros === 0;
+        }
+        rejected++;
+        // An impossible value is named, not refused as a malformed text.
+        return /does not exist|not supported|year must be/.test(result.reason);
+      },
+    ),
+    RUNS,
+  );
+  t.ok(accepted > 1000 && rejected > 1000, `both sides covered (${accepted} accepted, ${rejected} rejected)`);
+});
+
+t.test('impossible days of real months are rejected, whatever the year', async (t) => {
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 1, max: 9999 }),
+      fc.integer({ min: 1, max: 12 }),
+      fc.integer({ min: 1, max: 68 }),
+      (year, month, beyond) => {
+        const day = daysInMonth(year, month) + beyond;
+        if (day > 99) return true;
+        const result = parseDateTime(`${pad(year, 4)}-${pad(month)}-${pad(day)}T00:00:00Z`);
+        return !result.ok && result.reason.includes(`day ${pad(day)} does not exist`);
+      },
+    ),
+    RUNS,
+  );
+  t.pass('no impossible day accepted');
+});
+
+t.test('more than six fraction digits are refused, never rounded', async (t) => {
+  fc.assert(
+    fc.property(instantArb, fc.stringMatching(/^[0-9]{1,20}$/), (instant, more) => {
+      const text = formatInstant(instant).replace(/(\.\d+)?Z$/, (_, fraction: string | undefined) => {
+        return `${(fraction ?? '.').padEnd(7, '0')}${more}Z`;
+      });
+      const result = parseDateTime(text);
+      return !result.ok && /more than 6 fractional digits/.test(result.reason);
+    }),
+    { numRuns: 5000 },
+  );
+  t.pass('no text with 7 or more fraction digits accepted');
+});
