@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
+import { HEALTH_READY_PATH } from '../../src/api/paths.js';
 import { loadSettings } from '../../src/config.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -46,6 +47,7 @@ interface Service {
   depends_on?: Record<string, { condition: string }>;
   healthcheck?: { test?: string[]; interval?: string };
   deploy?: { replicas?: number };
+  stop_grace_period?: string;
   ports?: { published: number; target: number }[];
   volumes?: string[];
 }
@@ -154,9 +156,24 @@ t.test('docker-compose.yml is valid with .env.example as .env', { skip: noCompos
     const [, slots, port] = /^\s*server-template api (\d+) api:(\d+)/m.exec(haproxy) ?? [];
     t.equal(port, api.environment?.PORT, 'the port the replicas listen on');
     t.ok(Number(slots) >= (api.deploy?.replicas ?? Number.POSITIVE_INFINITY), 'a slot for every replica');
-    t.match(haproxy, /^\s*http-check send meth GET uri \/health\/ready /m);
+    const [, checked] = /^\s*http-check send meth GET uri (\S+) /m.exec(haproxy) ?? [];
+    t.equal(checked, HEALTH_READY_PATH, "the replicas' readiness");
+    t.match(haproxy, /^\s*http-check expect status 200$/m, '503 (not ready) takes a replica out');
     t.match(haproxy, /^\s*bind :8080$/m, 'listens on the published target port');
   });
+});
+
+t.test('a stopping replica drains before Docker kills it', { skip: noCompose }, async (t) => {
+  const result = await composeConfig(t);
+  const api = yamlToJson(result.stdout).services.api;
+  const [, amount, unit] = /^(\d+)(s|m)$/.exec(api?.stop_grace_period ?? '') ?? [];
+  const stopGraceSeconds = Number(amount) * (unit === 'm' ? 60 : 1);
+  const settings = loadSettings(api?.environment ?? {});
+  // After the grace period the pool and Redis are closed (sql.end waits up to 5 s); 10 s of margin.
+  t.ok(
+    settings.SHUTDOWN_GRACE_SECONDS + 10 <= stopGraceSeconds,
+    `SHUTDOWN_GRACE_SECONDS (${settings.SHUTDOWN_GRACE_SECONDS}) + 10 ≤ stop_grace_period (${api?.stop_grace_period})`,
+  );
 });
 
 t.test('a missing secret stops docker-compose; no password has a default', { skip: noCompose }, async (t) => {
