@@ -1,17 +1,19 @@
 /**
  * Import benchmark: a year of 1-minute data for one tube (527,040 rows) through `importMeasurements`,
- * against a plain `COPY … (format csv)` of the same file into a bare table (no index, no checks): the
- * floor of what PostgreSQL can ingest. Prints both times and their ratio, and for context the same COPY
- * into a table with measurements' primary key.
+ * as `gwapi import measurements FILE` runs it, against a plain `COPY … (format csv)` of the same file
+ * into a bare table (no index, no checks): the floor of what PostgreSQL can ingest. For context also
+ * the same COPY into a table with measurements' primary key, the import's staging path (which takes
+ * re-imports, corrections, unsorted files and files with errors; forced here by one stored row just
+ * after the file's range, see measurementsPaths.test.ts), and a re-import of the same file.
  *
  *   node --import tsx bench/import.ts [ROWS] [RUNS]      (DATABASE_URL, or an embedded PostgreSQL)
  *
- * Each run imports into an empty measurements table; the best run of each kind counts, since the
- * machine is shared and noise only ever adds time.
+ * Each run imports into an empty measurements table. Prints the best and the median of the runs: the
+ * machine is shared, and noise only ever adds time.
  */
 import { createReadStream } from 'node:fs';
 import { chmod, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { connect, type Sql } from '../src/db/connect.js';
@@ -25,6 +27,20 @@ import { upsertRegistry } from '../src/importers/registry.js';
 const ROWS = Number(process.argv[2] ?? 527_040);
 const RUNS = Number(process.argv[3] ?? 3);
 const TUBE = '5a1c0b9e-6f3d-4c1e-9d2a-0b7e4f8a1c33';
+const START = Date.UTC(2023, 0, 1) / 1000;
+/** One minute after the file's last row. */
+const AFTER_THE_FILE = formatInstant({ seconds: START + ROWS * 60, micros: 0 });
+
+const seconds = (s: number) => `${s.toFixed(3).padStart(5)} s`;
+
+const LABELS = {
+  copy: 'plain COPY (csv) into a bare table',
+  copyIndexed: 'plain COPY (csv) into a table with our primary key',
+  direct: 'gwapi import, direct path (to commit)',
+  vacuum: 'vacuum measurements afterwards',
+  reimport: 'gwapi import again (every row unchanged)',
+  staged: 'gwapi import, staging path (to commit)',
+};
 
 const dir = await mkdtemp(join(tmpdir(), 'gwapi-bench-'));
 await chmod(dir, 0o755);
@@ -43,44 +59,56 @@ try {
   const file = join(dir, 'year.csv');
   await writeYear(file);
   const size = (await stat(file)).size;
+  const [server] = await sql<{ version: string }[]>`select current_setting('server_version') as version`;
   console.log(
-    `${ROWS.toLocaleString('en-US')} rows, ${(size / 1e6).toFixed(1)} MB CSV; best of ${RUNS} runs`,
+    `${ROWS.toLocaleString('en-US')} rows, ${(size / 1e6).toFixed(1)} MB CSV; ${RUNS} runs; ` +
+      `${new Date().toISOString().slice(0, 10)}, ${cpus().length} × ${cpus()[0]?.model.trim()}, ` +
+      `Node ${process.versions.node}, PostgreSQL ${server?.version}`,
   );
 
-  const copy: number[] = [];
-  const copyIndexed: number[] = [];
-  const imports: number[] = [];
-  const vacuums: number[] = [];
-  let reimport = 0;
+  const runs: Record<keyof typeof LABELS, number[]> = {
+    copy: [],
+    copyIndexed: [],
+    direct: [],
+    vacuum: [],
+    staged: [],
+    reimport: [],
+  };
+  const gwapiImport = async () => {
+    await importMeasurements(sql, await openInput(file), { name: file });
+  };
   for (let run = 0; run < RUNS; run++) {
-    copy.push(await timed(() => plainCopy(sql, file, false)));
-    copyIndexed.push(await timed(() => plainCopy(sql, file, true)));
+    runs.copy.push(await timed(() => plainCopy(sql, file, false)));
+    runs.copyIndexed.push(await timed(() => plainCopy(sql, file, true)));
     await sql`truncate measurements`;
-    imports.push(
-      await timed(async () => {
-        await importMeasurements(sql, await openInput(file), { name: file });
-      }),
-    );
-    vacuums.push(await timed(() => vacuumMeasurements(sql)));
-    if (run === RUNS - 1) {
-      reimport = await timed(async () => {
-        await importMeasurements(sql, await openInput(file), { name: file });
-      });
-    }
+    runs.direct.push(await timed(gwapiImport));
+    runs.vacuum.push(await timed(() => vacuumMeasurements(sql)));
+    runs.reimport.push(await timed(gwapiImport));
+    await sql`truncate measurements`;
+    await sql`insert into measurements select id, ${AFTER_THE_FILE}, 0 from tubes`;
+    runs.staged.push(await timed(gwapiImport));
   }
+  await sql`drop table if exists bare`;
+
   const best = (times: number[]) => Math.min(...times);
-  const line = (label: string, seconds: number) =>
+  const median = (times: number[]) => [...times].sort((a, b) => a - b)[Math.floor(times.length / 2)]!;
+  console.log(`${''.padEnd(52)}   best    median   rows/s (median)`);
+  for (const [kind, label] of Object.entries(LABELS) as [keyof typeof LABELS, string][]) {
+    const times = runs[kind];
+    const rate = Math.round(ROWS / median(times)).toLocaleString('en-US');
     console.log(
-      `${label.padEnd(44)} ${seconds.toFixed(3)} s  ${Math.round(ROWS / seconds).toLocaleString('en-US')} rows/s`,
+      `${label.padEnd(52)} ${seconds(best(times))} ${seconds(median(times))}  ${rate.padStart(10)}`,
     );
-  line('plain COPY (csv) into a bare table', best(copy));
-  line('plain COPY (csv) into a table with our primary key', best(copyIndexed));
-  line('gwapi import (to commit)', best(imports));
-  line('vacuum (analyze) measurements afterwards', best(vacuums));
-  line('gwapi import again (every row unchanged)', reimport);
-  console.log(`ratio import / COPY: ${(best(imports) / best(copy)).toFixed(2)}`);
-  console.log(`ratio (import + vacuum) / COPY: ${((best(imports) + best(vacuums)) / best(copy)).toFixed(2)}`);
-  console.log(`ratio import / COPY with the primary key: ${(best(imports) / best(copyIndexed)).toFixed(2)}`);
+  }
+  const ratio = (label: string, over: number[], under: number[]) =>
+    console.log(
+      `${label.padEnd(52)} ${(best(over) / best(under)).toFixed(2).padStart(7)} ${(median(over) / median(under)).toFixed(2).padStart(7)}`,
+    );
+  const plus = (a: number[], b: number[]) => a.map((x, i) => x + b[i]!);
+  ratio('ratio import / COPY', runs.direct, runs.copy);
+  ratio('ratio (import + vacuum) / COPY', plus(runs.direct, runs.vacuum), runs.copy);
+  ratio('ratio import / COPY with the primary key', runs.direct, runs.copyIndexed);
+  ratio('ratio staging path / COPY', runs.staged, runs.copy);
 } finally {
   await sql.end({ timeout: 5 });
   await stopServer();
@@ -95,11 +123,10 @@ async function timed(work: () => Promise<unknown>): Promise<number> {
 
 /** One value a minute from 2023-01-01, like a logger's export. */
 async function writeYear(file: string): Promise<void> {
-  const start = Date.UTC(2023, 0, 1) / 1000;
   const lines = ['tubeIdentifier,observedAt,value'];
   for (let i = 0; i < ROWS; i++) {
     const level = (-1.5 + Math.sin(i / 1440) * 0.4 + (i % 97) / 1000).toFixed(3);
-    lines.push(`${TUBE},${formatInstant({ seconds: start + i * 60, micros: 0 })},${level}`);
+    lines.push(`${TUBE},${formatInstant({ seconds: START + i * 60, micros: 0 })},${level}`);
   }
   await writeFile(file, `${lines.join('\n')}\n`);
 }
