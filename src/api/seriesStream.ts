@@ -8,7 +8,7 @@ import { Readable } from 'node:stream';
 import { z } from 'zod';
 import { type Client, mayRead } from '../auth/clients.js';
 import type { Queryable, Sql } from '../db/connect.js';
-import { findTube, type MeasurementRow, measurementBatches } from '../db/queries/series.js';
+import { findTube, measurementBatches } from '../db/queries/series.js';
 import { iterateInTransaction } from '../db/transactionIterator.js';
 import { compileSerializer } from '../schemas/jsonSchema.js';
 import { Measurement, SeriesHead } from '../schemas/series.js';
@@ -28,12 +28,6 @@ export const BATCH_SIZE = 5000;
  */
 const READ_AHEAD_BYTES = 512 * 1024;
 
-/**
- * `2024-01-01 00:00:00.5+00` (timestamptz text in a UTC session, DateStyle ISO) → `2024-01-01T00:00:00.5Z`.
- * PostgreSQL already drops trailing zeros of the fraction, and the whole fraction when it is zero.
- */
-export const rfc3339FromPostgres = (text: string): string => `${text.slice(0, 10)}T${text.slice(11, -3)}Z`;
-
 export interface SeriesRequest {
   client: Client;
   /** Canonical (lower-case) tube identifier. */
@@ -47,8 +41,19 @@ export interface SeriesRequest {
   connection?: { held(): void; released(): void };
 }
 
-/** Head and measurements, without the closing `]}`: that is added once the snapshot ended well. */
-async function* seriesChunks(tx: Queryable, request: SeriesRequest): AsyncGenerator<string> {
+const COMMA = 0x2c;
+const CLOSING = Buffer.from(']}');
+
+/**
+ * Head and measurements, without the closing `]}`: that is added once the snapshot ended well.
+ *
+ * Each batch becomes one Buffer: the serializer's `[…]` is encoded once, its `[` overwritten with the
+ * `,` that separates it from the previous batch and its `]` left out by a view. The serializer's string
+ * dies at once; slicing or concatenating it as a string would flatten it into another 250 KB string
+ * that lives until the stream converts it, long enough to be promoted to the old generation (measured:
+ * the server's memory then grew with the length of the series).
+ */
+async function* seriesChunks(tx: Queryable, request: SeriesRequest): AsyncGenerator<Buffer> {
   // This runs inside the transaction: the connection is ours until the transaction is over.
   request.connection?.held();
   const tube = await findTube(tx, request.tubeIdentifier);
@@ -61,15 +66,21 @@ async function* seriesChunks(tx: Queryable, request: SeriesRequest): AsyncGenera
     unit: tube.unit,
     verticalDatum: tube.verticalDatum,
   });
-  let pending = `${head.slice(0, -1)},"measurements":[`;
+  const opening = Buffer.from(`${head.slice(0, -1)},"measurements":`);
+  let first = true;
   for await (const rows of measurementBatches(tx, tube.id, request.from, request.to, BATCH_SIZE)) {
-    for (const row of rows as MeasurementRow[]) row.observedAt = rfc3339FromPostgres(row.observedAt);
-    yield pending + serializeMeasurements(rows).slice(1, -1);
-    pending = ',';
+    const batch = Buffer.from(serializeMeasurements(rows));
+    if (first) {
+      yield Buffer.concat([opening, batch.subarray(0, -1)]);
+      first = false;
+    } else {
+      batch[0] = COMMA;
+      yield batch.subarray(0, -1);
+    }
     request.onRows?.(rows.length);
   }
   // The head alone, for an interval without measurements.
-  if (pending !== ',') yield pending;
+  if (first) yield Buffer.concat([opening, Buffer.from('[')]);
 }
 
 /**
@@ -84,7 +95,7 @@ export async function openSeriesStream(sql: Sql, request: SeriesRequest): Promis
   // Each way out of the transaction (no tube, a failure, the end, a client that left) is over only
   // once the connection is back in the pool: iterateInTransaction waits for that before it returns.
   const released = () => request.connection?.released();
-  let first: IteratorResult<string, void>;
+  let first: IteratorResult<Buffer, void>;
   try {
     first = await chunks.next();
   } catch (error) {
@@ -110,7 +121,7 @@ export async function openSeriesStream(sql: Sql, request: SeriesRequest): Promis
     // Only now, with the cursor exhausted and the transaction committed, is the document complete. A
     // connection lost between two batches can make the cursor look merely finished; the commit then
     // fails instead, and the client gets a cut-off response rather than a short well-formed one.
-    yield ']}';
+    yield CLOSING;
   }
   const stream = Readable.from(document(), { objectMode: false, highWaterMark: READ_AHEAD_BYTES });
   stream.once('close', () => void finish());

@@ -82,10 +82,10 @@ async function explain(sql: Sql, tube: number, from: string, to: string): Promis
   return [...(await sql.unsafe(`explain (format json) ${text}`, params))];
 }
 
-/** Microseconds since the epoch of PostgreSQL's UTC text form `2024-01-01 00:15:00.000123+00`. */
+/** Microseconds since the epoch of the series query's RFC 3339 UTC form `2024-01-01T00:15:00.000123Z`. */
 function micros(text: string): bigint {
-  const match = /^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d)(?:\.(\d{1,6}))?\+00$/.exec(text);
-  if (!match) throw new Error(`not a UTC timestamptz text: ${text}`);
+  const match = /^(\d{4}-\d\d-\d\d)T(\d\d:\d\d:\d\d)(?:\.(\d{1,6}))?Z$/.exec(text);
+  if (!match) throw new Error(`not an RFC 3339 UTC text: ${text}`);
   const seconds = BigInt(Date.parse(`${match[1]}T${match[2]}Z`) / 1000);
   return seconds * 1_000_000n + BigInt((match[3] ?? '').padEnd(6, '0'));
 }
@@ -206,12 +206,12 @@ t.test('interval bounds are exact to the microsecond: from inclusive, to exclusi
     const at = async (from: string, to: string) =>
       (await series(sql, tubes[0]!, from, to)).map((row) => row.observedAt);
     t.same(await at('2024-01-01T00:15:00.000123Z', '2024-01-01T00:45:00.000369Z'), [
-      '2024-01-01 00:15:00.000123+00',
-      '2024-01-01 00:30:00.000246+00',
+      '2024-01-01T00:15:00.000123Z',
+      '2024-01-01T00:30:00.000246Z',
     ]);
     t.same(await at('2024-01-01T00:15:00.000124Z', '2024-01-01T00:45:00.00037Z'), [
-      '2024-01-01 00:30:00.000246+00',
-      '2024-01-01 00:45:00.000369+00',
+      '2024-01-01T00:30:00.000246Z',
+      '2024-01-01T00:45:00.000369Z',
     ]);
   }
 });
@@ -274,7 +274,7 @@ t.test('upserts land in uncompressed and in compressed chunks', async (t) => {
     const [existing] = await series(plain, tube, `${day}T06:00:00Z`, `${day}T06:15:00Z`);
     const changes = [
       { tube_id: tube, observed_at: existing!.observedAt, value: existing!.value + 1.25 },
-      { tube_id: tube, observed_at: `${day} 06:07:00.5+00`, value: -4.125 },
+      { tube_id: tube, observed_at: `${day}T06:07:00.5Z`, value: -4.125 },
     ];
     for (const sql of [tsdb, plain]) {
       const count = async () => (await sql`select count(*)::int as n from measurements`)[0]?.n;

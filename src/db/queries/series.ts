@@ -16,7 +16,7 @@ export async function findTube(sql: Queryable, identifier: string): Promise<Tube
 }
 
 export interface MeasurementRow {
-  /** timestamptz as PostgreSQL prints it in a UTC ISO session: `2024-01-01 00:00:00.5+00`. */
+  /** RFC 3339 in UTC, as the API returns it: `2024-01-01T00:00:00.5Z`. */
   observedAt: string;
   value: number;
 }
@@ -28,7 +28,7 @@ export interface MeasurementRow {
  */
 export function seriesSelect(sql: Queryable, tubeId: number, from: string, to: string) {
   return sql`
-    select observed_at::text as "observedAt", value
+    select replace(replace(observed_at::text, ' ', 'T'), '+00', 'Z') as "observedAt", value
     from measurements
     where tube_id = ${tubeId} and observed_at >= ${from}::timestamptz and observed_at < ${to}::timestamptz
     order by observed_at`;
@@ -52,10 +52,21 @@ export async function* measurementBatches(
   batchSize: number,
 ): AsyncGenerator<MeasurementRow[]> {
   await tx`declare series_cursor no scroll cursor for ${seriesSelect(tx, tubeId, from, to)}`;
-  const fetch = `fetch forward ${Math.trunc(batchSize)} from series_cursor`;
+  const text = `fetch forward ${Math.trunc(batchSize)} from series_cursor`;
+  const fetch = () => {
+    const rows = tx.unsafe<MeasurementRow[]>(text, [], { prepare: true }).execute();
+    // Handled here too: when the caller stops early, a FETCH sent ahead is never awaited.
+    rows.catch(() => {});
+    return rows;
+  };
+  let next = fetch();
   while (true) {
-    const rows = await tx.unsafe<MeasurementRow[]>(fetch, [], { prepare: true });
+    const rows = await next;
+    const more = rows.length === batchSize;
+    // Sent before the caller gets this batch: PostgreSQL reads the next one while this one is
+    // serialized and written, instead of each side waiting for the other.
+    if (more) next = fetch();
     if (rows.length > 0) yield rows;
-    if (rows.length < batchSize) return;
+    if (!more) return;
   }
 }

@@ -1,0 +1,40 @@
+/** Medians and plain-text tables: what every benchmark prints. */
+
+/** The median of the values that are numbers; NaN when there is none. */
+export function median(values: (number | undefined)[]): number {
+  const sorted = values.filter((v): v is number => typeof v === 'number' && !Number.isNaN(v));
+  if (sorted.length === 0) return Number.NaN;
+  sorted.sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+/** Columns padded to their widest cell; the first column left-aligned, the others right-aligned. */
+export function printTable(header: string[], rows: string[][]): void {
+  const widths = header.map((title, column) =>
+    Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)),
+  );
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!)))
+      .join('  ');
+  console.log(line(header));
+  console.log(widths.map((width) => '-'.repeat(width)).join('  '));
+  for (const row of rows) console.log(line(row));
+  console.log();
+}
+
+export const ms = (value: number) => `${value.toFixed(value < 10 ? 1 : 0)} ms`;
+export const mb = (value: number) => `${value.toFixed(1)} MB`;
+export const ratio = (value: number) => `${value.toFixed(2)}×`;
+export const count = (value: number) => Math.round(value).toLocaleString('en-US');
+
+/** What the figures were measured on, for the top of every report. */
+export async function machineLine(): Promise<string> {
+  const { cpus, totalmem } = await import('node:os');
+  const cpu = cpus();
+  return (
+    `${new Date().toISOString().slice(0, 16)}Z, Node ${process.version}, ${cpu.length} × ` +
+    `${cpu[0]?.model.trim() ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB`
+  );
+}

@@ -1,0 +1,176 @@
+/**
+ * Series benchmark: a year of 1-minute data for one tube (527,040 measurements, ~28 MB of JSON) over
+ * real HTTP on loopback, against
+ *   - the floor: the same rows read by a bare cursor loop in the same kind of process (no HTTP, no
+ *     serialization); the faster of DECLARE/FETCH and postgres.js `.cursor()` counts;
+ *   - a naive buffered handler (all rows at once, JSON.stringify, send): the baseline.
+ * Each round runs every variant once, one after the other, so drift of the shared machine hits all of
+ * them alike; the median of the rounds is printed. Then server memory: peak minus idle resident set of
+ * a fresh server process (the kernel's VmHWM), for 30, 183 and 366 days, ours and naive.
+ *
+ *   node --import tsx bench/series.ts [ROUNDS] [MEMORY_RUNS]     (DATABASE_URL, or an embedded PostgreSQL)
+ */
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { timedGet } from './lib/http.js';
+import { startBenchPostgres } from './lib/postgres.js';
+import { addSeriesFixture, dayAfterStart, MINUTES_PER_DAY, SERIES_START } from './lib/seriesFixture.js';
+import { type ServerProcess, startServerProcess } from './lib/serverProcess.js';
+import { count, machineLine, mb, median, ms, printTable, ratio } from './lib/stats.js';
+
+const ROUNDS = Number(process.argv[2] ?? 7);
+const MEMORY_RUNS = Number(process.argv[3] ?? 5);
+const YEAR_ROWS = 366 * MINUTES_PER_DAY;
+
+const pg = await startBenchPostgres();
+try {
+  console.log(`Series benchmark — ${await machineLine()}\n${pg.description}\n`);
+  const { url, sql } = await pg.database('bench_series');
+  const fixture = await addSeriesFixture(sql);
+  const interval = (days: number) => `?from=${SERIES_START}&to=${dayAfterStart(days)}`;
+  const oursUrl = (base: string, days: number) =>
+    `${base}/v1/groundwater-monitoring-tubes/${fixture.identifier}/measurements${interval(days)}`;
+  const naiveUrl = (base: string, days: number) =>
+    `${base}/bench/naive/${fixture.identifier}${interval(days)}`;
+  const headers = { 'x-api-key': fixture.key };
+  const floorRequest = (method: 'declare' | 'cursor') => ({
+    method,
+    tubeId: fixture.tubeId,
+    from: SERIES_START,
+    to: dayAfterStart(366),
+  });
+
+  const server = await startServerProcess('api', url);
+  try {
+    await checkBodies(server);
+    type Sample = { ms: number; cpuMs?: number; firstByteMs?: number; bytes?: number };
+    /** Also the server's CPU time: on a shared machine it drifts far less than the wall clock. */
+    const withCpu = async (run: () => Promise<Sample>): Promise<Sample> => {
+      const before = server.cpuMs();
+      const sample = await run();
+      return { ...sample, cpuMs: server.cpuMs() - before };
+    };
+    const variants: [string, () => Promise<Sample>][] = [
+      ['floor: DECLARE/FETCH loop', () => server.floor(floorRequest('declare'))],
+      ['floor: postgres.js .cursor()', () => server.floor(floorRequest('cursor'))],
+      ['ours (streamed)', () => httpSample(oursUrl(server.base, 366), headers)],
+      ['naive (buffered)', () => httpSample(naiveUrl(server.base, 366), {})],
+      ['ours, gzip', () => httpSample(oursUrl(server.base, 366), { ...headers, 'accept-encoding': 'gzip' })],
+      ['ours, br', () => httpSample(oursUrl(server.base, 366), { ...headers, 'accept-encoding': 'br' })],
+    ];
+    const samples = new Map<string, Sample[]>(variants.map(([name]) => [name, []]));
+    for (let round = -1; round < ROUNDS; round++) {
+      for (const [name, run] of variants) {
+        const sample = await withCpu(run);
+        if (round >= 0) samples.get(name)!.push(sample); // round -1 warms up
+      }
+    }
+    const medianOf = (name: string, field: keyof Sample) =>
+      median(samples.get(name)!.map((sample) => sample[field] as number));
+    const floor = Math.min(
+      medianOf('floor: DECLARE/FETCH loop', 'ms'),
+      medianOf('floor: postgres.js .cursor()', 'ms'),
+    );
+    const ours = medianOf('ours (streamed)', 'ms');
+    const naive = medianOf('naive (buffered)', 'ms');
+    console.log(`366 days, ${count(YEAR_ROWS)} measurements; median of ${ROUNDS} rounds\n`);
+    printTable(
+      ['variant', 'total', 'server CPU', 'first byte', 'body', 'measurements/s', 'vs floor'],
+      variants.map(([name]) => {
+        const total = medianOf(name, 'ms');
+        const bytes = medianOf(name, 'bytes');
+        const firstByte = medianOf(name, 'firstByteMs');
+        return [
+          name,
+          ms(total),
+          ms(medianOf(name, 'cpuMs')),
+          Number.isNaN(firstByte) ? '' : ms(firstByte),
+          Number.isNaN(bytes) ? '' : mb(bytes / 1e6),
+          count(YEAR_ROWS / (total / 1000)),
+          ratio(total / floor),
+        ];
+      }),
+    );
+    printTable(
+      ['target', 'measured', 'met'],
+      [
+        ['ours ≤ 1.3 × floor', ratio(ours / floor), ours / floor <= 1.3 ? 'yes' : 'NO'],
+        ['naive / ours ≥ 1.5', ratio(naive / ours), naive / ours >= 1.5 ? 'yes' : 'NO'],
+        [
+          'first byte < 50 ms',
+          ms(medianOf('ours (streamed)', 'firstByteMs')),
+          medianOf('ours (streamed)', 'firstByteMs') < 50 ? 'yes' : 'NO',
+        ],
+      ],
+    );
+  } finally {
+    await server.stop();
+  }
+
+  const memory = await measureMemory();
+  printTable(
+    ['server RSS growth (peak − idle)', ...[30, 183, 366].map((days) => `${days} days`), 'spread'],
+    (['ours', 'naive'] as const).map((kind) => {
+      const growth = [30, 183, 366].map((days) => memory.get(`${kind} ${days}`)!);
+      const spread = (Math.max(...growth) - Math.min(...growth)) / Math.max(...growth);
+      return [kind, ...growth.map(mb), `${(spread * 100).toFixed(0)} %`];
+    }),
+  );
+
+  /** Every variant's body is checked once, before anything is timed. */
+  async function checkBodies(server: ServerProcess): Promise<void> {
+    const plain = await timedGet(oursUrl(server.base, 366), headers, true);
+    const measurements = JSON.parse(plain.body!.toString()).measurements;
+    if (measurements.length !== YEAR_ROWS) throw new Error(`ours sent ${measurements.length} measurements`);
+    const naive = await timedGet(naiveUrl(server.base, 366), {}, true);
+    if (JSON.stringify(JSON.parse(naive.body!.toString()).measurements) !== JSON.stringify(measurements)) {
+      throw new Error('the naive handler sent other measurements');
+    }
+    for (const [encoding, decompress] of [
+      ['gzip', gunzipSync],
+      ['br', brotliDecompressSync],
+    ] as const) {
+      const response = await timedGet(
+        oursUrl(server.base, 366),
+        { ...headers, 'accept-encoding': encoding },
+        true,
+      );
+      if (response.headers['content-encoding'] !== encoding) continue; // not (yet) offered
+      if (!decompress(response.body!).equals(plain.body!)) throw new Error(`${encoding} body differs`);
+    }
+  }
+
+  /** Median growth per (kind, days), each run on a fresh server warmed up on one day. */
+  async function measureMemory(): Promise<Map<string, number>> {
+    const growth = new Map<string, number>();
+    for (const kind of ['ours', 'naive'] as const) {
+      for (const days of [30, 183, 366]) {
+        const runs: number[] = [];
+        for (let run = 0; run < MEMORY_RUNS; run++) {
+          const server = await startServerProcess('api', url);
+          try {
+            const urlFor = kind === 'ours' ? oursUrl : naiveUrl;
+            const sent = kind === 'ours' ? headers : {};
+            for (let warm = 0; warm < 3; warm++) await timedGet(urlFor(server.base, 1), sent);
+            const idle = server.residentMb();
+            server.resetPeak();
+            const response = await timedGet(urlFor(server.base, days), sent);
+            if (response.status !== 200) throw new Error(`${kind} ${days} days: ${response.status}`);
+            runs.push(server.peakMb() - idle);
+          } finally {
+            await server.stop();
+          }
+        }
+        growth.set(`${kind} ${days}`, median(runs));
+      }
+    }
+    return growth;
+  }
+} finally {
+  await pg.stop();
+}
+
+async function httpSample(url: string, headers: Record<string, string>) {
+  const response = await timedGet(url, headers);
+  if (response.status !== 200) throw new Error(`${url}: ${response.status}`);
+  return { ms: response.totalMs, firstByteMs: response.firstByteMs, bytes: response.bytes };
+}
