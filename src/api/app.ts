@@ -49,6 +49,8 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     genReqId: () => randomUUID(),
     frameworkErrors,
     clientErrorHandler,
+    // A request without Host reaches the app, which refuses it as a problem (problems.ts), not Node.
+    http: { requireHostHeader: false },
     // Fastify's 503 while closing is not a problem document; in-flight and late requests are served.
     return503OnClosing: false,
     routerOptions: {

@@ -3,7 +3,7 @@
  * 500), Fastify's (unknown route, bad URL encoding, body parsing) and even the HTTP parser's (malformed
  * request, headers too large), which never reach a route and are written straight to the socket.
  */
-import { type IncomingMessage, STATUS_CODES } from 'node:http';
+import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { compileSerializer } from '../../schemas/jsonSchema.js';
@@ -91,14 +91,36 @@ function handleError(error: FastifyError, request: FastifyRequest, reply: Fastif
   );
 }
 
+/**
+ * Requests Node would answer itself with a bare status, no body and no API-Version: an Expect other
+ * than 100-continue (417) and an HTTP/1.1 request without Host (400, RFC 9112 section 3.2). Both are
+ * let through to Fastify (the `checkExpectation` listener, `requireHostHeader: false` in app.ts) and
+ * refused here as problems, logged under a request id like every other response.
+ */
+const unmetExpectations = new WeakSet<IncomingMessage>();
+
+function refuseWhatNodeWould(request: FastifyRequest): void {
+  if (unmetExpectations.has(request.raw)) {
+    throw new ProblemError(417, 'This server meets no expectation but 100-continue: leave out Expect.');
+  }
+  if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
+    throw new ProblemError(400, 'An HTTP/1.1 request must carry a Host header (RFC 9112).');
+  }
+}
+
 export function registerProblems(app: FastifyInstance): void {
   app.setErrorHandler(handleError);
   // The root onRequest hook runs before any body is read, so an unknown path is 404 before a body of
   // an unknown media type could make it 415 (route comes first, decisions.md).
   app.addHook('onRequest', async (request) => {
+    refuseWhatNodeWould(request);
     if (request.is404) throw notFound();
   });
   app.server.on('connect', answerConnect);
+  app.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
+    unmetExpectations.add(request);
+    app.server.emit('request', request, response);
+  });
 }
 
 /** Errors Fastify raises before routing (Fastify option `frameworkErrors`). */
