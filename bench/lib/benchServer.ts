@@ -12,6 +12,7 @@ import { loadSettings } from '../../src/config.js';
 import { connect } from '../../src/db/connect.js';
 import { type FloorRequest, readWithCursor, readWithDeclaredCursor } from './floor.js';
 import { registerBaselines } from './naiveSeries.js';
+import { SERVER_APPLICATION_NAME } from './serverProcess.js';
 
 export type ServerMessage =
   | { type: 'listening'; base: string }
@@ -39,7 +40,10 @@ async function start(): Promise<void> {
   }
   if (kind !== 'api' || !databaseUrl) throw new Error('usage: benchServer.ts api DATABASE_URL | bare');
   const settings = loadSettings({ LOG_LEVEL: 'info', LIMITS_ENABLED: 'false' });
-  const sql = connect(databaseUrl, { max: settings.DATABASE_POOL_MAX, applicationName: 'gwapi bench api' });
+  const sql = connect(databaseUrl, {
+    max: settings.DATABASE_POOL_MAX,
+    applicationName: SERVER_APPLICATION_NAME,
+  });
   const app = buildApp({ sql, settings });
   registerBaselines(app, sql);
   send({ type: 'listening', base: await app.listen({ host: '127.0.0.1', port: 0 }) });

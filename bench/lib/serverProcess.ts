@@ -7,7 +7,11 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { ParentMessage, ServerMessage } from './benchServer.js';
+import { processCpuMs } from './cpu.js';
 import type { FloorRequest } from './floor.js';
+
+/** application_name of the bench server's database connections (to find its backends). */
+export const SERVER_APPLICATION_NAME = 'gwapi bench api';
 
 const ENTRY = fileURLToPath(new URL('./benchServer.ts', import.meta.url));
 
@@ -30,16 +34,6 @@ export interface ServerProcess {
 const statusField = (pid: number, field: string) =>
   Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 
-/** utime + stime of /proc/PID/stat (fields 14 and 15, after the parenthesised command name). */
-function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
-}
-
-/** USER_HZ: 100 on every Linux this runs on (getconf CLK_TCK). */
-const CLOCK_TICKS_PER_SECOND = 100;
-
 export async function startServerProcess(
   kind: 'api' | 'bare',
   databaseUrl = '',
@@ -52,6 +46,8 @@ export async function startServerProcess(
   });
   const messages: ((message: ServerMessage) => void)[] = [];
   child.on('message', (message: ServerMessage) => messages.shift()?.(message));
+  // Each request below waits for one message; the exit listener of each would pile up.
+  child.setMaxListeners(0);
   const next = () =>
     new Promise<ServerMessage>((resolve, reject) => {
       messages.push(resolve);
@@ -63,7 +59,7 @@ export async function startServerProcess(
   return {
     base: listening.base,
     pid,
-    cpuMs: () => cpuMs(pid),
+    cpuMs: () => processCpuMs(pid),
     residentMb: () => statusField(pid, 'VmRSS'),
     resetPeak: () => writeFileSync(`/proc/${pid}/clear_refs`, '5'),
     peakMb: () => statusField(pid, 'VmHWM'),

@@ -6,6 +6,8 @@ export interface HttpResponse {
   status: number;
   headers: IncomingHttpHeaders;
   body: string;
+  /** The body as it came (a compressed body stays compressed). */
+  bytes?: Buffer;
 }
 
 export function send(
@@ -18,13 +20,10 @@ export function send(
     const req = request(`${base}${path}`, { method, headers, agent: false }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () =>
-        resolve({
-          status: res.statusCode ?? 0,
-          headers: res.headers,
-          body: Buffer.concat(chunks).toString(),
-        }),
-      );
+      res.on('end', () => {
+        const bytes = Buffer.concat(chunks);
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: bytes.toString(), bytes });
+      });
       res.on('error', reject);
     });
     req.on('error', reject);
@@ -63,33 +62,45 @@ export interface OpenStream {
   /** Resolves with the first chunk of the body. */
   firstChunk: Promise<Buffer>;
   /** What arrived, and whether the response ended properly (false: cut off). */
-  done: Promise<{ complete: boolean; body: string }>;
+  done: Promise<{ complete: boolean; body: string; bytes: Buffer }>;
   pause(): void;
   resume(): void;
   /** Leaves: closes the connection mid-response. */
   abort(): void;
 }
 
-/** A GET whose body the test reads at its own pace. */
-export function openStream(base: string, path: string, key: string): OpenStream {
+/** A GET whose body the test reads at its own pace (raw bytes: a compressed body stays compressed). */
+export function openStream(
+  base: string,
+  path: string,
+  key: string,
+  headers: Record<string, string> = {},
+): OpenStream {
   let pause = () => {};
   let resume = () => {};
   let abort = () => {};
   let gotFirst: (chunk: Buffer) => void = () => {};
   const firstChunk = new Promise<Buffer>((resolve) => (gotFirst = resolve));
-  const done = new Promise<{ complete: boolean; body: string }>((resolve, reject) => {
-    const req = request(`${base}${path}`, { headers: { 'x-api-key': key }, agent: false }, (res) => {
-      pause = () => res.pause();
-      resume = () => res.resume();
-      const chunks: Buffer[] = [];
-      const finish = (complete: boolean) => resolve({ complete, body: Buffer.concat(chunks).toString() });
-      res.on('data', (chunk: Buffer) => {
-        if (chunks.length === 0) gotFirst(chunk);
-        chunks.push(chunk);
-      });
-      res.on('end', () => finish(true));
-      res.on('error', () => finish(false));
-    });
+  const done = new Promise<{ complete: boolean; body: string; bytes: Buffer }>((resolve, reject) => {
+    const req = request(
+      `${base}${path}`,
+      { headers: { ...headers, 'x-api-key': key }, agent: false },
+      (res) => {
+        pause = () => res.pause();
+        resume = () => res.resume();
+        const chunks: Buffer[] = [];
+        const finish = (complete: boolean) => {
+          const bytes = Buffer.concat(chunks);
+          resolve({ complete, body: bytes.toString(), bytes });
+        };
+        res.on('data', (chunk: Buffer) => {
+          if (chunks.length === 0) gotFirst(chunk);
+          chunks.push(chunk);
+        });
+        res.on('end', () => finish(true));
+        res.on('error', () => finish(false));
+      },
+    );
     abort = () => req.destroy();
     req.on('error', reject);
     req.end();

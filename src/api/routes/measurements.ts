@@ -8,6 +8,7 @@ import { formatInstant } from '../../domain/datetime.js';
 import { ParameterName } from '../../schemas/problem.js';
 import { SeriesQuery } from '../../schemas/series.js';
 import { TubeIdentifier } from '../../schemas/wells.js';
+import { compressStream, negotiateCoding } from '../compression.js';
 import type { ServiceMetrics } from '../metrics.js';
 import { MEASUREMENTS_PATH } from '../paths.js';
 import { forbidden, type ParameterErrors, ProblemError, tubeNotFound } from '../plugins/problems.js';
@@ -51,10 +52,18 @@ export function measurementsRoute(
       const from = formatInstant(query.from);
       const to = formatInstant(query.to);
 
+      // The body depends on Accept-Encoding; caches must keep the codings apart.
+      const coding = negotiateCoding(request.headers['accept-encoding']);
+      const representation = () => {
+        reply.type('application/json').header('Vary', 'Accept-Encoding');
+        if (coding) reply.header('Content-Encoding', coding);
+        return reply;
+      };
+
       if (request.method === 'HEAD') {
         const tube = await retryIfConnectionLost(() => findTube(sql, tubeIdentifier));
         if (!tube || !mayRead(client, tube.id)) throw tubeNotFound();
-        return reply.type('application/json').send();
+        return representation().send();
       }
 
       request.rowsStreamed = 0;
@@ -73,7 +82,7 @@ export function measurementsRoute(
         // destroys the socket) and the client sees an incomplete body.
         request.log.error({ err: error }, 'series stream failed after the first byte; response cut off');
       });
-      return reply.type('application/json').send(stream);
+      return representation().send(coding ? compressStream(stream, coding) : stream);
     },
   });
 }

@@ -1,12 +1,14 @@
-/** GET /v1/groundwater-monitoring-wells: the wells and tubes the key may read. */
+/** GET /v1/groundwater-monitoring-wells: the wells and tubes the key may read, from discoveryCache.ts. */
 import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import { readsNothing } from '../../auth/clients.js';
 import type { Sql } from '../../db/connect.js';
-import { type VisibleTubeRow, visibleTubes } from '../../db/queries/wells.js';
+import { registryVersion, type VisibleTubeRow, visibleTubes } from '../../db/queries/wells.js';
 import { retryIfConnectionLost } from '../../db/retry.js';
 import { naturalCompare } from '../../domain/naturalOrder.js';
 import { compileSerializer } from '../../schemas/jsonSchema.js';
 import { type Well, WellList } from '../../schemas/wells.js';
+import { negotiateCoding } from '../compression.js';
+import { createDiscoveryCache, worthCompressing } from '../discoveryCache.js';
 import { WELLS_PATH } from '../paths.js';
 import { forbidden } from '../plugins/problems.js';
 
@@ -29,6 +31,14 @@ export function wellsRoute(
   app: FastifyInstance,
   options: { sql: Sql; methods: string[]; onRequest: onRequestHookHandler[] },
 ): void {
+  const { sql } = options;
+  const cache = createDiscoveryCache({
+    currentVersion: () => retryIfConnectionLost(() => registryVersion(sql)),
+    async load(client) {
+      const { version, rows } = await retryIfConnectionLost(() => visibleTubes(sql, client));
+      return { version, body: Buffer.from(serializeWells(groupWells(rows))) };
+    },
+  });
   app.route({
     method: options.methods,
     url: WELLS_PATH,
@@ -37,8 +47,14 @@ export function wellsRoute(
     handler: async (request, reply) => {
       const client = request.client!;
       if (readsNothing(client)) throw forbidden();
-      const wells = groupWells(await retryIfConnectionLost(() => visibleTubes(options.sql, client)));
-      return reply.type('application/json').send(Buffer.from(serializeWells(wells)));
+      const cached = await cache.get(client);
+      // The body depends on Accept-Encoding; caches must keep the codings apart.
+      reply.type('application/json').header('Vary', 'Accept-Encoding');
+      const coding = worthCompressing(cached)
+        ? negotiateCoding(request.headers['accept-encoding'])
+        : undefined;
+      if (!coding) return reply.send(cached.body);
+      return reply.header('Content-Encoding', coding).send(cached.encoded(coding));
     },
   });
 }

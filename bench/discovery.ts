@@ -1,0 +1,116 @@
+/**
+ * Discovery benchmark: requests per second of GET /v1/groundwater-monitoring-wells for 1,000 wells × 3
+ * tubes and a key that sees all, limits lifted, against a bare Fastify route returning a constant,
+ * both in server processes of their own, loaded by the same generator (bench/lib/load.ts) in rounds
+ * that alternate between them; medians of the rounds. Also the first request (the cache is empty:
+ * the query, grouping and serializing) and the body sizes with gzip and br.
+ *
+ *   node --import tsx bench/discovery.ts [ROUNDS] [SECONDS] [CONNECTIONS]
+ */
+import { addKey } from '../test/helpers/fixtures.js';
+import { backendCpuMeter, ownCpuMs } from './lib/cpu.js';
+import { timedGet } from './lib/http.js';
+import { type LoadResult, load } from './lib/load.js';
+import { startBenchPostgres } from './lib/postgres.js';
+import { SERVER_APPLICATION_NAME, startServerProcess } from './lib/serverProcess.js';
+import { count, machineLine, median, ms, printTable, ratio } from './lib/stats.js';
+
+const ROUNDS = Number(process.argv[2] ?? 5);
+const SECONDS = Number(process.argv[3] ?? 4);
+const CONNECTIONS = Number(process.argv[4] ?? 16);
+const WELLS = 1000;
+const TUBES_PER_WELL = 3;
+
+const pg = await startBenchPostgres();
+try {
+  console.log(`Discovery benchmark — ${await machineLine()}\n${pg.description}\n`);
+  const { url, sql } = await pg.database('bench_discovery');
+  await sql`
+    with w as (insert into wells (name) select 'Well ' || i from generate_series(1, ${WELLS}) i returning id)
+    insert into tubes (identifier, well_id, number)
+    select gen_random_uuid(), w.id, n::text from w, generate_series(1, ${TUBES_PER_WELL}) n`;
+  const { key } = await addKey(sql, { allTubes: true });
+  const api = await startServerProcess('api', url);
+  const bare = await startServerProcess('bare');
+  try {
+    const wellsUrl = `${api.base}/v1/groundwater-monitoring-wells`;
+    const headers = { 'x-api-key': key };
+    const first = await timedGet(wellsUrl, headers, true);
+    const wells = JSON.parse(first.body!.toString());
+    if (wells.length !== WELLS) throw new Error(`discovery listed ${wells.length} wells`);
+    const sizes = [];
+    for (const coding of ['gzip', 'br']) {
+      sizes.push(
+        `${coding} ${count((await timedGet(wellsUrl, { ...headers, 'accept-encoding': coding })).bytes)} B`,
+      );
+    }
+    console.log(
+      `${count(WELLS)} wells × ${TUBES_PER_WELL} tubes, body ${count(first.bytes)} B (${sizes.join(', ')}); ` +
+        `first request (cache empty) ${ms(first.totalMs)}\n` +
+        `${CONNECTIONS} keep-alive connections, ${SECONDS} s per target per round, median of ${ROUNDS} rounds\n`,
+    );
+
+    const targets: [string, string, Record<string, string>][] = [
+      ['bare Fastify, constant', `${bare.base}/`, {}],
+      ['discovery', wellsUrl, headers],
+      ['discovery, gzip', wellsUrl, { ...headers, 'accept-encoding': 'gzip' }],
+      ['discovery, br', wellsUrl, { ...headers, 'accept-encoding': 'br' }],
+    ];
+    type Sample = LoadResult & { serverUs: number; databaseUs: number; clientUs: number };
+    const results = new Map<string, Sample[]>(targets.map(([name]) => [name, []]));
+    const database = backendCpuMeter(sql, SERVER_APPLICATION_NAME);
+    for (let round = -1; round < ROUNDS; round++) {
+      for (const [name, target, sent] of targets) {
+        const server = target.startsWith(api.base) ? api : bare;
+        const [serverBefore, clientBefore] = [server.cpuMs(), ownCpuMs()];
+        await database.start();
+        const seconds = round < 0 ? 1 : SECONDS;
+        const result = await load(target, sent, { connections: CONNECTIONS, seconds });
+        const perRequest = (cpuMs: number) => (cpuMs * 1000) / result.requests;
+        const sample = {
+          ...result,
+          serverUs: perRequest(server.cpuMs() - serverBefore),
+          databaseUs: perRequest(await database.stop()),
+          clientUs: perRequest(ownCpuMs() - clientBefore),
+        };
+        if (round >= 0) results.get(name)!.push(sample); // round -1 warms up
+      }
+    }
+    const medianOf = (name: string, field: keyof Sample) =>
+      median(results.get(name)!.map((result) => result[field]));
+    const bareRate = medianOf('bare Fastify, constant', 'perSecond');
+    printTable(
+      [
+        'target',
+        'requests/s',
+        'p50',
+        'p99',
+        'body',
+        'vs bare',
+        'CPU/request: server',
+        'database',
+        'load generator',
+      ],
+      targets.map(([name]) => [
+        name,
+        count(medianOf(name, 'perSecond')),
+        ms(medianOf(name, 'p50Ms')),
+        ms(medianOf(name, 'p99Ms')),
+        `${count(medianOf(name, 'bodyBytes'))} B`,
+        ratio(medianOf(name, 'perSecond') / bareRate),
+        `${medianOf(name, 'serverUs').toFixed(0)} µs`,
+        `${medianOf(name, 'databaseUs').toFixed(0)} µs`,
+        `${medianOf(name, 'clientUs').toFixed(0)} µs`,
+      ]),
+    );
+    const discoveryShare = medianOf('discovery', 'perSecond') / bareRate;
+    console.log(
+      `target: discovery ≥ 25 % of bare Fastify: ${(discoveryShare * 100).toFixed(0)} % — ${discoveryShare >= 0.25 ? 'met' : 'NOT met'}\n`,
+    );
+  } finally {
+    await api.stop();
+    await bare.stop();
+  }
+} finally {
+  await pg.stop();
+}

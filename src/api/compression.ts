@@ -1,0 +1,89 @@
+/**
+ * Response compression: which coding a client asked for (Accept-Encoding, RFC 9110 §12.5.3) and the
+ * streaming compressors. A small pipeline through node:zlib rather than @fastify/compress: the series
+ * needs exact control of how a failure travels (a database error after the first byte must cut the
+ * compressed response off, a client that leaves must stop the cursor), which a `pipeline` of two
+ * streams gives directly; the plugin would add hooks to every route and a dependency for ~50 lines.
+ *
+ * Levels are chosen for streaming: the cheapest that still compresses well. Measured on a year of
+ * 1-minute data (27.6 MB of JSON, CPU time of the compressor):
+ *
+ *   gzip 1: 2.93 MB,  75 ms      brotli 1: 1.87 MB,  51 ms
+ *   gzip 4: 2.59 MB, 120 ms      brotli 3: 1.86 MB, 125 ms
+ *   gzip 6: 2.62 MB, 266 ms      brotli 5: 1.50 MB, 343 ms
+ *
+ * Brotli 1 is both smaller and cheaper than any gzip level, so it is preferred when a client accepts
+ * both equally. Bodies compressed once and then served many times (the discovery cache) can afford
+ * more: see CACHED_LEVELS.
+ */
+import { pipeline, type Readable, type Transform } from 'node:stream';
+import zlib from 'node:zlib';
+
+export type Coding = 'br' | 'gzip';
+
+/** Codings we offer, in order of preference when a client's weights tie. */
+const OFFERED: Coding[] = ['br', 'gzip'];
+
+/** zlib's output chunk: 64 KiB makes few, large socket writes (its default is 16 KiB). */
+const CHUNK_SIZE = 64 * 1024;
+
+const STREAMING_LEVELS = { gzip: 1, br: 1 } as const;
+const CACHED_LEVELS = { gzip: 6, br: 5 } as const;
+
+/**
+ * The coding to use for an Accept-Encoding header, or undefined for none (identity). Weights (`q`) are
+ * honoured, `q=0` refuses a coding, `*` stands for any coding not named, `x-gzip` is gzip.
+ */
+export function negotiateCoding(header: string | string[] | undefined): Coding | undefined {
+  if (header === undefined) return undefined;
+  const weights = new Map<string, number>();
+  for (const element of (Array.isArray(header) ? header.join(',') : header).split(',')) {
+    const [name = '', ...parameters] = element.split(';').map((part) => part.trim().toLowerCase());
+    if (name === '') continue;
+    const q = parameters.find((parameter) => /^q\s*=/.test(parameter));
+    const weight = q === undefined ? 1 : Number(q.slice(q.indexOf('=') + 1).trim());
+    weights.set(name === 'x-gzip' ? 'gzip' : name, Number.isFinite(weight) ? weight : 0);
+  }
+  let best: Coding | undefined;
+  let bestWeight = 0;
+  for (const coding of OFFERED) {
+    const weight = weights.get(coding) ?? weights.get('*') ?? 0;
+    if (weight > bestWeight) {
+      best = coding;
+      bestWeight = weight;
+    }
+  }
+  return best;
+}
+
+function compressor(coding: Coding, level: number): Transform {
+  return coding === 'gzip'
+    ? zlib.createGzip({ level, chunkSize: CHUNK_SIZE })
+    : zlib.createBrotliCompress({
+        chunkSize: CHUNK_SIZE,
+        params: { [zlib.constants.BROTLI_PARAM_QUALITY]: level },
+      });
+}
+
+/**
+ * `source` compressed as it streams. An error of the source destroys the result with that error (so
+ * the response is cut off), and destroying the result (a client that left) destroys the source.
+ */
+export function compressStream(source: Readable, coding: Coding): Transform {
+  const compressed = compressor(coding, STREAMING_LEVELS[coding]);
+  // The outcome reaches the response through `compressed` itself; nothing more to do here.
+  pipeline(source, compressed, () => {});
+  return compressed;
+}
+
+/** A whole body compressed at once, for bodies that are cached and sent many times. */
+export function compressBody(body: Buffer, coding: Coding): Buffer {
+  return coding === 'gzip'
+    ? zlib.gzipSync(body, { level: CACHED_LEVELS.gzip })
+    : zlib.brotliCompressSync(body, {
+        params: {
+          [zlib.constants.BROTLI_PARAM_QUALITY]: CACHED_LEVELS.br,
+          [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.length,
+        },
+      });
+}

@@ -1,0 +1,100 @@
+/**
+ * Discovery bodies, serialized (and compressed) once per set of grants and kept with the registry
+ * version they were read at (sql/003_registry_version.sql). A request whose grants have a body asks the
+ * database for the current version only, one tiny read, and gets the cached bytes when it matches.
+ *
+ * Why it stays correct:
+ * - after an import or any change of wells or tubes: the change raises the version in its own
+ *   transaction, so the very next request on every replica sees a new version and rebuilds;
+ * - after a grant change or a revocation: grants come with the client from the key cache, which a
+ *   replica trusts for at most KEY_CACHE_SECONDS (≤ 10 s); a new set of grants is another cache entry.
+ * Entries are dropped oldest first beyond a byte budget, so many distinct keys cannot grow the process.
+ */
+import type { Client } from '../auth/clients.js';
+import { type Coding, compressBody } from './compression.js';
+
+export interface CachedBody {
+  body: Buffer;
+  /** The body in `coding`, compressed the first time it is asked for. */
+  encoded(coding: Coding): Buffer;
+}
+
+export interface DiscoverySource {
+  /** The registry version now. */
+  currentVersion(): Promise<string>;
+  /** The client's discovery body and the version of the snapshot it was read in. */
+  load(client: Client): Promise<{ version: string; body: Buffer }>;
+}
+
+/** Below this, compression saves too little to be worth a header (as @fastify/compress's threshold). */
+const COMPRESS_FROM_BYTES = 1024;
+
+interface Entry extends CachedBody {
+  version: string;
+  bytes: number;
+}
+
+/** One key per set of grants, computed once per client object (clients are cached with their key). */
+const grantKeys = new WeakMap<Client, string>();
+function grantKey(client: Client): string {
+  let key = grantKeys.get(client);
+  if (key === undefined) {
+    key = client.allTubes ? '*' : [...client.grants].sort((a, b) => a - b).join(',');
+    grantKeys.set(client, key);
+  }
+  return key;
+}
+
+export function createDiscoveryCache(source: DiscoverySource, options: { maxBytes?: number } = {}) {
+  const maxBytes = options.maxBytes ?? 64 * 1024 * 1024;
+  const entries = new Map<string, Entry>();
+  let totalBytes = 0;
+
+  function remember(key: string, entry: Entry): void {
+    const previous = entries.get(key);
+    if (previous) totalBytes -= previous.bytes;
+    entries.delete(key);
+    entries.set(key, entry);
+    totalBytes += entry.bytes;
+    for (const [oldest, old] of entries) {
+      if (totalBytes <= maxBytes || oldest === key) break;
+      entries.delete(oldest);
+      totalBytes -= old.bytes;
+    }
+  }
+
+  function entryFor(version: string, body: Buffer): Entry {
+    const encodings: Partial<Record<Coding, Buffer>> = {};
+    const entry: Entry = {
+      version,
+      body,
+      bytes: body.length,
+      encoded(coding) {
+        let encoded = encodings[coding];
+        if (!encoded) {
+          encoded = compressBody(body, coding);
+          encodings[coding] = encoded;
+          entry.bytes += encoded.length;
+          totalBytes += encoded.length;
+        }
+        return encoded;
+      },
+    };
+    return entry;
+  }
+
+  return {
+    async get(client: Client): Promise<CachedBody> {
+      const key = grantKey(client);
+      const cached = entries.get(key);
+      if (cached && (await source.currentVersion()) === cached.version) return cached;
+      const { version, body } = await source.load(client);
+      const entry = entryFor(version, body);
+      remember(key, entry);
+      return entry;
+    },
+  };
+}
+
+/** Whether a body is worth compressing at all. */
+export const worthCompressing = (body: CachedBody): boolean => body.body.length >= COMPRESS_FROM_BYTES;
