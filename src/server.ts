@@ -1,12 +1,17 @@
-/** Runs the app on a port until SIGINT/SIGTERM, then closes the server, the pool and the embedded database. */
-import type { FastifyInstance } from 'fastify';
+/**
+ * Runs the app on a port until SIGINT/SIGTERM, then closes the server, the limits, the pool and the
+ * embedded database.
+ */
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { buildApp } from './api/app.js';
 import { createMetrics } from './api/metrics.js';
 import { listenForMetrics } from './api/metricsServer.js';
+import { createLogger } from './api/plugins/logging.js';
 import { closeGracefully } from './api/shutdown.js';
 import type { Database } from './commands/database.js';
 import type { Settings } from './config.js';
-import { unlimited } from './limits/types.js';
+import { createClientLimits } from './limits/createClientLimits.js';
+import { type ClientLimits, unlimited } from './limits/types.js';
 
 export interface RunServerOptions {
   /** Called once the server listens, with its address (`http://host:port`; the real port when PORT=0). */
@@ -27,23 +32,35 @@ function untilStopSignal(): Promise<void> {
   });
 }
 
+/** The client limits this replica enforces, and one line at start on how they are kept. */
+async function startLimits(settings: Settings, logger: FastifyBaseLogger): Promise<ClientLimits> {
+  if (!settings.LIMITS_ENABLED) {
+    logger.warn('LIMITS_ENABLED is false: client limits are lifted (for benchmarks only)');
+    return unlimited;
+  }
+  if (!settings.REDIS_URL) {
+    logger.warn(
+      'REDIS_URL is not set: limits are kept in this process, which is correct for one replica only',
+    );
+  }
+  // With REDIS_URL, createClientLimits itself says so when Redis does not answer at start.
+  return createClientLimits(settings, { logger });
+}
+
 export async function runServer(
   settings: Settings,
   db: Database,
   options: RunServerOptions = {},
 ): Promise<void> {
-  const metrics = createMetrics({ limits: unlimited, poolMax: settings.DATABASE_POOL_MAX });
-  const app = buildApp({ sql: db.sql, settings, metrics });
+  const logger = createLogger(settings.LOG_LEVEL);
+  const limits = await startLimits(settings, logger);
+  const metrics = createMetrics({ limits, poolMax: settings.DATABASE_POOL_MAX });
+  const app = buildApp({ sql: db.sql, settings, limits, logger, metrics });
   let metricsApp: FastifyInstance | undefined;
   try {
     const address = await app.listen({ host: settings.HOST, port: settings.PORT });
     app.log.info({ address, database: db.embedded ? 'embedded' : 'DATABASE_URL' }, 'gwapi listening');
-    if (!settings.REDIS_URL) {
-      app.log.warn(
-        'REDIS_URL is not set: limits are kept in this process, which is correct for one replica only',
-      );
-    }
-    metricsApp = await listenForMetrics(metrics, settings, app.log);
+    metricsApp = await listenForMetrics(metrics, settings, logger);
     const stopped = untilStopSignal();
     options.onListening?.(address);
     await stopped;
@@ -53,6 +70,9 @@ export async function runServer(
   } finally {
     // Metrics stay scrapable while the replica drains.
     await metricsApp?.close();
+    // After the server: responses still running hold slots until they end. A replica that cannot
+    // release them (killed) leaves them to expire with their leases.
+    await limits.close();
   }
   await db.close();
 }

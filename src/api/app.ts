@@ -6,7 +6,7 @@
  * → client limits (429) → parameters (400) → access (403/404) → response.
  */
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { createClientResolver } from '../auth/clients.js';
 import type { Settings } from '../config.js';
@@ -15,7 +15,7 @@ import { type ClientLimits, unlimited } from '../limits/types.js';
 import { createMetrics, type ServiceMetrics } from './metrics.js';
 import { authenticate } from './plugins/auth.js';
 import { admitClient } from './plugins/limits.js';
-import { loggerOptions, registerRequestLog } from './plugins/logging.js';
+import { createLogger, registerRequestLog } from './plugins/logging.js';
 import { acceptEveryMethod, onlyGetAndHead } from './plugins/methods.js';
 import { registerRequestMetrics } from './plugins/metrics.js';
 import { clientErrorHandler, frameworkErrors, registerProblems } from './plugins/problems.js';
@@ -25,6 +25,7 @@ import { healthRoutes } from './routes/health.js';
 import { measurementsRoute } from './routes/measurements.js';
 import { openApiRoute } from './routes/openapi.js';
 import { wellsRoute } from './routes/wells.js';
+import { trustProxyOption } from './trustProxy.js';
 
 export { API_VERSION } from './plugins/version.js';
 
@@ -33,7 +34,9 @@ export interface AppDependencies {
   settings: Settings;
   /** Client limits (429); lifted when not given. */
   limits?: ClientLimits;
-  /** Where log lines go (standard output when not given); tests pass a stream to read them. */
+  /** The service's logger (server.ts shares it with the limits); made from LOG_LEVEL when not given. */
+  logger?: FastifyBaseLogger;
+  /** Where log lines go when no logger is given (standard output when not given); tests read them. */
   logStream?: DestinationStream;
   /** Where the app counts what it does; its own registry when not given (server.ts serves it). */
   metrics?: ServiceMetrics;
@@ -43,7 +46,10 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
   const { sql, settings } = deps;
   const limits = deps.limits ?? unlimited;
   const app = Fastify({
-    logger: loggerOptions(settings.LOG_LEVEL, deps.logStream),
+    loggerInstance: deps.logger ?? createLogger(settings.LOG_LEVEL, deps.logStream),
+    // The client address (what failed-auth limiting counts) comes from X-Forwarded-For only when the
+    // operator says which proxies to believe; otherwise anyone could pick a fresh address per guess.
+    trustProxy: trustProxyOption(settings.TRUST_PROXY),
     // One line per request is written by registerRequestLog, with the fields Fastify's lines lack.
     disableRequestLogging: true,
     genReqId: () => randomUUID(),

@@ -12,6 +12,7 @@ import { components } from '../schemas/registry.js';
 import { SeriesQuery } from '../schemas/series.js';
 import { TubeIdentifier } from '../schemas/wells.js';
 import { MEASUREMENTS_PATH, OPENAPI_PATH, WELLS_PATH } from './paths.js';
+import { rateLimit, rateLimitPolicy } from './plugins/limits.js';
 import { API_VERSION } from './plugins/version.js';
 
 const BASE_PATH = '/v1';
@@ -55,12 +56,16 @@ function headers(settings: Settings) {
       schema: jsonSchemaOf(z.int().min(1)),
     },
     RateLimit: stringHeader(
-      "IETF draft RateLimit header: requests left (`r`) in this key's bucket and seconds until it is full (`t`).",
-      `"default";r=${settings.RATE_LIMIT_BURST - 1};t=2`,
+      'RateLimit field of the IETF draft draft-ietf-httpapi-ratelimit-headers (syntax of draft 09 and ' +
+        "later): requests left (`r`) in this key's token bucket after this request, and seconds until " +
+        'the bucket is full again (`t`). Informative: a request may still be refused (429).',
+      rateLimit(settings.RATE_LIMIT_BURST - 1, 1 / settings.RATE_LIMIT_PER_SECOND),
     ),
     'RateLimit-Policy': stringHeader(
-      'IETF draft RateLimit-Policy header: the bucket size (`q`) and the seconds it takes to refill (`w`).',
-      `"default";q=${settings.RATE_LIMIT_BURST};w=${Math.round(settings.RATE_LIMIT_BURST / settings.RATE_LIMIT_PER_SECOND)}`,
+      'RateLimit-Policy field of the same draft: the policy "default" is the token bucket of this key, ' +
+        '`q` requests at once (the burst), refilled evenly so that an empty bucket is full again after ' +
+        '`w` seconds.',
+      rateLimitPolicy(settings),
     ),
     Allow: {
       description: 'The methods this path supports.',

@@ -34,10 +34,23 @@ export function tooManyRequests(reason: Refusal['reason'], retryAfterSeconds: nu
   });
 }
 
-export function admitClient(limits: ClientLimits, settings: Settings) {
-  // IETF draft "RateLimit header fields for HTTP": quota and the window in which it refills.
+/**
+ * RateLimit header fields for HTTP (draft-ietf-httpapi-ratelimit-headers, the syntax of draft 09 and
+ * later): one policy, "default", the token bucket. RateLimit-Policy: its size (`q`) and the seconds an
+ * empty bucket takes to fill (`w`); RateLimit: the tokens left (`r`) and the seconds until the bucket
+ * is full again (`t`).
+ */
+export function rateLimitPolicy(settings: Pick<Settings, 'RATE_LIMIT_BURST' | 'RATE_LIMIT_PER_SECOND'>) {
   const window = Math.round(settings.RATE_LIMIT_BURST / settings.RATE_LIMIT_PER_SECOND);
-  const policy = `"default";q=${settings.RATE_LIMIT_BURST};w=${window}`;
+  return `"default";q=${settings.RATE_LIMIT_BURST};w=${window}`;
+}
+
+export function rateLimit(remaining: number, resetSeconds: number): string {
+  return `"default";r=${remaining};t=${Math.ceil(resetSeconds)}`;
+}
+
+export function admitClient(limits: ClientLimits, settings: Settings) {
+  const policy = rateLimitPolicy(settings);
 
   return async function admitHook(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const admission = await limits.admit(request.client!.keyId);
@@ -45,9 +58,10 @@ export function admitClient(limits: ClientLimits, settings: Settings) {
     // 'close' fires once the response is complete or the connection is gone, whichever comes first.
     reply.raw.once('close', admission.release);
     const { limit, remaining, resetSeconds } = admission.rate;
+    // Lifted limits (LIMITS_ENABLED=false) advertise nothing.
     if (limit > 0) {
       reply.header('RateLimit-Policy', policy);
-      reply.header('RateLimit', `"default";r=${remaining};t=${Math.ceil(resetSeconds)}`);
+      reply.header('RateLimit', rateLimit(remaining, resetSeconds));
     }
   };
 }

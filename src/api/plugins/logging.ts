@@ -4,8 +4,8 @@
  * logged, the header path is redacted should anything log headers, and as a last guard every line is
  * scrubbed of anything shaped like a key (a key pasted into a URL would otherwise be logged with it).
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
-import type { DestinationStream } from 'pino';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { type DestinationStream, pino } from 'pino';
 import type { Settings } from '../../config.js';
 
 declare module 'fastify' {
@@ -18,16 +18,17 @@ declare module 'fastify' {
 /** `gw_` and a long run of base64url: a key, or most of one (src/domain/apiKeys.ts). */
 const KEY_LIKE = /gw_[A-Za-z0-9_-]{16,}/g;
 
-export function loggerOptions(
-  level: Settings['LOG_LEVEL'],
-  stream?: DestinationStream,
-): FastifyServerOptions['logger'] {
-  return {
+/**
+ * The service's logger, shared by the app and the parts it depends on (the limits report Redis
+ * failing and returning through it), so every line has one format and passes the same scrub.
+ */
+export function createLogger(level: Settings['LOG_LEVEL'], stream?: DestinationStream): FastifyBaseLogger {
+  const options = {
     level,
-    ...(stream ? { stream } : {}),
     redact: { paths: ['req.headers["x-api-key"]', 'headers["x-api-key"]'], censor: '[redacted]' },
     hooks: { streamWrite: (line: string) => line.replace(KEY_LIKE, 'gw_[redacted]') },
   };
+  return stream ? pino(options, stream) : pino(options);
 }
 
 /** One line per request, written when the response is over (complete, failed or abandoned). */
