@@ -7,7 +7,8 @@
  *   another row of the file, and Node can vouch for that while streaming: each tube is looked up when
  *   the file first names it (registered, and nothing stored at or after its first instant in the
  *   file), and its instants must rise strictly from there. That is the common case, a logger's new
- *   readings, and it costs about what COPY into the indexed table costs (bench/README.md).
+ *   readings, and it costs less than a CSV COPY into a table with this index (bench/README.md): Node's
+ *   parsing runs beside the server's inserting, which has no text to parse.
  * - Staging (stagedMeasurements.ts): the rows go by binary COPY, with their line numbers, into a
  *   temporary table; SQL then finds what needs the database (unknown tubes, duplicates by instant)
  *   and moves the rows by one INSERT or upsert. This handles every file: re-imports, corrections,
@@ -18,7 +19,8 @@
  * import committed the same rows meanwhile). Its transaction is then rolled back, and the staging path
  * reads the input again from the start (importInput.ts). A file the direct path refuses is usually
  * refused within its first chunk, as a re-import is; the worst case, a problem near the end, reads the
- * file twice.
+ * file twice. A stream, which cannot be reopened, is kept in memory up to 64 MB while the direct path
+ * reads it; a longer one goes to the staging path there.
  */
 import { Readable } from 'node:stream';
 import type { TransactionSql } from 'postgres';
@@ -105,8 +107,8 @@ function givesWay(error: unknown): boolean {
  * COPY extends a table dozens of pages at a time and leaves the unused ones at its end, all zeros:
  * VACUUM never marks such a page all-visible, and truncates a tail this short only when it has skipped
  * the rest of the table (it then reads the tail to see that it is empty). So a second VACUUM, which
- * skips every page the first one marked, removes them; it reads a few dozen pages. It analyzes too:
- * a VACUUM that skipped pages only estimates the row count, ANALYZE of a table this size counts.
+ * skips every page the first one marked, removes them; it reads a few dozen pages. That one analyzes:
+ * the row count is then ANALYZE's, not the extrapolation of a VACUUM that read a few pages.
  */
 export async function vacuumMeasurements(sql: Sql): Promise<void> {
   await sql`vacuum measurements`;
