@@ -1,6 +1,7 @@
 /**
- * `gwapi serve` as a replica of its own: a real process on a free port, its JSON log lines collected,
- * stopped (SIGTERM) when the test ends unless the test killed it first.
+ * `gwapi serve` as a replica of its own: a real process on a free port, its JSON log lines collected;
+ * in a test, stopped (SIGTERM) when the test ends unless the test killed it first. Benchmarks use it
+ * too (bench/limits-http.ts).
  */
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { Test } from 'tap';
@@ -28,7 +29,25 @@ export const WARN = 40;
 /** How long a replica may take to start on a busy machine (tsx compiles the sources first). */
 const START_TIMEOUT_MS = 60_000;
 
+/** A replica stopped when `t` ends. */
 export async function startReplica(t: Test, env: Record<string, string | undefined>): Promise<Replica> {
+  let stop = async () => {};
+  t.teardown(() => stop());
+  return spawnReplica(env, { onSpawn: (stopReplica) => (stop = stopReplica) });
+}
+
+export interface SpawnOptions {
+  /** Gets `stop` at once, before the replica listens. */
+  onSpawn?: (stop: () => Promise<void>) => void;
+  /** false: log lines after the listening line are dropped unread (a benchmark's load would pile up). */
+  keepLogs?: boolean;
+}
+
+/** A replica its caller stops. */
+export async function spawnReplica(
+  env: Record<string, string | undefined>,
+  options: SpawnOptions = {},
+): Promise<Replica> {
   const child = spawnCli(['serve'], { env: { HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env } });
   const logs: LogLine[] = [];
   let stdout = '';
@@ -39,7 +58,8 @@ export async function startReplica(t: Test, env: Record<string, string | undefin
     if (child.exitCode === null && child.signalCode === null) child.kill(signal);
     await exited;
   };
-  t.teardown(() => stop());
+  options.onSpawn?.(() => stop());
+  let listening = false;
 
   const base = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(
@@ -47,6 +67,7 @@ export async function startReplica(t: Test, env: Record<string, string | undefin
       START_TIMEOUT_MS,
     );
     child.stdout.on('data', (chunk: Buffer) => {
+      if (listening && options.keepLogs === false) return;
       stdout += chunk.toString();
       const lines = stdout.split('\n');
       stdout = lines.pop() ?? '';
@@ -54,6 +75,7 @@ export async function startReplica(t: Test, env: Record<string, string | undefin
         const parsed = JSON.parse(line) as LogLine & { address?: string };
         logs.push(parsed);
         if (parsed.address) {
+          listening = true;
           clearTimeout(timer);
           resolve(parsed.address);
         }
