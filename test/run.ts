@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEmbeddedPostgres } from '../src/db/embedded.js';
 import { startRedis } from './helpers/redis-server.js';
+import { CAPTURE_DIR_VARIABLE, scanCaptures } from './helpers/secrets.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 const env = { ...process.env };
@@ -31,6 +32,10 @@ if (!env.TEST_REDIS_URL) {
   cleanups.push(redis.stop);
 }
 
+// Every log line and every gwapi process output of the suite is kept here and scanned for keys at the end.
+const captureDir = await mkdtemp(join(tmpdir(), 'gwapi-test-capture-'));
+env[CAPTURE_DIR_VARIABLE] = captureDir;
+
 const tap = spawn(
   process.execPath,
   [join('node_modules', 'tap', 'dist', 'esm', 'run.mjs'), ...process.argv.slice(2)],
@@ -43,4 +48,14 @@ const code = await new Promise<number>((resolve) =>
   tap.on('exit', (c, signal) => resolve(c ?? (signal ? 1 : 0))),
 );
 for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
-process.exit(code);
+
+const scan = scanCaptures(captureDir);
+const scanned = `${scan.lines.toLocaleString('en-US')} lines of ${scan.files} captured logs and outputs`;
+if (scan.leaks.length === 0) {
+  console.log(`secrets: no API key in ${scanned} (${scan.keys} keys created by the suite)`);
+  await rm(captureDir, { recursive: true, force: true });
+} else {
+  console.log(`secrets: ${scan.leaks.length} lines with an API key in ${scanned}; kept in ${captureDir}`);
+  for (const leak of scan.leaks.slice(0, 20)) console.log(`  ${leak.file}:${leak.line}: ${leak.what}`);
+}
+process.exit(scan.leaks.length === 0 ? code : code || 1);

@@ -18,6 +18,7 @@ import { upsertRegistry } from '../../src/importers/registry.js';
 import { createKey } from '../../src/keys/store.js';
 import { startApi } from '../helpers/api.js';
 import { exchange, type RawResponse } from '../helpers/rawHttp.js';
+import { rememberKey } from '../helpers/secrets.js';
 
 const KEYS = 20;
 const WELLS = '/v1/groundwater-monitoring-wells';
@@ -187,6 +188,7 @@ t.test('no key learns anything of a tube it was not granted', async (t) => {
             tubeIdentifiers: spec.allTubes ? [] : grantedTubes.map((tube) => tube.identifier),
             allTubes: spec.allTubes,
           });
+          rememberKey(created.key);
           return { ...created, allTubes: spec.allTubes, granted: grantedTubes };
         }),
       );

@@ -14,6 +14,7 @@ import t from 'tap';
 import { freshDatabase } from '../helpers/database.js';
 import { addKey, addRegularSeries, addWell } from '../helpers/fixtures.js';
 import { get } from '../helpers/http.js';
+import { captureProcess } from '../helpers/secrets.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
 const ROWS_IN_YEAR = 366 * 24 * 60;
@@ -36,8 +37,11 @@ function startServe(databaseUrl: string): Promise<{ child: ChildProcess; base: s
       // Tight, so that buffering the year cannot succeed (see the top of this file).
       NODE_OPTIONS: '--max-old-space-size=64',
     },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
+  // Checked for keys at the end of the suite, and still shown.
+  captureProcess(child, ['serve']);
+  child.stderr!.pipe(process.stderr);
   return new Promise((resolve, reject) => {
     let output = '';
     child.stdout!.on('data', (chunk: Buffer) => {

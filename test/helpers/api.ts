@@ -11,6 +11,7 @@ import { loadSettings, type Settings } from '../../src/config.js';
 import { connect, type Sql } from '../../src/db/connect.js';
 import type { ClientLimits } from '../../src/limits/types.js';
 import { freshDatabase, type TestDatabase } from './database.js';
+import { logCapture } from './secrets.js';
 
 export interface TestApi {
   /** `http://127.0.0.1:PORT` */
@@ -44,8 +45,10 @@ export async function startApi(t: Test, options: TestApiOptions = {}): Promise<T
   const applicationName = `gwapi-test-${Math.random().toString(36).slice(2, 10)}`;
   const appSql = connect(options.databaseUrl ?? db.url, { max: options.poolMax ?? 4, applicationName });
   const logLines: string[] = [];
+  const capture = logCapture(applicationName);
   const logStream = new Writable({
     write(chunk, _encoding, done) {
+      capture(chunk.toString());
       logLines.push(...chunk.toString().split('\n').filter(Boolean));
       done();
     },

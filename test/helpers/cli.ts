@@ -1,6 +1,7 @@
 /** Runs `gwapi` as the operator would: a real process, from the TypeScript sources. */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { captureProcess } from './secrets.js';
 
 export const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
 
@@ -25,11 +26,14 @@ export function spawnCli(
 ): ChildProcessWithoutNullStreams {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' };
   for (const [name, value] of Object.entries(options.env ?? {})) if (value !== undefined) env[name] = value;
-  return spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
     env,
     cwd: options.cwd ?? fileURLToPath(new URL('../..', import.meta.url)),
     stdio: ['pipe', 'pipe', 'pipe'],
   });
+  // Everything a gwapi process says is checked for keys at the end of the suite.
+  captureProcess(child, args);
+  return child;
 }
 
 export function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {

@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Sql } from '../../src/db/connect.js';
 import { generateApiKey, generateKeyId, hashApiKey } from '../../src/domain/apiKeys.js';
+import { rememberKey } from './secrets.js';
 
 export interface TubeSpec {
   number: string;
@@ -60,6 +61,7 @@ export async function addKey(
 ): Promise<KeyFixture> {
   const key = generateApiKey();
   const keyId = generateKeyId();
+  rememberKey(key);
   await sql`
     insert into api_keys (id, name, key_hash, all_tubes)
     values (${keyId}, ${`test ${keyId}`}, ${hashApiKey(key)}, ${options.allTubes ?? false})`;
