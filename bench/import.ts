@@ -78,12 +78,12 @@ try {
     await importMeasurements(sql, await openInput(file), { name: file });
   };
   for (let run = 0; run < RUNS; run++) {
-    runs.copy.push(await timed(() => plainCopy(sql, file, false)));
-    runs.copyIndexed.push(await timed(() => plainCopy(sql, file, true)));
     await sql`truncate measurements`;
+    runs.copy.push(await timed(() => plainCopy(sql, file, false)));
     runs.direct.push(await timed(gwapiImport));
     runs.vacuum.push(await timed(() => vacuumMeasurements(sql)));
     runs.reimport.push(await timed(gwapiImport));
+    runs.copyIndexed.push(await timed(() => plainCopy(sql, file, true)));
     await sql`truncate measurements`;
     await sql`insert into measurements select id, ${AFTER_THE_FILE}, 0 from tubes`;
     runs.staged.push(await timed(gwapiImport));
@@ -100,10 +100,14 @@ try {
       `${label.padEnd(52)} ${seconds(best(times))} ${seconds(median(times))}  ${rate.padStart(10)}`,
     );
   }
-  const ratio = (label: string, over: number[], under: number[]) =>
-    console.log(
-      `${label.padEnd(52)} ${(best(over) / best(under)).toFixed(2).padStart(7)} ${(median(over) / median(under)).toFixed(2).padStart(7)}`,
-    );
+  // Ratios of the bests, of the medians, and the median of each run's own ratio: a run's import and
+  // COPY follow each other within seconds, so that one holds best while the shared machine's load drifts.
+  console.log(`${''.padEnd(52)}   best  median  median of the runs' ratios`);
+  const ratio = (label: string, over: number[], under: number[]) => {
+    const perRun = median(over.map((x, i) => x / under[i]!));
+    const figures = [best(over) / best(under), median(over) / median(under), perRun];
+    console.log(`${label.padEnd(52)} ${figures.map((r) => r.toFixed(2).padStart(7)).join('')}`);
+  };
   const plus = (a: number[], b: number[]) => a.map((x, i) => x + b[i]!);
   ratio('ratio import / COPY', runs.direct, runs.copy);
   ratio('ratio (import + vacuum) / COPY', plus(runs.direct, runs.vacuum), runs.copy);
