@@ -58,7 +58,8 @@ function headers(settings: Settings) {
     RateLimit: stringHeader(
       'RateLimit field of the IETF draft draft-ietf-httpapi-ratelimit-headers (syntax of draft 09 and ' +
         "later): requests left (`r`) in this key's token bucket after this request, and seconds until " +
-        'the bucket is full again (`t`). Informative: a request may still be refused (429).',
+        'the next one comes back (`t`): within `t` seconds at most `r` more requests are accepted. ' +
+        'Informative: a request may still be refused (429).',
       rateLimit(settings.RATE_LIMIT_BURST - 1, 1 / settings.RATE_LIMIT_PER_SECOND),
     ),
     'RateLimit-Policy': stringHeader(

@@ -54,7 +54,7 @@ export class StoreClientLimits implements ClientLimits {
       rate: {
         limit: this.parameters.burst,
         remaining: outcome.remaining,
-        resetSeconds: Math.ceil(outcome.untilFullUs / 1_000_000),
+        resetSeconds: Math.ceil(outcome.nextTokenUs / 1_000_000),
       },
       release: () => lease.release(),
     };

@@ -47,7 +47,7 @@ export class MemoryLimitStore implements LimitStore {
     return {
       kind: 'admitted',
       remaining: token.remaining,
-      untilFullUs: token.untilFullUs,
+      nextTokenUs: token.nextTokenUs,
       slot: this.slot(keyId, slotId),
     };
   }

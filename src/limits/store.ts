@@ -10,8 +10,8 @@ export interface HeldSlot {
 }
 
 export type AdmitOutcome =
-  /** A token was taken and a slot is held. `untilFullUs`: until the bucket would be full again. */
-  | { kind: 'admitted'; remaining: number; untilFullUs: number; slot: HeldSlot }
+  /** A token was taken and a slot is held. `nextTokenUs`: until the bucket holds one more token. */
+  | { kind: 'admitted'; remaining: number; nextTokenUs: number; slot: HeldSlot }
   /** The bucket is empty; nothing was taken. `waitUs`: until the next token. */
   | { kind: 'rate'; waitUs: number }
   /** A token was taken (every authenticated request costs one) but all slots are in use. */

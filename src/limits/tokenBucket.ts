@@ -7,7 +7,7 @@
  */
 
 export type TokenDecision =
-  | { allowed: true; arrival: number; untilFullUs: number; remaining: number }
+  | { allowed: true; arrival: number; nextTokenUs: number; remaining: number }
   | { allowed: false; waitUs: number };
 
 /** `arrival`: the stored TAT, or undefined for a key never seen (or long idle): a full bucket. */
@@ -23,7 +23,12 @@ export function takeToken(
   return { allowed: true, arrival: next, ...bucketLevel(next - nowUs, intervalUs, burst) };
 }
 
-/** Tokens left and time until full, from how far the TAT is ahead of now. */
+/**
+ * Tokens left and the time until the next one comes back, from how far the TAT is ahead of now
+ * (`aheadUs`, which is also the time until the bucket is full). Until that next token `remaining` is
+ * all the client may use: the "effective window" of the IETF RateLimit field.
+ */
 export function bucketLevel(aheadUs: number, intervalUs: number, burst: number) {
-  return { untilFullUs: aheadUs, remaining: Math.floor((burst * intervalUs - aheadUs) / intervalUs) };
+  const remaining = Math.floor((burst * intervalUs - aheadUs) / intervalUs);
+  return { remaining, nextTokenUs: aheadUs - (burst - 1 - remaining) * intervalUs };
 }

@@ -9,7 +9,10 @@ export interface RateLimitState {
   limit: number;
   /** Tokens left after this request. */
   remaining: number;
-  /** Seconds until the bucket is full again. */
+  /**
+   * Seconds until the next token comes back; until then `remaining` is all the key may use (the
+   * "effective window" of the IETF RateLimit field).
+   */
   resetSeconds: number;
 }
 

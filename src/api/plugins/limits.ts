@@ -37,8 +37,8 @@ export function tooManyRequests(reason: Refusal['reason'], retryAfterSeconds: nu
 /**
  * RateLimit header fields for HTTP (draft-ietf-httpapi-ratelimit-headers, the syntax of draft 09 and
  * later): one policy, "default", the token bucket. RateLimit-Policy: its size (`q`) and the seconds an
- * empty bucket takes to fill (`w`); RateLimit: the tokens left (`r`) and the seconds until the bucket
- * is full again (`t`).
+ * empty bucket takes to fill (`w`); RateLimit: the tokens left (`r`) and the seconds until the next
+ * token comes back (`t`), the draft's effective window: within it, `r` is all the key may use.
  */
 export function rateLimitPolicy(settings: Pick<Settings, 'RATE_LIMIT_BURST' | 'RATE_LIMIT_PER_SECOND'>) {
   const window = Math.round(settings.RATE_LIMIT_BURST / settings.RATE_LIMIT_PER_SECOND);
