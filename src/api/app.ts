@@ -19,6 +19,7 @@ import { createLogger, registerRequestLog } from './plugins/logging.js';
 import { acceptEveryMethod, onlyGetAndHead } from './plugins/methods.js';
 import { registerRequestMetrics } from './plugins/metrics.js';
 import { clientErrorHandler, frameworkErrors, registerProblems } from './plugins/problems.js';
+import { closeConnectionsWithBodies } from './plugins/requestBodies.js';
 import { registerVersionHeader } from './plugins/version.js';
 import { Readiness } from './readiness.js';
 import { healthRoutes } from './routes/health.js';
@@ -40,7 +41,12 @@ export interface AppDependencies {
   logStream?: DestinationStream;
   /** Where the app counts what it does; its own registry when not given (server.ts serves it). */
   metrics?: ServiceMetrics;
+  /** How long a client may take to send its request (REQUEST_TIMEOUT_MS when not given; tests shorten it). */
+  requestTimeoutMs?: number;
 }
+
+/** How long a client may take to send a request (Fastify's default: no limit; Node's for the head: 60 s). */
+export const REQUEST_TIMEOUT_MS = 30_000;
 
 export function buildApp(deps: AppDependencies): FastifyInstance {
   const { sql, settings } = deps;
@@ -55,8 +61,16 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     genReqId: () => randomUUID(),
     frameworkErrors,
     clientErrorHandler,
-    // A request without Host reaches the app, which refuses it as a problem (problems.ts), not Node.
-    http: { requireHostHeader: false },
+    http: {
+      // A request without Host reaches the app, which refuses it as a problem (problems.ts), not Node.
+      requireHostHeader: false,
+      // How often Node looks for requests past their timeout (its default, 30 s, would double it).
+      connectionsCheckingInterval: 1000,
+    },
+    // A request must arrive within this, or it is a 408 problem (problems.ts) and the connection is closed:
+    // a client trickling its head holds a connection no longer (a body is never waited for, requestBodies.ts).
+    // Responses are not affected: a year-long stream may take as long as it takes.
+    requestTimeout: deps.requestTimeoutMs ?? REQUEST_TIMEOUT_MS,
     // Fastify's 503 while closing is not a problem document; in-flight and late requests are served.
     return503OnClosing: false,
     routerOptions: {
@@ -77,6 +91,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
   registerRequestLog(app);
   registerRequestMetrics(app, metrics);
   registerProblems(app);
+  closeConnectionsWithBodies(app);
   app.decorateRequest('client', null);
 
   const resolver = createClientResolver(sql, {

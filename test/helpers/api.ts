@@ -37,6 +37,8 @@ export interface TestApiOptions {
   /** Where the app's pool connects instead of the test database (one that does not answer, say). */
   databaseUrl?: string;
   metrics?: ServiceMetrics;
+  /** How long a client may take to send its request (the app's default when not given). */
+  requestTimeoutMs?: number;
 }
 
 export async function startApi(t: Test, options: TestApiOptions = {}): Promise<TestApi> {
@@ -59,6 +61,7 @@ export async function startApi(t: Test, options: TestApiOptions = {}): Promise<T
     logStream,
     ...(options.limits ? { limits: options.limits } : {}),
     ...(options.metrics ? { metrics: options.metrics } : {}),
+    ...(options.requestTimeoutMs ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();
