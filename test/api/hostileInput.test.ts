@@ -28,8 +28,14 @@ import {
 import { addKey, addMeasurements, addWell, revokeKey } from '../helpers/fixtures.js';
 import { exchange, field, type RawResponse } from '../helpers/rawHttp.js';
 
-/** Requests in all: batches of CONCURRENCY, sent at once. */
-const REQUESTS = 10_000;
+/**
+ * Requests in all, in batches of CONCURRENCY sent at once. GWAPI_FUZZ_REQUESTS asks for a longer run;
+ * GWAPI_FUZZ_SEED replays a failure (fast-check prints the seed, and the path as GWAPI_FUZZ_PATH).
+ */
+const REQUESTS = Math.max(10_000, Number(process.env.GWAPI_FUZZ_REQUESTS ?? 0));
+const REPLAY = process.env.GWAPI_FUZZ_SEED
+  ? { seed: Number(process.env.GWAPI_FUZZ_SEED), path: process.env.GWAPI_FUZZ_PATH }
+  : {};
 const CONCURRENCY = 8;
 /** Far above any honest answer on a busy machine, far below a hang. */
 const DEADLINE_MS = 15_000;
@@ -813,7 +819,7 @@ t.test('generated hostile requests get contract answers, never a 5xx, never a ha
         await Promise.all(batch.map(send));
       },
     ),
-    { numRuns: REQUESTS / CONCURRENCY, endOnFailure: true },
+    { numRuns: Math.ceil(REQUESTS / CONCURRENCY), endOnFailure: true, ...REPLAY },
   );
   const seconds = (performance.now() - started) / 1000;
   t.ok(sent >= REQUESTS, `${sent} requests in ${seconds.toFixed(1)} s`);
