@@ -133,7 +133,7 @@ export const variables = {
     schema: trustProxy,
     default: 'false',
     description:
-      'Take the client address from X-Forwarded-For: false (the socket address), true (any proxy), a hop count, or proxy addresses/CIDRs separated by commas.',
+      'Take the client address from X-Forwarded-For: false (the socket address), true (any proxy), a hop count N (the N nearest peers are proxies: only where replicas are reachable through them alone), or proxy addresses/CIDRs separated by commas.',
   },
   REDIS_COMMAND_TIMEOUT_MS: {
     schema: integer(10, 60_000),
