@@ -135,6 +135,6 @@ export function scanCaptures(dir: string): ScanResult {
   for (const file of [...filesIn(dir, 'log'), ...filesIn(dir, 'process')])
     check(file, linesOf(file), () => true);
   for (const file of filesIn(dir, 'demo')) check(file, linesOf(file), isLogLine);
-  for (const file of filesIn(dir, 'keys-create')) result.files++;
+  result.files += filesIn(dir, 'keys-create').length;
   return result;
 }
