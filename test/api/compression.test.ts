@@ -94,8 +94,22 @@ t.test('the series, compressed as it streams', async (t) => {
     t.equal(head.body, '');
   });
 
+  // Smooth levels compress ~10×: a compressed year (~3 MB) fits in a loopback socket's send buffer
+  // (tcp_wmem autotunes up to 4 MB), so a paused client could not hold anything back. Random
+  // 11-decimal values at random microseconds compress ~2×, far beyond any socket buffer.
+  const [noisyTube] = await addWell(sql, 'Noisy', [{ number: '1' }]);
+  await sql`
+    insert into measurements (tube_id, observed_at, value)
+    select ${noisyTube!.id}, timestamptz '2024-01-01' + n * interval '1 minute'
+             + (random() * 59999999)::int * interval '1 microsecond',
+           round((random() * 2000 - 1000)::numeric, 11)
+    from generate_series(0, 366 * 1440 - 1) n`;
+  await sql`vacuum analyze measurements`;
+  const { key: noisyKey } = await addKey(sql, { tubeIds: [noisyTube!.id] });
+  const noisyYear = `/v1/groundwater-monitoring-tubes/${noisyTube!.identifier}/measurements?from=2024-01-01T00:00:00Z&to=2025-01-01T00:00:00Z`;
+
   t.test('a paused client holds back the cursor: the body is never compressed whole', async (t) => {
-    const stream = openStream(api.base, year, key, { 'accept-encoding': 'gzip' });
+    const stream = openStream(api.base, noisyYear, noisyKey, { 'accept-encoding': 'gzip' });
     await stream.firstChunk;
     stream.pause();
     // A year takes well under a second at full speed; compressing it whole would end the snapshot.
@@ -104,6 +118,7 @@ t.test('the series, compressed as it streams', async (t) => {
     stream.resume();
     const { complete, bytes } = await stream.done;
     t.ok(complete);
+    t.ok(bytes.length > 8_000_000, `compressed, ${bytes.length} bytes: more than socket buffers hold`);
     t.equal(JSON.parse(gunzipSync(bytes).toString()).measurements.length, 366 * 1440, 'then it completes');
   });
 
