@@ -1,29 +1,11 @@
 import { Readable } from 'node:stream';
-import t, { type Test } from 'tap';
+import t from 'tap';
 import type { Sql } from '../../src/db/connect.js';
 import { ImportRejected } from '../../src/importers/importErrors.js';
 import { importMeasurements, type MeasurementsImported } from '../../src/importers/measurements.js';
-import { upsertRegistry } from '../../src/importers/registry.js';
-import { freshDatabase } from '../helpers/database.js';
+import { HEADER, OTHER, registeredDatabase, TUBE } from '../helpers/importFixtures.js';
 
-const TUBE = '1b4e28ba-2fa1-11d2-883f-0016d3cca427';
-const OTHER = '1b4e28ba-2fa1-11d2-883f-0016d3cca428';
 const UNKNOWN = '99999999-2fa1-11d2-883f-0016d3cca427';
-const HEADER = 'tubeIdentifier,observedAt,value\n';
-
-async function registeredDatabase(t: Test): Promise<Sql> {
-  const { sql } = await freshDatabase(t);
-  await upsertRegistry(sql, [
-    {
-      name: 'W1',
-      tubes: [
-        { identifier: TUBE, number: '1' },
-        { identifier: OTHER, number: '2' },
-      ],
-    },
-  ]);
-  return sql;
-}
 
 function importText(sql: Sql, csv: string | Buffer): Promise<MeasurementsImported> {
   return importMeasurements(sql, Readable.from([Buffer.from(csv)]), { name: 'data.csv' });

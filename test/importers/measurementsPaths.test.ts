@@ -4,31 +4,12 @@
  * hand-over leaves nothing of the direct attempt behind.
  */
 import { Readable } from 'node:stream';
-import t, { type Test } from 'tap';
+import t from 'tap';
 import type { Sql } from '../../src/db/connect.js';
 import { ImportRejected } from '../../src/importers/importErrors.js';
 import { type ImportInput, streamInput } from '../../src/importers/importInput.js';
 import { importMeasurements } from '../../src/importers/measurements.js';
-import { upsertRegistry } from '../../src/importers/registry.js';
-import { freshDatabase } from '../helpers/database.js';
-
-const TUBE = '1b4e28ba-2fa1-11d2-883f-0016d3cca427';
-const OTHER = '1b4e28ba-2fa1-11d2-883f-0016d3cca428';
-const HEADER = 'tubeIdentifier,observedAt,value\n';
-
-async function registeredDatabase(t: Test): Promise<Sql> {
-  const { sql } = await freshDatabase(t);
-  await upsertRegistry(sql, [
-    {
-      name: 'W1',
-      tubes: [
-        { identifier: TUBE, number: '1' },
-        { identifier: OTHER, number: '2' },
-      ],
-    },
-  ]);
-  return sql;
-}
+import { HEADER, OTHER, registeredDatabase, TUBE } from '../helpers/importFixtures.js';
 
 /** A re-readable input that counts how often the import read it, in chunks of `chunkBytes`. */
 function countedInput(csv: string, chunkBytes = 1 << 20) {

@@ -1,0 +1,24 @@
+/** The registry the measurements import tests share: one well with two tubes. */
+import type { Test } from 'tap';
+import type { Sql } from '../../src/db/connect.js';
+import { upsertRegistry } from '../../src/importers/registry.js';
+import { freshDatabase } from './database.js';
+
+export const TUBE = '1b4e28ba-2fa1-11d2-883f-0016d3cca427';
+export const OTHER = '1b4e28ba-2fa1-11d2-883f-0016d3cca428';
+export const HEADER = 'tubeIdentifier,observedAt,value\n';
+
+/** A fresh database with TUBE and OTHER registered in well W1. */
+export async function registeredDatabase(t: Test): Promise<Sql> {
+  const { sql } = await freshDatabase(t);
+  await upsertRegistry(sql, [
+    {
+      name: 'W1',
+      tubes: [
+        { identifier: TUBE, number: '1' },
+        { identifier: OTHER, number: '2' },
+      ],
+    },
+  ]);
+  return sql;
+}
