@@ -70,6 +70,12 @@ export const variables = {
     default: '10',
     description: 'Most database connections this process opens (each streaming response holds one).',
   },
+  DATABASE_WAIT_SECONDS: {
+    schema: positiveNumber.pipe(z.number().max(600, 'expected at most 600')),
+    default: '5',
+    description:
+      'How long a request waits for a free database connection when all are in use (slow clients holding streams); then it is refused with 503 and Retry-After.',
+  },
   REDIS_URL: {
     schema: url(['redis:', 'rediss:']),
     secret: true,

@@ -12,6 +12,7 @@ import { createClientResolver } from '../auth/clients.js';
 import type { Settings } from '../config.js';
 import type { Sql } from '../db/connect.js';
 import { type ClientLimits, unlimited } from '../limits/types.js';
+import { connectionGates } from './connectionGates.js';
 import { createMetrics, type ServiceMetrics } from './metrics.js';
 import { authenticate } from './plugins/auth.js';
 import { admitClient } from './plugins/limits.js';
@@ -94,16 +95,20 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
   closeConnectionsWithBodies(app);
   app.decorateRequest('client', null);
 
+  // Every use of a pool by a request waits at its gate, a bounded time: postgres.js's queue has no bound.
+  const gates = connectionGates(settings, metrics, true);
+  const { gate } = gates;
   const resolver = createClientResolver(sql, {
     cacheSeconds: settings.KEY_CACHE_SECONDS,
     onLookup: metrics.keyLookup,
+    withConnection: gates.keysGate.run,
   });
   const methods = app.supportedMethods;
   const publicHooks = [onlyGetAndHead];
   const clientHooks = [onlyGetAndHead, authenticate(resolver, limits), admitClient(limits, settings)];
 
-  wellsRoute(app, { sql, methods, onRequest: clientHooks });
-  measurementsRoute(app, { sql, methods, onRequest: clientHooks, metrics });
+  wellsRoute(app, { sql, gate, methods, onRequest: clientHooks });
+  measurementsRoute(app, { sql, gate, methods, onRequest: clientHooks, metrics });
   openApiRoute(app, { settings, methods, onRequest: publicHooks });
   healthRoutes(app, { readiness, methods, onRequest: publicHooks });
   return app;

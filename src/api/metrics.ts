@@ -8,10 +8,12 @@
  * Database connections are counted here, in process, where the stream path takes and gives back the
  * connection it holds for a whole response: postgres.js exposes no pool statistics, and counting rows
  * of pg_stat_activity on each scrape would cost a query that waits behind a full pool exactly when the
- * number matters (and would count every replica sharing an application_name). Other queries (a key
- * lookup, the wells list) hold a connection for a millisecond and are not counted.
+ * number matters (and would count every replica sharing an application_name). Every use of the pool,
+ * short queries too, passes the connection gate (src/db/connectionGate.ts), whose counts are exported
+ * as they change; a request that waited there in vain is a 503, counted apart.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { GateCounts } from '../db/connectionGate.js';
 import type { ClientLimits, LimitsState } from '../limits/types.js';
 
 export interface MetricsSources {
@@ -94,6 +96,17 @@ export function createMetrics(sources: MetricsSources) {
     labelNames: ['state'] as const,
     registers,
   });
+  const gate = new Gauge({
+    name: 'gwapi_db_connections',
+    help: 'Pooled database connections given to requests (held) and requests waiting for one (waiting), through the connection gate; at most DATABASE_POOL_MAX held.',
+    labelNames: ['state'] as const,
+    registers,
+  });
+  const waitTimeouts = new Counter({
+    name: 'gwapi_db_wait_timeouts_total',
+    help: 'Requests answered 503 because no database connection came free within DATABASE_WAIT_SECONDS.',
+    registers,
+  });
   new Gauge({
     name: 'gwapi_db_pool_max',
     help: 'Most database connections this process opens (DATABASE_POOL_MAX).',
@@ -112,6 +125,8 @@ export function createMetrics(sources: MetricsSources) {
   // Both states are exported from the start, so a dashboard shows 0 rather than no data.
   connections.set({ state: 'held' }, 0);
   connections.set({ state: 'waiting' }, 0);
+  gate.set({ state: 'held' }, 0);
+  gate.set({ state: 'waiting' }, 0);
   for (const result of ['hit', 'miss']) keyCache.inc({ result }, 0);
 
   return {
@@ -145,6 +160,17 @@ export function createMetrics(sources: MetricsSources) {
 
     keyLookup(hit: boolean): void {
       keyCache.inc({ result: hit ? 'hit' : 'miss' });
+    },
+
+    /** The connection gate's counts changed. */
+    connectionGate(counts: GateCounts): void {
+      gate.set({ state: 'held' }, counts.held);
+      gate.set({ state: 'waiting' }, counts.waiting);
+    },
+
+    /** A request got no database connection in time (503). */
+    connectionWaitTimedOut(): void {
+      waitTimeouts.inc();
     },
 
     /** A series stream asks the pool for a connection (it waits until `held`). */

@@ -138,6 +138,12 @@ function responses(settings: Settings) {
       'An unexpected error. The body says nothing about internals; X-Request-Id lets the operator ' +
         'find it in the log. A GET may be retried a limited number of times.',
     ),
+    ServiceUnavailable: problemResponse(
+      'The service is busy: every database connection stayed in use (by other long responses) for ' +
+        `the whole wait of ${settings.DATABASE_WAIT_SECONDS} s. Nothing was read. Wait at least ` +
+        'Retry-After seconds and retry, a limited number of times, with jitter.',
+      ['Retry-After'],
+    ),
   };
 }
 
@@ -152,6 +158,7 @@ const problemRefs = (...names: (keyof ReturnType<typeof responses>)[]) =>
         MethodNotAllowed: '405',
         TooManyRequests: '429',
         InternalServerError: '500',
+        ServiceUnavailable: '503',
       }[name],
       ref('responses', name),
     ]),
@@ -245,6 +252,9 @@ them in lower case.
 **Errors** are \`application/problem+json\` (RFC 9457) with \`type\` \`about:blank\`, \`title\` the
 HTTP reason phrase, \`status\`, \`detail\` and \`instance\` (the request path); \`errors\` only on 400.
 
+**Busy.** A request that finds every database connection in use (by long responses of other clients)
+waits a few seconds for one, then gets 503 with \`Retry-After\`: wait that long and retry.
+
 **Methods.** GET and HEAD on every path; any other method is 405 with \`Allow: GET, HEAD\`.
 
 **Versioning.** Every response carries \`API-Version\`. Clients ignore unknown fields and do not rely on
@@ -270,7 +280,13 @@ export function openApiDocument(settings: Settings): Record<string, unknown> {
             headers: dataHeaders(),
             content: { 'application/json': { schema: schemaRef('WellList') } },
           },
-          ...problemRefs('Unauthorized', 'Forbidden', 'TooManyRequests', 'InternalServerError'),
+          ...problemRefs(
+            'Unauthorized',
+            'Forbidden',
+            'TooManyRequests',
+            'InternalServerError',
+            'ServiceUnavailable',
+          ),
         },
       }),
       [openApiPath(MEASUREMENTS_PATH)]: pathItem({
@@ -293,6 +309,7 @@ export function openApiDocument(settings: Settings): Record<string, unknown> {
             'NotFound',
             'TooManyRequests',
             'InternalServerError',
+            'ServiceUnavailable',
           ),
         },
       }),

@@ -10,6 +10,7 @@
  * The cache is keyed by the digest too, so the process never holds a presented key longer than a request.
  */
 import type { Sql } from '../db/connect.js';
+import type { WithConnection } from '../db/connectionGate.js';
 import { findClientByKeyHash } from '../db/queries/clients.js';
 import { retryIfConnectionLost } from '../db/retry.js';
 import { hashApiKey, looksLikeApiKey } from '../domain/apiKeys.js';
@@ -45,6 +46,11 @@ export interface ClientCacheOptions {
   maxEntries?: number;
   /** Told of each lookup whether the cache answered it (for metrics). */
   onLookup?: (cacheHit: boolean) => void;
+  /**
+   * Runs each database lookup (the API's connection gate, so a full pool makes it wait a bounded time).
+   * No client's signal: one lookup serves every concurrent request with the same key.
+   */
+  withConnection?: WithConnection;
 }
 
 interface Entry {
@@ -56,10 +62,11 @@ export function createClientResolver(sql: Sql, options: ClientCacheOptions): Cli
   const ttl = options.cacheSeconds * 1000;
   const negativeTtl = Math.min(ttl, (options.negativeCacheSeconds ?? 1) * 1000);
   const maxEntries = options.maxEntries ?? 10_000;
+  const withConnection: WithConnection = options.withConnection ?? ((work) => work());
   const cache = new Map<string, Entry>();
 
   async function load(keyHash: Buffer): Promise<Client | undefined> {
-    const row = await retryIfConnectionLost(() => findClientByKeyHash(sql, keyHash));
+    const row = await withConnection(() => retryIfConnectionLost(() => findClientByKeyHash(sql, keyHash)));
     return row && { keyId: row.keyId, allTubes: row.allTubes, grants: new Set(row.tubeIds) };
   }
 

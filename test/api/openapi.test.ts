@@ -60,7 +60,7 @@ t.test('the OpenAPI document', async (t) => {
       t.same(Object.keys(item.head!.responses), Object.keys(item.get!.responses));
     }
     const measurements = document.paths['/groundwater-monitoring-tubes/{tubeIdentifier}/measurements'].get;
-    t.same(Object.keys(measurements.responses), ['200', '400', '401', '403', '404', '429', '500']);
+    t.same(Object.keys(measurements.responses), ['200', '400', '401', '403', '404', '429', '500', '503']);
     t.same(
       measurements.parameters.map((p: { name: string; in: string; required: boolean }) => [
         p.name,

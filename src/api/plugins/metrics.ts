@@ -1,10 +1,11 @@
 /**
  * Request metrics: every response counted when it is over (complete, failed or cut off), streams while
- * they run, and 429s by reason. Hooks only: routes know nothing of metrics except the stream path's
- * rows and connection (src/api/routes/measurements.ts).
+ * they run, 429s by reason, and 503s for want of a database connection. Hooks only: routes know nothing
+ * of metrics except the stream path's rows and connection (src/api/routes/measurements.ts).
  */
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ConnectionWaitTimeout } from '../../db/connectionGate.js';
 import { type ServiceMetrics, UNMATCHED_ROUTE } from '../metrics.js';
 import { LimitRefusal } from './limits.js';
 
@@ -33,5 +34,6 @@ export function registerRequestMetrics(app: FastifyInstance, metrics: ServiceMet
 
   app.addHook('onError', async (_request, _reply, error) => {
     if (error instanceof LimitRefusal) metrics.limited(error.reason);
+    if (error instanceof ConnectionWaitTimeout) metrics.connectionWaitTimedOut();
   });
 }

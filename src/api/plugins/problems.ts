@@ -6,6 +6,7 @@
 import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ConnectionWaitAborted, ConnectionWaitTimeout } from '../../db/connectionGate.js';
 import { compileSerializer } from '../../schemas/jsonSchema.js';
 import { type ParameterName, PROBLEM_MEDIA_TYPE, Problem } from '../../schemas/problem.js';
 import { ALLOWED_METHODS, isApiPath } from '../paths.js';
@@ -71,12 +72,40 @@ export const tubeNotFound = () =>
   new ProblemError(404, 'There is no tube with this identifier that this API key may read.');
 
 /**
+ * 503: every database connection stayed busy (slow clients holding streams) for the whole wait. By then
+ * one may well be free, so the client is told to come back after about as long as it waited.
+ */
+export function serviceBusy(waitedMs: number): ProblemError {
+  const seconds = Math.max(1, Math.ceil(waitedMs / 1000));
+  return new ProblemError(
+    503,
+    `The service is busy: no database connection came free within ${waitedMs / 1000} s. Retry after ${seconds} s.`,
+    { 'Retry-After': String(seconds) },
+  );
+}
+
+/** A request that waited for a database connection in vain, or whose client left while it waited. */
+function connectionNotGiven(error: ConnectionWaitTimeout | ConnectionWaitAborted, request: FastifyRequest) {
+  // A client that left reads no answer: its request line (status, complete: false) is all there is.
+  if (error instanceof ConnectionWaitTimeout) {
+    request.log.warn(
+      { waitedMs: error.waitedMs, connections: error.counts },
+      'no database connection came free in time: answered 503',
+    );
+  }
+  return serviceBusy(error.waitedMs);
+}
+
+/**
  * Errors that reach the error handler. Fastify's own client errors (FST_ERR_*) describe the request,
  * so their message is shown; anything else is a fault of ours: logged in full with the request id,
  * answered without a word about internals.
  */
 function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   if (error instanceof ProblemError) return sendProblem(reply, error);
+  if (error instanceof ConnectionWaitTimeout || error instanceof ConnectionWaitAborted) {
+    return sendProblem(reply, connectionNotGiven(error, request));
+  }
   const status = error.statusCode ?? 500;
   if (error.code?.startsWith('FST_') && status >= 400 && status < 500) {
     return sendProblem(reply, new ProblemError(status, error.message));

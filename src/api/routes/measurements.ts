@@ -2,17 +2,19 @@
 import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import { mayRead, readsNothing } from '../../auth/clients.js';
 import type { Sql } from '../../db/connect.js';
+import type { ConnectionGate, Permit } from '../../db/connectionGate.js';
 import { findTube } from '../../db/queries/series.js';
 import { retryIfConnectionLost } from '../../db/retry.js';
 import { formatInstant } from '../../domain/datetime.js';
 import { ParameterName } from '../../schemas/problem.js';
 import { SeriesQuery } from '../../schemas/series.js';
 import { TubeIdentifier } from '../../schemas/wells.js';
+import { clientGoneSignal } from '../clientGone.js';
 import { compressStream, negotiateCoding } from '../compression.js';
 import type { ServiceMetrics } from '../metrics.js';
 import { MEASUREMENTS_PATH } from '../paths.js';
 import { forbidden, type ParameterErrors, ProblemError, tubeNotFound } from '../plugins/problems.js';
-import { openSeriesStream } from '../seriesStream.js';
+import { openSeriesStream, type SeriesRequest } from '../seriesStream.js';
 
 /** `from` and `to`, or a 400 whose `errors` name each parameter to change (decisions.md). */
 export function parseSeriesQuery(query: unknown): SeriesQuery {
@@ -26,6 +28,43 @@ export function parseSeriesQuery(query: unknown): SeriesQuery {
   throw new ProblemError(400, 'The query parameters are not valid: see errors.', {}, errors);
 }
 
+/**
+ * The series stream with a permit of the connection gate for as long as it holds its pooled connection.
+ * openSeriesStream reports each way out (no tube, a failure, the end, a client that left) through
+ * `connection.released`, once the connection is back in the pool; the permit goes back then. Each
+ * attempt takes its own permit, so a retry after a lost connection waits its turn like any request.
+ */
+async function openGatedSeriesStream(
+  sql: Sql,
+  gate: ConnectionGate,
+  metrics: ServiceMetrics,
+  series: Omit<SeriesRequest, 'connection'>,
+  signal: AbortSignal,
+) {
+  // Created first, so the stream gauge counts the wait at the gate as waiting.
+  const use = metrics.streamConnection();
+  let permit: Permit;
+  try {
+    permit = await gate.acquire(signal);
+  } catch (error) {
+    use.released();
+    throw error;
+  }
+  const connection = {
+    held: () => use.held(),
+    released() {
+      use.released();
+      permit.release();
+    },
+  };
+  try {
+    return await openSeriesStream(sql, { ...series, connection });
+  } catch (error) {
+    connection.released();
+    throw error;
+  }
+}
+
 /** The lower-case form of a well-formed identifier; undefined for a malformed one (which is a 404). */
 export function canonicalTubeIdentifier(text: string): string | undefined {
   return TubeIdentifier.safeParse(text).success ? text.toLowerCase() : undefined;
@@ -33,9 +72,15 @@ export function canonicalTubeIdentifier(text: string): string | undefined {
 
 export function measurementsRoute(
   app: FastifyInstance,
-  options: { sql: Sql; methods: string[]; onRequest: onRequestHookHandler[]; metrics: ServiceMetrics },
+  options: {
+    sql: Sql;
+    gate: ConnectionGate;
+    methods: string[];
+    onRequest: onRequestHookHandler[];
+    metrics: ServiceMetrics;
+  },
 ): void {
-  const { sql, metrics } = options;
+  const { sql, gate, metrics } = options;
   app.route({
     method: options.methods,
     url: MEASUREMENTS_PATH,
@@ -61,7 +106,10 @@ export function measurementsRoute(
       };
 
       if (request.method === 'HEAD') {
-        const tube = await retryIfConnectionLost(() => findTube(sql, tubeIdentifier));
+        const tube = await gate.run(
+          () => retryIfConnectionLost(() => findTube(sql, tubeIdentifier)),
+          clientGoneSignal(reply),
+        );
         if (!tube || !mayRead(client, tube.id)) throw tubeNotFound();
         return representation().send();
       }
@@ -73,8 +121,9 @@ export function measurementsRoute(
         metrics.measurementsStreamed(count);
       };
       // Nothing has been sent before the stream opens, so a lost connection is retried there.
+      const signal = clientGoneSignal(reply);
       const stream = await retryIfConnectionLost(() =>
-        openSeriesStream(sql, { ...series, onRows, connection: metrics.streamConnection() }),
+        openGatedSeriesStream(sql, gate, metrics, { ...series, onRows }, signal),
       );
       if (!stream) throw tubeNotFound();
       stream.once('error', (error) => {

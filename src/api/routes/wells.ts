@@ -2,11 +2,13 @@
 import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import { readsNothing } from '../../auth/clients.js';
 import type { Sql } from '../../db/connect.js';
+import type { ConnectionGate } from '../../db/connectionGate.js';
 import { registryVersion, type VisibleTubeRow, visibleTubes } from '../../db/queries/wells.js';
 import { retryIfConnectionLost } from '../../db/retry.js';
 import { naturalCompare } from '../../domain/naturalOrder.js';
 import { compileSerializer } from '../../schemas/jsonSchema.js';
 import { type Well, WellList } from '../../schemas/wells.js';
+import { clientGoneSignal } from '../clientGone.js';
 import { negotiateCoding } from '../compression.js';
 import { createDiscoveryCache, worthCompressing } from '../discoveryCache.js';
 import { WELLS_PATH } from '../paths.js';
@@ -29,9 +31,9 @@ export function groupWells(rows: VisibleTubeRow[]): Well[] {
 
 export function wellsRoute(
   app: FastifyInstance,
-  options: { sql: Sql; methods: string[]; onRequest: onRequestHookHandler[] },
+  options: { sql: Sql; gate: ConnectionGate; methods: string[]; onRequest: onRequestHookHandler[] },
 ): void {
-  const { sql } = options;
+  const { sql, gate } = options;
   const cache = createDiscoveryCache({
     currentVersion: () => retryIfConnectionLost(() => registryVersion(sql)),
     async load(client) {
@@ -47,7 +49,8 @@ export function wellsRoute(
     handler: async (request, reply) => {
       const client = request.client!;
       if (readsNothing(client)) throw forbidden();
-      const cached = await cache.get(client);
+      // One connection for the version check and, when the body is stale, the reload after it.
+      const cached = await gate.run(() => cache.get(client), clientGoneSignal(reply));
       // The body depends on Accept-Encoding; caches must keep the codings apart.
       reply.type('application/json').header('Vary', 'Accept-Encoding');
       const coding = worthCompressing(cached)

@@ -1,0 +1,197 @@
+/**
+ * The connection gate on its own: permits up to its size, first come first served, a wait that ends
+ * at its deadline or when its client leaves, and a permit that counts once however often it is released.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import t from 'tap';
+import {
+  ConnectionGate,
+  ConnectionWaitAborted,
+  ConnectionWaitTimeout,
+  type GateCounts,
+  type Permit,
+} from '../../src/db/connectionGate.js';
+
+/** A gate whose every reported change is kept, to check that the reports match the counts. */
+function recordedGate(size: number, waitMs: number) {
+  const reports: GateCounts[] = [];
+  const gate = new ConnectionGate({ size, waitMs, onChange: (counts) => reports.push(counts) });
+  return { gate, reports };
+}
+
+/** Lets queued promise reactions run. */
+const settled = () => sleep(0);
+
+t.test('permits up to its size are given at once, the next waits', async (t) => {
+  const { gate, reports } = recordedGate(2, 1000);
+  const first = await gate.acquire();
+  const second = await gate.acquire();
+  t.same(gate.counts(), { held: 2, waiting: 0 });
+  let third: Permit | undefined;
+  void gate.acquire().then((permit) => (third = permit));
+  await settled();
+  t.same(gate.counts(), { held: 2, waiting: 1 });
+  t.equal(third, undefined, 'waits while both permits are held');
+  first.release();
+  await settled();
+  t.ok(third, 'gets the permit given back');
+  t.same(gate.counts(), { held: 2, waiting: 0 }, 'handed over: still two held');
+  second.release();
+  third!.release();
+  t.same(gate.counts(), { held: 0, waiting: 0 });
+  t.same(reports.at(-1), { held: 0, waiting: 0 }, 'the last report is the current state');
+});
+
+t.test('waiters are served in the order they came', async (t) => {
+  const { gate } = recordedGate(1, 1000);
+  const holder = await gate.acquire();
+  const order: number[] = [];
+  const waiters = [1, 2, 3, 4].map((n) =>
+    gate.acquire().then((permit) => {
+      order.push(n);
+      return permit;
+    }),
+  );
+  await settled();
+  t.equal(gate.counts().waiting, 4);
+  holder.release();
+  for (const waiter of waiters) (await waiter).release();
+  t.same(order, [1, 2, 3, 4]);
+  t.same(gate.counts(), { held: 0, waiting: 0 });
+});
+
+t.test('a newcomer does not overtake a waiter when a permit comes free', async (t) => {
+  const { gate } = recordedGate(1, 1000);
+  const holder = await gate.acquire();
+  const order: string[] = [];
+  const waiting = gate.acquire().then((permit) => {
+    order.push('waiter');
+    return permit;
+  });
+  holder.release();
+  // The permit already belongs to the waiter: the newcomer must wait for it.
+  const newcomer = gate.acquire().then((permit) => {
+    order.push('newcomer');
+    return permit;
+  });
+  (await waiting).release();
+  (await newcomer).release();
+  t.same(order, ['waiter', 'newcomer']);
+});
+
+t.test('a wait ends at its deadline with ConnectionWaitTimeout, not before', async (t) => {
+  const { gate } = recordedGate(1, 300);
+  const holder = await gate.acquire();
+  const started = performance.now();
+  const error = await gate.acquire().then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  const waited = performance.now() - started;
+  t.ok(error instanceof ConnectionWaitTimeout, 'rejected with ConnectionWaitTimeout');
+  const timeout = error as ConnectionWaitTimeout;
+  t.equal(timeout.waitedMs, 300);
+  t.same(timeout.counts, { held: 1, waiting: 1 }, 'the gate as it was when the wait ran out');
+  t.ok(waited >= 295 && waited < 1000, `waited ${Math.round(waited)} ms`);
+  t.same(gate.counts(), { held: 1, waiting: 0 }, 'the timed-out waiter left the queue');
+  holder.release();
+  t.same(gate.counts(), { held: 0, waiting: 0 }, 'the permit is not handed to the one that left');
+});
+
+t.test('an aborted wait leaves the queue at once and takes no permit', async (t) => {
+  const { gate } = recordedGate(1, 10_000);
+  const holder = await gate.acquire();
+  const controller = new AbortController();
+  const waiting = gate.acquire(controller.signal);
+  const behind = gate.acquire();
+  await sleep(20);
+  t.same(gate.counts(), { held: 1, waiting: 2 });
+  const started = performance.now();
+  controller.abort();
+  const error = await waiting.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  t.ok(error instanceof ConnectionWaitAborted, 'rejected with ConnectionWaitAborted');
+  t.ok(performance.now() - started < 50, 'at once, not at the deadline');
+  t.ok((error as ConnectionWaitAborted).waitedMs >= 15, 'says how long it had waited');
+  t.same(gate.counts(), { held: 1, waiting: 1 });
+  holder.release();
+  const next = await behind;
+  t.same(gate.counts(), { held: 1, waiting: 0 }, 'the permit went to the one behind');
+  next.release();
+  t.same(gate.counts(), { held: 0, waiting: 0 });
+});
+
+t.test('an already aborted signal is refused without waiting, even with a permit free', async (t) => {
+  const { gate } = recordedGate(1, 10_000);
+  const error = await gate.acquire(AbortSignal.abort()).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  t.ok(error instanceof ConnectionWaitAborted);
+  t.same(gate.counts(), { held: 0, waiting: 0 });
+});
+
+t.test('an abort after the permit was given changes nothing', async (t) => {
+  const { gate } = recordedGate(1, 10_000);
+  const controller = new AbortController();
+  const permit = await gate.acquire(controller.signal);
+  controller.abort();
+  t.same(gate.counts(), { held: 1, waiting: 0 }, 'still held: only release gives it back');
+  permit.release();
+  t.same(gate.counts(), { held: 0, waiting: 0 });
+});
+
+t.test('a permit released twice counts once', async (t) => {
+  const { gate } = recordedGate(2, 1000);
+  const first = await gate.acquire();
+  const second = await gate.acquire();
+  first.release();
+  first.release();
+  t.same(gate.counts(), { held: 1, waiting: 0 }, 'the second release did not free the other permit');
+  const third = await gate.acquire();
+  t.same(gate.counts(), { held: 2, waiting: 0 });
+  let fourth: Permit | undefined;
+  void gate.acquire().then((permit) => (fourth = permit));
+  first.release();
+  await settled();
+  t.equal(fourth, undefined, 'a stale release hands nothing to a waiter');
+  second.release();
+  await settled();
+  t.ok(fourth);
+  third.release();
+  fourth!.release();
+  t.same(gate.counts(), { held: 0, waiting: 0 });
+});
+
+t.test('run gives the permit back however the work ends', async (t) => {
+  const { gate } = recordedGate(1, 1000);
+  t.equal(await gate.run(async () => 42), 42);
+  t.same(gate.counts(), { held: 0, waiting: 0 });
+  await t.rejects(
+    gate.run(async () => {
+      throw new Error('query failed');
+    }),
+    { message: 'query failed' },
+  );
+  t.same(gate.counts(), { held: 0, waiting: 0 }, 'released after a failure too');
+  const holder = await gate.acquire();
+  let ran = false;
+  await t.rejects(
+    gate.run(async () => {
+      ran = true;
+    }, AbortSignal.timeout(20)),
+    ConnectionWaitAborted,
+  );
+  t.notOk(ran, 'work that never got a permit never runs');
+  holder.release();
+  t.same(gate.counts(), { held: 0, waiting: 0 });
+});
+
+t.test('refuses a size or wait that would make it useless', async (t) => {
+  t.throws(() => new ConnectionGate({ size: 0, waitMs: 1000 }), RangeError);
+  t.throws(() => new ConnectionGate({ size: 1.5, waitMs: 1000 }), RangeError);
+  t.throws(() => new ConnectionGate({ size: 1, waitMs: 0 }), RangeError);
+  t.throws(() => new ConnectionGate({ size: 1, waitMs: Number.NaN }), RangeError);
+});
