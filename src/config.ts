@@ -76,6 +76,18 @@ export const variables = {
     description:
       'How long a request waits for a free database connection when all are in use (slow clients holding streams); then it is refused with 503 and Retry-After.',
   },
+  DATABASE_READ_URL: {
+    schema: url(['postgres:', 'postgresql:']),
+    secret: true,
+    description:
+      'A read replica of DATABASE_URL: `gwapi serve` reads wells, tubes, series and readiness from it; key lookups, migrations, imports and keys stay on DATABASE_URL. Unset: everything on DATABASE_URL.',
+  },
+  DATABASE_PREPARE: {
+    schema: boolean,
+    default: 'true',
+    description:
+      'Named prepared statements; set to false behind PgBouncer in transaction mode older than 1.21 (no max_prepared_statements).',
+  },
   REDIS_URL: {
     schema: url(['redis:', 'rediss:']),
     secret: true,

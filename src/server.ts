@@ -55,11 +55,13 @@ export async function runServer(
   const logger = createLogger(settings.LOG_LEVEL);
   const limits = await startLimits(settings, logger);
   const metrics = createMetrics({ limits, poolMax: settings.DATABASE_POOL_MAX });
-  const app = buildApp({ sql: db.sql, settings, limits, logger, metrics });
+  const app = buildApp({ sql: db.reads, keysSql: db.sql, settings, limits, logger, metrics });
   let metricsApp: FastifyInstance | undefined;
   try {
     const address = await app.listen({ host: settings.HOST, port: settings.PORT });
-    app.log.info({ address, database: db.embedded ? 'embedded' : 'DATABASE_URL' }, 'gwapi listening');
+    const database = db.embedded ? 'embedded' : 'DATABASE_URL';
+    const reads = db.reads === db.sql ? database : 'DATABASE_READ_URL';
+    app.log.info({ address, database, reads }, 'gwapi listening');
     metricsApp = await listenForMetrics(metrics, settings, logger);
     const stopped = untilStopSignal();
     options.onListening?.(address);

@@ -32,7 +32,13 @@ import { trustProxyOption } from './trustProxy.js';
 export { API_VERSION } from './plugins/version.js';
 
 export interface AppDependencies {
+  /** Where wells, tubes, series and readiness are read (a read replica's pool in `gwapi serve`). */
   sql: Sql;
+  /**
+   * Where API keys are looked up: the primary when `sql` is a read replica, so a revocation or a new key
+   * takes effect whatever the replica's lag. `sql` when not given.
+   */
+  keysSql?: Sql;
   settings: Settings;
   /** Client limits (429); lifted when not given. */
   limits?: ClientLimits;
@@ -84,7 +90,8 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
   acceptEveryMethod(app);
 
   const metrics = deps.metrics ?? createMetrics({ limits, poolMax: settings.DATABASE_POOL_MAX });
-  const readiness = new Readiness({ sql, limits, logger: app.log });
+  const keysSql = deps.keysSql ?? sql;
+  const readiness = new Readiness({ sql, keysSql, limits, logger: app.log });
   // The first thing a close does (SIGTERM): the load balancer hears "not ready" from now on.
   app.addHook('preClose', async () => readiness.shutDown());
 
@@ -98,7 +105,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
   // Every use of a pool by a request waits at its gate, a bounded time: postgres.js's queue has no bound.
   const gates = connectionGates(settings, metrics, true);
   const { gate } = gates;
-  const resolver = createClientResolver(sql, {
+  const resolver = createClientResolver(keysSql, {
     cacheSeconds: settings.KEY_CACHE_SECONDS,
     onLookup: metrics.keyLookup,
     withConnection: gates.keysGate.run,

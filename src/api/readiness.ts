@@ -5,9 +5,13 @@
  *
  * - database: `select 1` on the request pool answers within a second. Through the same pool as the
  *   requests on purpose: a replica whose pool stays full is as unable to serve as one whose database
- *   is gone, and the load balancer should send new requests elsewhere until it is not.
+ *   is gone, and the load balancer should send new requests elsewhere until it is not. With a read
+ *   replica (DATABASE_READ_URL) both pools requests use are asked: the replica's and the primary's,
+ *   where keys are looked up.
  * - migrations: every migration of this version is applied. Checked until it passes, then never again
- *   (`gwapi serve` refuses to start on an old schema, so this passes at the first check there).
+ *   (`gwapi serve` refuses to start on an old schema, so this passes at the first check there). Checked
+ *   on the request pool: a read replica replicates the migrations table, so a replica that has not yet
+ *   replayed a migration is not ready for this version's queries.
  * - redis: a warning only, never a failure. Redis holds limits shared by every replica; when it fails
  *   each replica limits on its own and keeps serving (issue 4). Failing readiness would take every
  *   replica out of the load balancer at once and turn a degraded limiter into an outage.
@@ -35,7 +39,10 @@ export interface ReadinessReport {
 }
 
 export interface ReadinessOptions {
+  /** The pool requests read from. */
   sql: Sql;
+  /** The pool keys are looked up in, when it is another one (the primary, `sql` being a read replica). */
+  keysSql?: Sql;
   limits: ClientLimits;
   logger: FastifyBaseLogger;
   /** How long the database may take to answer (ms). */
@@ -102,7 +109,8 @@ export class Readiness {
   private async database(): Promise<{ check: Check; error?: unknown }> {
     const last = this.lastDatabase;
     if (last && performance.now() - last.at < this.cacheMs) return last;
-    this.ping ??= Promise.resolve(this.options.sql`select 1`)
+    const pools = new Set([this.options.sql, this.options.keysSql ?? this.options.sql]);
+    this.ping ??= Promise.all([...pools].map((sql) => sql`select 1`))
       .then(() => undefined)
       .finally(() => {
         this.ping = undefined;

@@ -1,17 +1,42 @@
 /** Opens the database a command works on: DATABASE_URL, or else the embedded PostgreSQL. */
 import type { Settings } from '../config.js';
-import { connect, type Sql } from '../db/connect.js';
+import { type ConnectOptions, connect, type Sql } from '../db/connect.js';
 import { migrate, pendingMigrations } from '../db/migrate.js';
 import { UserError } from '../errors.js';
 
 export interface Database {
   sql: Sql;
+  /**
+   * Where `gwapi serve` reads wells, tubes and series: DATABASE_READ_URL's pool when asked for and set,
+   * otherwise `sql`. Everything that writes, and key lookups (a revocation must not wait for a replica
+   * to catch up), stays on `sql`.
+   */
+  reads: Sql;
   /** Whether this process runs the embedded server (and so must stop it). */
   embedded: boolean;
   close(): Promise<void>;
 }
 
-export async function openDatabase(settings: Settings, applicationName: string): Promise<Database> {
+export interface OpenOptions {
+  /** Open a pool on DATABASE_READ_URL too, if it is set (`gwapi serve` only). */
+  readReplica?: boolean;
+}
+
+const poolOptions = (settings: Settings, applicationName: string): ConnectOptions => ({
+  max: settings.DATABASE_POOL_MAX,
+  applicationName,
+  prepare: settings.DATABASE_PREPARE,
+});
+
+export async function openDatabase(
+  settings: Settings,
+  applicationName: string,
+  options: OpenOptions = {},
+): Promise<Database> {
+  const readUrl = options.readReplica ? settings.DATABASE_READ_URL : undefined;
+  if (readUrl && !settings.DATABASE_URL) {
+    throw new UserError('DATABASE_READ_URL is a replica of DATABASE_URL: set DATABASE_URL too');
+  }
   let url = settings.DATABASE_URL;
   let stopEmbedded = async () => {};
   if (!url) {
@@ -22,12 +47,15 @@ export async function openDatabase(settings: Settings, applicationName: string):
     url = server.url;
     stopEmbedded = server.stop;
   }
-  const sql = connect(url, { max: settings.DATABASE_POOL_MAX, applicationName });
+  const sql = connect(url, poolOptions(settings, applicationName));
+  // Its own application_name, so pg_stat_activity on a server that is both tells the two pools apart.
+  const reads = readUrl ? connect(readUrl, poolOptions(settings, `${applicationName} (reads)`)) : sql;
   return {
     sql,
+    reads,
     embedded: !settings.DATABASE_URL,
     async close() {
-      await sql.end({ timeout: 5 });
+      await Promise.all([sql.end({ timeout: 5 }), reads !== sql && reads.end({ timeout: 5 })]);
       await stopEmbedded();
     },
   };

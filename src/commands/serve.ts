@@ -3,7 +3,7 @@ import { runServer } from '../server.js';
 import { ensureSchema, openDatabase } from './database.js';
 
 export async function serveCommand(settings: Settings): Promise<void> {
-  const db = await openDatabase(settings, 'gwapi serve');
+  const db = await openDatabase(settings, 'gwapi serve', { readReplica: true });
   try {
     await ensureSchema(db);
   } catch (error) {

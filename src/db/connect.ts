@@ -10,6 +10,13 @@ export interface ConnectOptions {
   max?: number;
   /** Shown in pg_stat_activity, so operators can tell replicas and commands apart. */
   applicationName?: string;
+  /**
+   * Named prepared statements (DATABASE_PREPARE; default true). false: every statement is parsed
+   * unnamed, as PgBouncer in transaction mode before 1.21 needs: it hands each transaction any server
+   * connection, and a statement prepared on one is unknown on the next. postgres.js applies this to
+   * every query of the pool, including those that ask for `prepare: true` themselves.
+   */
+  prepare?: boolean;
 }
 
 /**
@@ -28,6 +35,7 @@ export function connect(url: string, options: ConnectOptions = {}): Sql {
   return postgres(url, {
     types: { date: exactTimestamps },
     max: options.max ?? 10,
+    prepare: options.prepare ?? true,
     // UTC sessions with ISO DateStyle print timestamptz as `2024-01-01 00:00:00.5+00`, which becomes
     // RFC 3339 `Z` form by slicing, whatever the server's configured defaults.
     connection: {

@@ -15,6 +15,7 @@ import { get, type HttpResponse, send } from '../helpers/http.js';
 import { recordingLogger, settingsWith, unique } from '../helpers/limits.js';
 import { startRedis } from '../helpers/redis-server.js';
 import { scriptedLimits } from '../helpers/scriptedLimits.js';
+import { until } from '../helpers/until.js';
 
 const LIVE = '/health/live';
 const READY = '/health/ready';
@@ -27,16 +28,6 @@ async function readiness(t: Test, api: TestApi): Promise<HttpResponse & { report
   t.equal(response.headers['content-type'], 'application/json');
   t.equal(response.headers['cache-control'], 'no-store');
   return { ...response, report: JSON.parse(response.body) };
-}
-
-async function until<T>(what: string, probe: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  const started = performance.now();
-  for (;;) {
-    const value = await probe();
-    if (done(value)) return value;
-    if (performance.now() - started > 10_000) throw new Error(`timed out waiting until ${what}`);
-    await sleep(100);
-  }
 }
 
 t.test('liveness: 200 with no I/O, no key and no limits; HEAD too; other methods 405', async (t) => {
