@@ -14,6 +14,7 @@ t.test('defaults apply when nothing is set', async (t) => {
   t.equal(s.CONCURRENCY_LIMIT, 2);
   t.equal(s.KEY_CACHE_SECONDS, 5);
   t.equal(s.LIMITS_ENABLED, true);
+  t.equal(s.DATABASE_WAIT_SECONDS, 5);
 });
 
 t.test('valid values are parsed to their types', async (t) => {
@@ -24,12 +25,14 @@ t.test('valid values are parsed to their types', async (t) => {
     RATE_LIMIT_PER_SECOND: '2.5',
     LIMITS_ENABLED: 'false',
     LOG_LEVEL: 'warn',
+    DATABASE_WAIT_SECONDS: '0.5',
   });
   t.equal(s.DATABASE_URL, 'postgres://u:p@db:5432/gw');
   t.equal(s.PORT, 8080);
   t.equal(s.RATE_LIMIT_PER_SECOND, 2.5);
   t.equal(s.LIMITS_ENABLED, false);
   t.equal(s.LOG_LEVEL, 'warn');
+  t.equal(s.DATABASE_WAIT_SECONDS, 0.5);
 });
 
 t.test('an empty variable counts as unset', async (t) => {
@@ -42,6 +45,8 @@ const bad: [string, string, RegExp][] = [
   ['LOG_LEVEL', 'loud', /^invalid setting LOG_LEVEL: /],
   ['RATE_LIMIT_PER_SECOND', '-1', /^invalid setting RATE_LIMIT_PER_SECOND: expected a positive number/],
   ['CONCURRENCY_LIMIT', '0', /^invalid setting CONCURRENCY_LIMIT: expected at least 1/],
+  ['DATABASE_WAIT_SECONDS', '0', /^invalid setting DATABASE_WAIT_SECONDS: expected a positive number/],
+  ['DATABASE_WAIT_SECONDS', '601', /^invalid setting DATABASE_WAIT_SECONDS: expected at most 600/],
   ['LIMITS_ENABLED', 'maybe', /^invalid setting LIMITS_ENABLED: expected true or false/],
   [
     'REDIS_URL',
