@@ -103,7 +103,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
   app.decorateRequest('client', null);
 
   // Every use of a pool by a request waits at its gate, a bounded time: postgres.js's queue has no bound.
-  const gates = connectionGates(settings, metrics, true);
+  const gates = connectionGates(settings, metrics, keysSql === sql);
   const { gate } = gates;
   const resolver = createClientResolver(keysSql, {
     cacheSeconds: settings.KEY_CACHE_SECONDS,

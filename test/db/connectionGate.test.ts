@@ -4,6 +4,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
+import { connectionGates } from '../../src/api/connectionGates.js';
 import {
   ConnectionGate,
   ConnectionWaitAborted,
@@ -194,4 +195,23 @@ t.test('refuses a size or wait that would make it useless', async (t) => {
   t.throws(() => new ConnectionGate({ size: 1.5, waitMs: 1000 }), RangeError);
   t.throws(() => new ConnectionGate({ size: 1, waitMs: 0 }), RangeError);
   t.throws(() => new ConnectionGate({ size: 1, waitMs: Number.NaN }), RangeError);
+});
+
+t.test('the app has one gate per pool, reported together', async (t) => {
+  const settings = { DATABASE_POOL_MAX: 2, DATABASE_WAIT_SECONDS: 0.5 };
+  const reports: GateCounts[] = [];
+  const metrics = { connectionGate: (counts: GateCounts) => reports.push(counts) };
+  const shared = connectionGates(settings, metrics, true);
+  t.equal(shared.keysGate, shared.gate, 'key lookups share the gate of the pool they share');
+  t.equal(shared.gate.size, 2);
+  t.equal(shared.gate.waitMs, 500);
+
+  const apart = connectionGates(settings, metrics, false);
+  t.not(apart.keysGate, apart.gate, 'a pool of their own, a gate of their own');
+  const reads = [await apart.gate.acquire(), await apart.gate.acquire()];
+  const key = await apart.keysGate.acquire();
+  t.same(reports.at(-1), { held: 3, waiting: 0 }, 'the gauge shows both pools');
+  t.same(apart.keysGate.counts(), { held: 1, waiting: 0 }, 'a full reads pool leaves key lookups free');
+  for (const permit of [...reads, key]) permit.release();
+  t.same(reports.at(-1), { held: 0, waiting: 0 });
 });
