@@ -6,6 +6,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Settings } from '../../config.js';
 import type { Admission, ClientLimits } from '../../limits/types.js';
+import { whenResponseClosed } from '../responseClosed.js';
 import { ProblemError } from './problems.js';
 
 type Refusal = Extract<Admission, { admitted: false }>;
@@ -55,8 +56,8 @@ export function admitClient(limits: ClientLimits, settings: Settings) {
   return async function admitHook(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const admission = await limits.admit(request.client!.keyId);
     if (!admission.admitted) throw tooManyRequests(admission.reason, admission.retryAfterSeconds);
-    // 'close' fires once the response is complete or the connection is gone, whichever comes first.
-    reply.raw.once('close', admission.release);
+    // Over when the response is complete or the client is gone, even gone while this was awaited.
+    whenResponseClosed(reply.raw, admission.release);
     const { limit, remaining, resetSeconds } = admission.rate;
     // Lifted limits (LIMITS_ENABLED=false) advertise nothing.
     if (limit > 0) {

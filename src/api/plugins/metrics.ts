@@ -7,6 +7,7 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ConnectionWaitTimeout } from '../../db/connectionGate.js';
 import { type ServiceMetrics, UNMATCHED_ROUTE } from '../metrics.js';
+import { whenResponseClosed } from '../responseClosed.js';
 import { LimitRefusal } from './limits.js';
 
 /** The route pattern: a client-chosen path never becomes a label (it could hold anything, a key even). */
@@ -18,7 +19,7 @@ export function registerRequestMetrics(app: FastifyInstance, metrics: ServiceMet
     // The socket outlives the response (keep-alive), so what this response wrote is the difference.
     const socket = request.raw.socket;
     const writtenBefore = socket.bytesWritten;
-    reply.raw.once('close', () => {
+    whenResponseClosed(reply.raw, () => {
       metrics.responseDone(
         { method: request.method, route: routeLabel(request), status: String(reply.statusCode) },
         reply.elapsedTime / 1000,
@@ -28,7 +29,7 @@ export function registerRequestMetrics(app: FastifyInstance, metrics: ServiceMet
   });
 
   app.addHook('onSend', async (_request, reply, payload) => {
-    if (payload instanceof Readable) reply.raw.once('close', metrics.streamStarted());
+    if (payload instanceof Readable) whenResponseClosed(reply.raw, metrics.streamStarted());
     return payload;
   });
 
