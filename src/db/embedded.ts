@@ -66,17 +66,27 @@ async function runningClusterPort(dir: string): Promise<number | undefined> {
 const urlFor = (password: string, port: number) =>
   `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
 
+/** A cluster that its owner starts and stops, as often as it likes, always on the same port. */
+export interface EmbeddedCluster {
+  url: string;
+  port: number;
+  /** Starts the server (again, after stop() or after it died). */
+  start(): Promise<void>;
+  /** Stops the server (fast shutdown); deletes the folder unless persistent. */
+  stop(): Promise<void>;
+}
+
 /**
- * Starts the cluster in `dir`, creating it on first use. When another gwapi process (say `gwapi demo`)
- * already runs it, connects to that one instead, so `gwapi keys …` works beside a running server.
+ * The cluster in `dir`, created on first use but not started. `gwapi` starts it once; the fault tests
+ * restart and kill it under a running service, which is why the port stays the same.
  */
-export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
+export async function embeddedCluster(
+  options: EmbeddedOptions & { port?: number },
+): Promise<EmbeddedCluster> {
   const dir = resolve(options.dir);
   await mkdir(join(dir, '..'), { recursive: true });
   const password = await clusterPassword(dir);
-  const runningPort = await runningClusterPort(dir);
-  if (runningPort) return { url: urlFor(password, runningPort), stop: async () => {} };
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const log = options.onLog ?? (() => {});
   const settings = { listen_addresses: '127.0.0.1', unix_socket_directories: '', ...options.settings };
   const server = new EmbeddedPostgres({
@@ -94,6 +104,18 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     onError: (error) => log(String(error)),
   });
   if (!existsSync(join(dir, 'PG_VERSION'))) await server.initialise();
-  await server.start();
-  return { url: urlFor(password, port), stop: () => server.stop() };
+  return { url: urlFor(password, port), port, start: () => server.start(), stop: () => server.stop() };
+}
+
+/**
+ * Starts the cluster in `dir`, creating it on first use. When another gwapi process (say `gwapi demo`)
+ * already runs it, connects to that one instead, so `gwapi keys …` works beside a running server.
+ */
+export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
+  const dir = resolve(options.dir);
+  const runningPort = await runningClusterPort(dir);
+  if (runningPort) return { url: urlFor(await clusterPassword(dir), runningPort), stop: async () => {} };
+  const cluster = await embeddedCluster(options);
+  await cluster.start();
+  return { url: cluster.url, stop: cluster.stop };
 }

@@ -1,0 +1,155 @@
+/**
+ * What the fault tests (test/faults/) share: a `gwapi serve` replica with its metrics listener and
+ * shared limits, requests that always come back with an outcome (a response, a cut-off body, or the
+ * reason there was none: a test must fail, not hang), and readings of the replica's memory and metrics.
+ */
+import { readFileSync } from 'node:fs';
+import { request } from 'node:http';
+import type { Test } from 'tap';
+import { freePort } from '../../src/db/embedded.js';
+import { type Replica, startReplica } from './serve.js';
+
+/** The unit of /proc/PID/stat's times (USER_HZ, 100 on Linux). */
+const CLOCK_TICKS_PER_SECOND = 100;
+
+export const WELLS = '/v1/groundwater-monitoring-wells';
+
+export const seriesPath = (tubeIdentifier: string, from: string, to: string) =>
+  `/v1/groundwater-monitoring-tubes/${tubeIdentifier}/measurements?from=${from}&to=${to}`;
+
+export interface FaultReplica extends Replica {
+  /** `http://127.0.0.1:PORT` of its metrics listener. */
+  metricsBase: string;
+  /** Resident memory of the process, in MB (Linux). */
+  residentMb(): number;
+  /** CPU time the process has used so far (user + system), in seconds (Linux). */
+  cpuSeconds(): number;
+  /** The value of one sample of its metrics (name with labels, as exposed), or undefined. */
+  metric(sample: string): Promise<number | undefined>;
+}
+
+/**
+ * A replica on `databaseUrl` with the suite's Redis for limits (CONCURRENCY_LIMIT 2, the default) and a
+ * rate limit high enough for a test's hundreds of requests of one key.
+ */
+export async function startFaultReplica(
+  t: Test,
+  databaseUrl: string,
+  env: Record<string, string> = {},
+): Promise<FaultReplica> {
+  const metricsPort = await freePort();
+  const replica = await startReplica(t, {
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: process.env.TEST_REDIS_URL,
+    METRICS_PORT: String(metricsPort),
+    RATE_LIMIT_BURST: '100000',
+    RATE_LIMIT_PER_SECOND: '1000',
+    ...env,
+  });
+  const metricsBase = `http://127.0.0.1:${metricsPort}`;
+  const pid = replica.child.pid!;
+  return {
+    ...replica,
+    metricsBase,
+    residentMb: () =>
+      Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024,
+    cpuSeconds() {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const [utime, stime] = stat
+        .slice(stat.lastIndexOf(')') + 2)
+        .split(' ')
+        .slice(11, 13)
+        .map(Number);
+      return (utime! + stime!) / CLOCK_TICKS_PER_SECOND;
+    },
+    async metric(sample) {
+      const text = (await fetchOutcome(metricsBase, '/metrics', {})).body;
+      const line = text.split('\n').find((l) => l.startsWith(`${sample} `));
+      return line === undefined ? undefined : Number(line.slice(sample.length + 1));
+    },
+  };
+}
+
+export interface Outcome {
+  /** 0 when no response head came at all. */
+  status: number;
+  contentType?: string;
+  body: string;
+  /** The body ended properly (false: the connection closed in the middle of it, or before a head). */
+  complete: boolean;
+  /** Why there was no complete response: `timeout` (a hang), or the socket error. */
+  failure?: string;
+  ms: number;
+}
+
+/** A GET that resolves with what happened, within `timeoutMs` at most (then `failure: 'timeout'`). */
+export function fetchOutcome(
+  base: string,
+  path: string,
+  headers: Record<string, string>,
+  timeoutMs = 10_000,
+): Promise<Outcome> {
+  const started = performance.now();
+  return new Promise((resolve) => {
+    let settled = false;
+    const chunks: Buffer[] = [];
+    let status = 0;
+    let contentType: string | undefined;
+    const finish = (complete: boolean, failure?: string) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      req.destroy();
+      const body = Buffer.concat(chunks).toString();
+      resolve({ status, contentType, body, complete, failure, ms: performance.now() - started });
+    };
+    const req = request(`${base}${path}`, { headers, agent: false }, (res) => {
+      status = res.statusCode ?? 0;
+      contentType = res.headers['content-type'];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => finish(true));
+      res.on('error', (error) => finish(false, error.message));
+      res.on('aborted', () => finish(false, 'aborted'));
+    });
+    const timer = setTimeout(() => finish(false, 'timeout'), timeoutMs);
+    req.on('error', (error) => finish(false, error.message));
+    req.end();
+  });
+}
+
+/** A 5xx answered as the contract says: a complete problem document of that status. */
+export function isServerProblem(outcome: Outcome): boolean {
+  if (!outcome.complete || outcome.status < 500 || outcome.contentType !== 'application/problem+json') {
+    return false;
+  }
+  try {
+    return (JSON.parse(outcome.body) as { status?: unknown }).status === outcome.status;
+  } catch {
+    return false;
+  }
+}
+
+/** A short description for assertion messages. */
+export const describe = (outcome: Outcome) =>
+  `${outcome.status} ${outcome.complete ? 'complete' : `incomplete (${outcome.failure})`} after ${Math.round(outcome.ms)} ms`;
+
+/** Asks `read` every 50 ms until it gives `expected` or `timeoutMs` is over; returns the last answer. */
+export async function eventually<T>(read: () => Promise<T>, expected: T, timeoutMs = 5000): Promise<T> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (value === expected || performance.now() > deadline) return value;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** `promise`, or `fallback` if it has not settled within `ms` (the timer does not outlive it). */
+export async function within<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<T>((resolve) => (timer = setTimeout(() => resolve(fallback), ms)));
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
