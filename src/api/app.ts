@@ -6,7 +6,7 @@
  * → client limits (429) → parameters (400) → access (403/404) → response.
  */
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { createClientResolver } from '../auth/clients.js';
 import type { Settings } from '../config.js';
@@ -64,7 +64,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     // operator says which proxies to believe; otherwise anyone could pick a fresh address per guess.
     trustProxy: trustProxyOption(settings.TRUST_PROXY),
     // One line per request is written by registerRequestLog, with the fields Fastify's lines lack.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     genReqId: () => randomUUID(),
     frameworkErrors,
     clientErrorHandler,

@@ -7,7 +7,7 @@
  * or leak. The metrics name no key, key id or tube (src/api/metrics.ts), but request rates and pool
  * use are still nobody else's business.
  */
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { collectDefaultMetrics } from 'prom-client';
 import type { Settings } from '../config.js';
 import type { ServiceMetrics } from './metrics.js';
@@ -19,7 +19,7 @@ import { registerVersionHeader } from './plugins/version.js';
 export function buildMetricsApp(metrics: ServiceMetrics, logger: FastifyBaseLogger): FastifyInstance {
   const app = Fastify({
     loggerInstance: logger,
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     frameworkErrors,
     clientErrorHandler,
     return503OnClosing: false,
