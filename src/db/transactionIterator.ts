@@ -23,21 +23,31 @@ import { isConnectionLost } from './retry.js';
 interface Deferred<T> {
   promise: Promise<T>;
   resolve(value: T): void;
+  reject(error: unknown): void;
 }
 
 function deferred<T>(): Deferred<T> {
   let resolve!: (value: T) => void;
-  const promise = new Promise<T>((r) => (resolve = r));
-  return { promise, resolve };
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  // A turn nobody waits for any more (the consumer stopped) may still be rejected: not an unhandled one.
+  promise.catch(() => {});
+  return { promise, resolve, reject };
 }
 
-/** One hand-over: the producer offers an item, then waits to be told whether to go on. */
+/**
+ * One hand-over: the producer offers an item, then waits to be told whether to go on. An item of
+ * `undefined` says the transaction is over.
+ */
 interface Turn<T> {
-  item: Deferred<T>;
+  item: Deferred<{ value: T } | undefined>;
   goOn: Deferred<boolean>;
 }
 
-const turn = <T>(): Turn<T> => ({ item: deferred<T>(), goOn: deferred<boolean>() });
+const turn = <T>(): Turn<T> => ({ item: deferred(), goOn: deferred<boolean>() });
 
 /** What a transaction callback returns when its connection is gone: see the comment at the top. */
 const never = () => new Promise<never>(() => {});
@@ -57,7 +67,7 @@ export async function* iterateInTransaction<T>(
     try {
       for await (const item of produce(tx)) {
         const offered = current;
-        offered.item.resolve(item);
+        offered.item.resolve({ value: item });
         const goOn = await offered.goOn.promise;
         if (connectionGone) return never();
         if (!goOn) break;
@@ -77,19 +87,36 @@ export async function* iterateInTransaction<T>(
       if (!callbackDone) connectionGone = true;
     },
   );
-  const ended = transaction.then(() => undefined);
-  // Marks the rejection handled; it still reaches the consumer through the race below.
-  ended.catch(() => {});
+  // The end of the transaction is heard once, here, and passed to whichever turn is current then or
+  // later. (Racing each turn against the transaction's promise instead would leave one reaction per
+  // item on that promise until the transaction ends, each holding its item: a year-long series would
+  // keep every batch it sent alive until its last one.)
+  let over: { failed: boolean; error?: unknown } | undefined;
+  const tellOver = (waiter: Turn<T>) => {
+    if (over?.failed) waiter.item.reject(over.error);
+    else if (over) waiter.item.resolve(undefined);
+  };
+  transaction.then(
+    () => {
+      over = { failed: false };
+      tellOver(current);
+    },
+    (error) => {
+      over = { failed: true, error };
+      tellOver(current);
+    },
+  );
 
   let waiting: Turn<T> | undefined;
   try {
     while (true) {
       const offered = current;
-      const next = await Promise.race([offered.item.promise.then((item) => ({ item })), ended]);
+      const next = await offered.item.promise;
       if (next === undefined) return;
       current = turn<T>();
+      tellOver(current);
       waiting = offered;
-      yield next.item;
+      yield next.value;
       waiting = undefined;
       offered.goOn.resolve(true);
     }

@@ -4,6 +4,8 @@
  * the process nor spoils the pool.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import t from 'tap';
 import { connect, type Sql } from '../../src/db/connect.js';
 import { retryIfConnectionLost } from '../../src/db/retry.js';
@@ -11,6 +13,10 @@ import { iterateInTransaction } from '../../src/db/transactionIterator.js';
 import { freshDatabase } from '../helpers/database.js';
 
 const MODE = 'isolation level repeatable read read only';
+
+/** A full garbage collection on demand (the test process is not started with --expose-gc). */
+setFlagsFromString('--expose-gc');
+const collectGarbage = runInNewContext('gc') as () => void;
 
 async function backendStates(admin: Sql, applicationName: string): Promise<string[]> {
   const rows = await admin<{ state: string }[]>`
@@ -63,6 +69,25 @@ t.test('iterateInTransaction', async (t) => {
     await items.return();
     t.same(await backendStates(db.sql, applicationName), ['idle'], 'transaction over');
     t.same(await withTimeout(pool`select 2 as two`), [{ two: 2 }]);
+  });
+
+  t.test('an item the consumer is done with can be collected while the transaction goes on', async (t) => {
+    // A year-long series passes ~100 batches of 250 KB through here: holding on to them until the
+    // transaction ends made the server's memory grow with the length of the series.
+    const consumed: WeakRef<object>[] = [];
+    const items = iterateInTransaction(pool, MODE, async function* (tx) {
+      for (let i = 0; i < 20; i++) {
+        await tx`select 1`;
+        yield { i, payload: new Array(10_000).fill(i) };
+      }
+    });
+    for (let i = 0; i < 10; i++) consumed.push(new WeakRef((await items.next()).value as object));
+    collectGarbage();
+    // The last item may still be referenced by the generator's own state; every earlier one must be gone.
+    const alive = consumed.slice(0, -1).filter((item) => item.deref() !== undefined).length;
+    t.equal(alive, 0, 'no consumed item is kept alive by the iterator');
+    t.same(await backendStates(db.sql, applicationName), ['idle in transaction'], 'still in the transaction');
+    await items.return();
   });
 
   t.test('an error of the producer reaches the consumer and rolls back', async (t) => {
