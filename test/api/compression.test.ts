@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import t from 'tap';
 import { negotiateCoding } from '../../src/api/compression.js';
+import { VERSION_FRESH_MS } from '../../src/api/discoveryCache.js';
 import { startApi, type TestApi } from '../helpers/api.js';
 import { addKey, addRegularSeries, addWell } from '../helpers/fixtures.js';
 import { get, openStream } from '../helpers/http.js';
@@ -180,13 +181,18 @@ t.test('discovery: cached per set of grants, compressed once, exact after change
   t.equal(small.headers['content-encoding'], undefined, 'a body under 1 KB is sent as it is');
   t.same(names(small.body), ['Well 1'], 'another set of grants, another body');
 
-  // An import of the registry: visible to the very next request, cached body or not.
+  // An import of the registry: visible to every request that starts VERSION_FRESH_MS after it, cached
+  // body or not.
+  const afterChange = () => sleep(VERSION_FRESH_MS + 50);
   await addWell(sql, 'Well 31', [{ number: '1' }]);
+  await afterChange();
   t.equal(names((await get(api.base, WELLS, { 'x-api-key': all.key })).body).length, 31);
   await sql`update wells set name = 'Renamed' where name = 'Well 1'`;
+  await afterChange();
   t.ok(names((await get(api.base, WELLS, { 'x-api-key': all.key })).body).includes('Renamed'));
   t.same(names((await get(api.base, WELLS, { 'x-api-key': some.key })).body), ['Renamed']);
   await sql`delete from tubes where well_id = (select id from wells where name = 'Well 31')`;
+  await afterChange();
   t.equal(names((await get(api.base, WELLS, { 'x-api-key': all.key })).body).length, 30);
 
   // A grant change: visible once the key cache has let the key go (KEY_CACHE_SECONDS).

@@ -34,10 +34,15 @@ export function wellsRoute(
   options: { sql: Sql; gate: ConnectionGate; methods: string[]; onRequest: onRequestHookHandler[] },
 ): void {
   const { sql, gate } = options;
+  // Each database read waits at the gate only when it happens: a fresh cached body needs none. The
+  // version read is shared by every request, so no one client leaving may call it off.
   const cache = createDiscoveryCache({
-    currentVersion: () => retryIfConnectionLost(() => registryVersion(sql)),
-    async load(client) {
-      const { version, rows } = await retryIfConnectionLost(() => visibleTubes(sql, client));
+    currentVersion: () => gate.run(() => retryIfConnectionLost(() => registryVersion(sql))),
+    async load(client, signal) {
+      const { version, rows } = await gate.run(
+        () => retryIfConnectionLost(() => visibleTubes(sql, client)),
+        signal,
+      );
       return { version, body: Buffer.from(serializeWells(groupWells(rows))) };
     },
   });
@@ -49,8 +54,7 @@ export function wellsRoute(
     handler: async (request, reply) => {
       const client = request.client!;
       if (readsNothing(client)) throw forbidden();
-      // One connection for the version check and, when the body is stale, the reload after it.
-      const cached = await gate.run(() => cache.get(client), clientGoneSignal(reply));
+      const cached = await cache.get(client, clientGoneSignal(reply));
       // The body depends on Accept-Encoding; caches must keep the codings apart.
       reply.type('application/json').header('Vary', 'Accept-Encoding');
       const coding = worthCompressing(cached)

@@ -1,0 +1,88 @@
+/**
+ * The discovery cache's bookkeeping, on a source that counts what it is asked (the cache's own seam;
+ * the database behind it is exercised over HTTP in compression.test.ts and connectionWait.test.ts).
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import t from 'tap';
+import {
+  createDiscoveryCache,
+  type DiscoverySource,
+  VERSION_FRESH_MS,
+} from '../../src/api/discoveryCache.js';
+import type { Client } from '../../src/auth/clients.js';
+
+function countingSource(): DiscoverySource & {
+  version: bigint;
+  reads: number;
+  loads: number;
+  fail: boolean;
+} {
+  const source = {
+    version: 1n,
+    reads: 0,
+    loads: 0,
+    fail: false,
+    async currentVersion() {
+      source.reads++;
+      if (source.fail) throw new Error('database gone');
+      return String(source.version);
+    },
+    async load(client: Client) {
+      source.loads++;
+      return { version: String(source.version), body: Buffer.from(`${client.keyId}@${source.version}`) };
+    },
+  };
+  return source;
+}
+
+const everything: Client = { keyId: 'key_all', allTubes: true, grants: new Set() };
+
+t.test('one version read per VERSION_FRESH_MS serves every request', async (t) => {
+  const source = countingSource();
+  const cache = createDiscoveryCache(source);
+  const first = await cache.get(everything);
+  t.equal(first.body.toString(), 'key_all@1');
+  const bodies = await Promise.all(Array.from({ length: 50 }, () => cache.get(everything)));
+  t.ok(
+    bodies.every((body) => body === first),
+    'the cached body, every time',
+  );
+  t.equal(source.reads, 1, 'fifty requests, one version read');
+  t.equal(source.loads, 1);
+
+  source.version = 2n;
+  t.equal(
+    (await cache.get(everything)).body.toString(),
+    'key_all@1',
+    'within the window: the body read before',
+  );
+  await sleep(VERSION_FRESH_MS + 20);
+  t.equal((await cache.get(everything)).body.toString(), 'key_all@2', 'after it: the change shows');
+  t.equal(source.reads, 2);
+  t.equal(source.loads, 2);
+});
+
+t.test('a body rebuilt at a newer version than the shared read is not rebuilt again', async (t) => {
+  const source = countingSource();
+  const cache = createDiscoveryCache(source);
+  await cache.get(everything); // reads version 1 and loads
+  // Another grant set loaded after a change, while the shared read still says 1.
+  source.version = 5n;
+  const other: Client = { keyId: 'key_some', allTubes: false, grants: new Set([7]) };
+  t.equal((await cache.get(other)).body.toString(), 'key_some@5');
+  await cache.get(other);
+  t.equal(source.loads, 2, 'version 5 is at least as new as the shared read of version 1');
+});
+
+t.test('a failed version read is not kept', async (t) => {
+  const source = countingSource();
+  const cache = createDiscoveryCache(source);
+  await cache.get(everything); // an empty cache loads; nothing to compare a version with yet
+  await sleep(VERSION_FRESH_MS + 20);
+  source.fail = true;
+  await t.rejects(cache.get(everything), { message: 'database gone' });
+  t.equal(source.reads, 1);
+  source.fail = false;
+  t.equal((await cache.get(everything)).body.toString(), 'key_all@1', 'the next request reads again');
+  t.equal(source.reads, 2, 'at once, not after the window');
+});
