@@ -5,6 +5,7 @@
  * arrive), so that our tube's index pages are scattered among theirs.
  */
 import type { Sql } from '../../src/db/connect.js';
+import { vacuumMeasurements } from '../../src/importers/measurements.js';
 import { addKey, addRegularSeries, addWell } from '../../test/helpers/fixtures.js';
 
 export const SERIES_START = '2024-01-01T00:00:00Z';
@@ -46,7 +47,7 @@ export async function addSeriesFixture(
       order by t, tube.id`;
   }
   // As `gwapi import measurements` leaves it: visibility map set (index-only scans), statistics current.
-  await sql`vacuum analyze measurements`;
+  await vacuumMeasurements(sql);
   const { key } = await addKey(sql, { tubeIds: [ours.id] });
   return { tubeId: ours.id, identifier: ours.identifier, key };
 }
