@@ -35,8 +35,17 @@ export function seriesSelect(sql: Queryable, tubeId: number, from: string, to: s
 }
 
 /**
- * The series of seriesSelect from a server-side cursor, `batchSize` rows at a time; the next batch is
- * fetched only when the caller asks for it. Must run in a transaction, which also closes the cursor.
+ * FETCHes kept in flight on the connection. With one, PostgreSQL waited a round trip at every batch
+ * while Node finished decoding the last rows; with two it always has the next batch to read, and Node
+ * decodes one while the other arrives. Measured on a year (2 cores): the stream went from ~1.45× to
+ * ~1.15–1.2× a bare cursor loop's time; three were no faster. Bounded read-ahead: at most two batches.
+ */
+const FETCHES_IN_FLIGHT = 2;
+
+/**
+ * The series of seriesSelect from a server-side cursor, `batchSize` rows at a time; at most
+ * FETCHES_IN_FLIGHT batches are read ahead of the caller. Must run in a transaction, which also closes
+ * the cursor.
  *
  * A declared cursor and FETCH rather than postgres.js's `.cursor()`: that one leaves the protocol
  * exchange open between batches, and a backend that dies at that moment (restart, failover,
@@ -59,13 +68,13 @@ export async function* measurementBatches(
     rows.catch(() => {});
     return rows;
   };
-  let next = fetch();
+  const inFlight = [fetch()];
   while (true) {
-    const rows = await next;
+    const rows = await inFlight.shift()!;
     const more = rows.length === batchSize;
-    // Sent before the caller gets this batch: PostgreSQL reads the next one while this one is
-    // serialized and written, instead of each side waiting for the other.
-    if (more) next = fetch();
+    // Sent before the caller gets this batch: PostgreSQL reads ahead while this one is serialized and
+    // written, instead of each side waiting for the other. (Past the end a FETCH returns no rows.)
+    if (more) while (inFlight.length < FETCHES_IN_FLIGHT) inFlight.push(fetch());
     if (rows.length > 0) yield rows;
     if (!more) return;
   }
