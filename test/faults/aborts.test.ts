@@ -35,7 +35,7 @@ const GROWTH_BOUND_MB = 40;
 t.test(`${ABORTS} client aborts in a row leak nothing`, async (t) => {
   const db = await freshDatabase(t);
   const [tube] = await addWell(db.sql, 'Well', [{ number: '1' }]);
-  // Two months of 1-minute data: the first chunk is one batch of 5,000, and ~5 MB follow it.
+  // Two months of 1-minute data: the first chunk is one batch (BATCH_SIZE rows), and ~5 MB follow it.
   await addRegularSeries(db.sql, tube!.id, '2024-01-01T00:00:00Z', '2024-03-01T00:00:00Z', '1 minute');
   const keys = await Promise.all(
     Array.from({ length: LANES }, () => addKey(db.sql, { tubeIds: [tube!.id] })),
