@@ -9,6 +9,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
+import { SERVICE_NODE_OPTIONS } from '../../bench/lib/serverProcess.js';
 
 const ROOT = new URL('../..', import.meta.url);
 
@@ -51,6 +52,13 @@ t.test('the runtime stage runs gwapi as a non-root user with production dependen
     ['package.json package-lock.json ./', 'sql ./sql'],
   );
   t.ok(argsOf('COPY').includes('--from=build /app/dist ./dist'), 'the compiled code from the build stage');
+});
+
+t.test('the image runs Node with the heap settings the benchmarks measured', async (t) => {
+  const nodeOptions = argsOf('ENV')
+    .join(' ')
+    .match(/NODE_OPTIONS=(\S+)/)?.[1];
+  t.equal(nodeOptions, SERVICE_NODE_OPTIONS.join(' '));
 });
 
 t.test('.dockerignore lets in every file the Dockerfile copies, and nothing else', async (t) => {
