@@ -111,12 +111,13 @@ export function createDiscoveryCache(source: DiscoverySource, options: { maxByte
   }
 
   return {
-    async get(client: Client, signal?: AbortSignal): Promise<CachedBody> {
+    /** `clientGone` makes the signal for a wait at the gate, only if a load needs one. */
+    async get(client: Client, clientGone?: () => AbortSignal): Promise<CachedBody> {
       const key = grantKey(client);
       const cached = entries.get(key);
       // At least as new: a body rebuilt after the shared read may carry a later version than it.
       if (cached && BigInt(cached.version) >= BigInt(await recentVersion())) return cached;
-      const { version, body } = await source.load(client, signal);
+      const { version, body } = await source.load(client, clientGone?.());
       const entry = entryFor(version, body);
       remember(key, entry);
       return entry;
