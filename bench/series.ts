@@ -74,10 +74,9 @@ try {
     }
     const medianOf = (name: string, field: keyof Sample) =>
       median(samples.get(name)!.map((sample) => sample[field] as number));
-    const floor = Math.min(
-      medianOf('floor: DECLARE/FETCH loop', 'ms'),
-      medianOf('floor: postgres.js .cursor()', 'ms'),
-    );
+    const declared = medianOf('floor: DECLARE/FETCH loop', 'ms');
+    const cursor = medianOf('floor: postgres.js .cursor()', 'ms');
+    const floor = Math.min(declared, cursor);
     const ours = medianOf('ours (streamed)', 'ms');
     const naive = medianOf('naive: all rows, Date, JSON.stringify', 'ms');
     const buffered = medianOf('buffered: all rows, our SQL', 'ms');
@@ -102,7 +101,10 @@ try {
     printTable(
       ['target', 'measured', 'met'],
       [
-        ['ours ≤ 1.3 × floor', ratio(ours / floor), ours / floor <= 1.3 ? 'yes' : 'NO'],
+        // The floor is a bare postgres.js cursor; the endpoint's own pipelined DECLARE/FETCH
+        // reading, bare, is the stricter one (the faster of the two is the "vs floor" column).
+        ['ours ≤ 1.3 × postgres.js .cursor()', ratio(ours / cursor), ours / cursor <= 1.3 ? 'yes' : 'NO'],
+        ['ours ≤ 1.3 × DECLARE/FETCH loop', ratio(ours / declared), ours / declared <= 1.3 ? 'yes' : 'NO'],
         ['naive / ours ≥ 1.5', ratio(naive / ours), naive / ours >= 1.5 ? 'yes' : 'NO'],
         ['(buffered with our SQL) / ours', ratio(buffered / ours), ''],
         [
