@@ -49,6 +49,20 @@ const url = (protocols: string[]) =>
     `expected a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}`,
   );
 
+/** `host:port` pairs separated by commas (Redis Sentinel addresses). */
+const hostPorts = z
+  .string()
+  .trim()
+  .min(1)
+  .transform((value) => value.split(',').map((part) => part.trim()))
+  .refine(
+    (parts) => parts.every((part) => /^[^\s:,]+:\d{1,5}$/.test(part) && Number(part.split(':')[1]) <= 65535),
+    'expected host:port pairs separated by commas',
+  )
+  .transform((parts) =>
+    parts.map((part) => ({ host: part.slice(0, part.lastIndexOf(':')), port: Number(part.split(':')[1]) })),
+  );
+
 /** A variable: its schema, its default (as the environment would spell it), and what it is for. */
 interface Variable {
   schema: z.ZodType;
@@ -93,6 +107,16 @@ export const variables = {
     secret: true,
     description:
       'Redis URL for limits shared by all replicas. Unset: limits are kept in process (one replica).',
+  },
+  REDIS_SENTINELS: {
+    schema: hostPorts,
+    description:
+      'Redis Sentinel addresses (host:port,host:port): limits use the master they name for REDIS_SENTINEL_NAME, and follow a failover. REDIS_URL then gives only credentials, database and TLS.',
+  },
+  REDIS_SENTINEL_NAME: {
+    schema: z.string().trim().min(1),
+    default: 'mymaster',
+    description: 'The master group the sentinels of REDIS_SENTINELS monitor.',
   },
   HOST: { schema: z.string().min(1), default: '127.0.0.1', description: 'Address the HTTP server binds to.' },
   PORT: {

@@ -11,6 +11,7 @@ import { closeGracefully } from './api/shutdown.js';
 import type { Database } from './commands/database.js';
 import type { Settings } from './config.js';
 import { createClientLimits } from './limits/createClientLimits.js';
+import { sharedLimitsConfigured } from './limits/redisConnection.js';
 import { type ClientLimits, unlimited } from './limits/types.js';
 
 export interface RunServerOptions {
@@ -38,12 +39,12 @@ async function startLimits(settings: Settings, logger: FastifyBaseLogger): Promi
     logger.warn('LIMITS_ENABLED is false: client limits are lifted (for benchmarks only)');
     return unlimited;
   }
-  if (!settings.REDIS_URL) {
+  if (!sharedLimitsConfigured(settings)) {
     logger.warn(
       'REDIS_URL is not set: limits are kept in this process, which is correct for one replica only',
     );
   }
-  // With REDIS_URL, createClientLimits itself says so when Redis does not answer at start.
+  // With Redis, createClientLimits itself says so when Redis does not answer at start.
   return createClientLimits(settings, { logger });
 }
 

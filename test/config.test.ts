@@ -26,6 +26,7 @@ t.test('valid values are parsed to their types', async (t) => {
     LIMITS_ENABLED: 'false',
     LOG_LEVEL: 'warn',
     DATABASE_WAIT_SECONDS: '0.5',
+    REDIS_SENTINELS: 'sentinel-1:26379, 10.0.0.7:26380',
   });
   t.equal(s.DATABASE_URL, 'postgres://u:p@db:5432/gw');
   t.equal(s.PORT, 8080);
@@ -33,6 +34,11 @@ t.test('valid values are parsed to their types', async (t) => {
   t.equal(s.LIMITS_ENABLED, false);
   t.equal(s.LOG_LEVEL, 'warn');
   t.equal(s.DATABASE_WAIT_SECONDS, 0.5);
+  t.same(s.REDIS_SENTINELS, [
+    { host: 'sentinel-1', port: 26379 },
+    { host: '10.0.0.7', port: 26380 },
+  ]);
+  t.equal(s.REDIS_SENTINEL_NAME, 'mymaster');
 });
 
 t.test('an empty variable counts as unset', async (t) => {
@@ -47,6 +53,12 @@ const bad: [string, string, RegExp][] = [
   ['CONCURRENCY_LIMIT', '0', /^invalid setting CONCURRENCY_LIMIT: expected at least 1/],
   ['DATABASE_WAIT_SECONDS', '0', /^invalid setting DATABASE_WAIT_SECONDS: expected a positive number/],
   ['DATABASE_WAIT_SECONDS', '601', /^invalid setting DATABASE_WAIT_SECONDS: expected at most 600/],
+  [
+    'REDIS_SENTINELS',
+    'sentinel-1',
+    /^invalid setting REDIS_SENTINELS: expected host:port pairs separated by commas/,
+  ],
+  ['REDIS_SENTINELS', 'a:1,b:99999', /^invalid setting REDIS_SENTINELS: expected host:port pairs/],
   ['LIMITS_ENABLED', 'maybe', /^invalid setting LIMITS_ENABLED: expected true or false/],
   [
     'REDIS_URL',

@@ -1,5 +1,5 @@
 /**
- * The limits a replica runs with: shared through Redis (REDIS_URL or an injected client), falling back
+ * The limits a replica runs with: shared through Redis (REDIS_URL, REDIS_SENTINELS or an injected client), falling back
  * to this process while Redis is unavailable; or in process only, without Redis.
  */
 import type { Redis } from 'ioredis';
@@ -8,10 +8,11 @@ import { StoreClientLimits } from './clientLimits.js';
 import { FailoverStore, type LimitsLogger } from './failover.js';
 import { type Clock, MemoryLimitStore, monotonicClock } from './memoryStore.js';
 import { type LimitSettings, limitParameters } from './parameters.js';
-import { connectLimitsRedis, whenReady } from './redisConnection.js';
+import { connectLimitsRedis, sharedLimitsConfigured, whenReady } from './redisConnection.js';
 import { RedisLimitStore } from './redisStore.js';
 
-export type ClientLimitsSettings = LimitSettings & Pick<Settings, 'REDIS_URL' | 'REDIS_COMMAND_TIMEOUT_MS'>;
+export type ClientLimitsSettings = LimitSettings &
+  Pick<Settings, 'REDIS_URL' | 'REDIS_SENTINELS' | 'REDIS_SENTINEL_NAME' | 'REDIS_COMMAND_TIMEOUT_MS'>;
 
 export interface ClientLimitsDependencies {
   logger: LimitsLogger;
@@ -39,9 +40,9 @@ export async function createClientLimits(
   const clock = dependencies.clock ?? monotonicClock;
   const local = new MemoryLimitStore(parameters, clock);
   const owned =
-    dependencies.redis || !settings.REDIS_URL
+    dependencies.redis || !sharedLimitsConfigured(settings)
       ? undefined
-      : connectLimitsRedis(settings.REDIS_URL, settings.REDIS_COMMAND_TIMEOUT_MS);
+      : connectLimitsRedis(settings, settings.REDIS_COMMAND_TIMEOUT_MS);
   const redis = dependencies.redis ?? owned;
   if (!redis) return new StoreClientLimits(local, parameters);
 

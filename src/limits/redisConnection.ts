@@ -1,8 +1,31 @@
 /** The ioredis client the limits need: one that fails fast instead of making requests wait for Redis. */
-import { Redis } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
+import type { Settings } from '../config.js';
 
-export function connectLimitsRedis(url: string, commandTimeoutMs: number): Redis {
-  const redis = new Redis(url, {
+type RedisSettings = Partial<Pick<Settings, 'REDIS_URL' | 'REDIS_SENTINELS' | 'REDIS_SENTINEL_NAME'>>;
+
+/** Whether the settings name a Redis for the limits at all (a URL, or sentinels). */
+export const sharedLimitsConfigured = (settings: RedisSettings): boolean =>
+  Boolean(settings.REDIS_URL || settings.REDIS_SENTINELS);
+
+/** What a Redis URL says besides where the server is: credentials, database, TLS. */
+function connectionDetails(url: string | undefined): RedisOptions {
+  if (!url) return {};
+  const parsed = new URL(url);
+  return {
+    ...(parsed.username ? { username: decodeURIComponent(parsed.username) } : {}),
+    ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
+    ...(parsed.pathname.length > 1 ? { db: Number(parsed.pathname.slice(1)) } : {}),
+    ...(parsed.protocol === 'rediss:' ? { tls: {} } : {}),
+  };
+}
+
+/**
+ * A URL alone, or Sentinel: ioredis asks the sentinels for the master of REDIS_SENTINEL_NAME, and asks
+ * again after a failover (the connection drops; the limits fall back to this process meanwhile).
+ */
+export function connectLimitsRedis(target: string | RedisSettings, commandTimeoutMs: number): Redis {
+  const failFast: RedisOptions = {
     // While disconnected, a command fails at once (and the request is limited in memory) instead of
     // queueing until Redis returns.
     enableOfflineQueue: false,
@@ -12,7 +35,16 @@ export function connectLimitsRedis(url: string, commandTimeoutMs: number): Redis
     connectTimeout: 2000,
     // Keep reconnecting, at least once a second, so shared limits resume soon after Redis returns.
     retryStrategy: (attempt) => Math.min(attempt * 100, 1000),
-  });
+  };
+  const settings = typeof target === 'string' ? { REDIS_URL: target } : target;
+  const redis = settings.REDIS_SENTINELS
+    ? new Redis({
+        ...connectionDetails(settings.REDIS_URL),
+        sentinels: settings.REDIS_SENTINELS,
+        name: settings.REDIS_SENTINEL_NAME ?? 'mymaster',
+        ...failFast,
+      })
+    : new Redis(settings.REDIS_URL ?? '', failFast);
   // Failures are reported by the limits (once per switch); without a listener ioredis would print
   // every reconnection attempt.
   redis.on('error', () => {});
