@@ -49,12 +49,17 @@ export function createMetrics(sources: MetricsSources) {
   const registry = new Registry();
   const registers = [registry];
 
-  const requests = new Counter({
-    name: 'gwapi_http_requests_total',
-    help: 'HTTP responses by method, route pattern and status, counted when each is over (complete or cut off).',
-    labelNames: ['method', 'route', 'status'] as const,
-    registers,
-  });
+  // One line per metric: name, help, labels.
+  const counter = <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
+    new Counter<L>({ name, help, labelNames, registers });
+  const gauge = <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
+    new Gauge<L>({ name, help, labelNames, registers });
+
+  const requests = counter(
+    'gwapi_http_requests_total',
+    'HTTP responses by method, route pattern and status, counted when each is over (complete or cut off).',
+    ['method', 'route', 'status'],
+  );
   const duration = new Histogram({
     name: 'gwapi_http_request_duration_seconds',
     help: 'Time from request to the end of its response (the whole streamed body), by method, route pattern and status.',
@@ -62,56 +67,43 @@ export function createMetrics(sources: MetricsSources) {
     buckets: DURATION_BUCKETS,
     registers,
   });
-  const bytes = new Counter({
-    name: 'gwapi_http_response_bytes_total',
-    help: 'Bytes written to client connections (headers and body), by route pattern.',
-    labelNames: ['route'] as const,
-    registers,
-  });
-  const measurements = new Counter({
-    name: 'gwapi_measurements_streamed_total',
-    help: 'Measurements written to series responses.',
-    registers,
-  });
-  const activeStreams = new Gauge({
-    name: 'gwapi_active_streams',
-    help: 'Streamed responses (series) being sent right now.',
-    registers,
-  });
-  const limited = new Counter({
-    name: 'gwapi_rate_limited_total',
-    help: 'Requests refused with 429, by reason: rate (token bucket), concurrency, failed-auth (per address).',
-    labelNames: ['reason'] as const,
-    registers,
-  });
-  const keyCache = new Counter({
-    name: 'gwapi_key_cache_lookups_total',
-    help: 'API key lookups by result: hit (answered from the in-process cache) or miss (asked the database).',
-    labelNames: ['result'] as const,
-    registers,
-  });
-  const connections = new Gauge({
-    name: 'gwapi_db_stream_connections',
-    help: 'Pooled database connections of series streams: held (a stream reads from it) or waiting (a stream waits for one).',
-    labelNames: ['state'] as const,
-    registers,
-  });
-  const gate = new Gauge({
-    name: 'gwapi_db_connections',
-    help: 'Pooled database connections given to requests (held) and requests waiting for one (waiting), through the connection gate; at most DATABASE_POOL_MAX held.',
-    labelNames: ['state'] as const,
-    registers,
-  });
-  const waitTimeouts = new Counter({
-    name: 'gwapi_db_wait_timeouts_total',
-    help: 'Requests answered 503 because no database connection came free within DATABASE_WAIT_SECONDS.',
-    registers,
-  });
-  new Gauge({
-    name: 'gwapi_db_pool_max',
-    help: 'Most database connections this process opens (DATABASE_POOL_MAX).',
-    registers,
-  }).set(sources.poolMax);
+  const bytes = counter(
+    'gwapi_http_response_bytes_total',
+    'Bytes written to client connections (headers and body), by route pattern.',
+    ['route'],
+  );
+  const measurements = counter(
+    'gwapi_measurements_streamed_total',
+    'Measurements written to series responses.',
+  );
+  const activeStreams = gauge('gwapi_active_streams', 'Streamed responses (series) being sent right now.');
+  const limited = counter(
+    'gwapi_rate_limited_total',
+    'Requests refused with 429, by reason: rate (token bucket), concurrency, failed-auth (per address).',
+    ['reason'],
+  );
+  const keyCache = counter(
+    'gwapi_key_cache_lookups_total',
+    'API key lookups by result: hit (answered from the in-process cache) or miss (asked the database).',
+    ['result'],
+  );
+  const connections = gauge(
+    'gwapi_db_stream_connections',
+    'Pooled database connections of series streams: held (a stream reads from it) or waiting (a stream waits for one).',
+    ['state'],
+  );
+  const gate = gauge(
+    'gwapi_db_connections',
+    'Pooled database connections given to requests (held) and requests waiting for one (waiting), through the connection gate; at most DATABASE_POOL_MAX held.',
+    ['state'],
+  );
+  const waitTimeouts = counter(
+    'gwapi_db_wait_timeouts_total',
+    'Requests answered 503 because no database connection came free within DATABASE_WAIT_SECONDS.',
+  );
+  gauge('gwapi_db_pool_max', 'Most database connections this process opens (DATABASE_POOL_MAX).').set(
+    sources.poolMax,
+  );
   new Gauge({
     name: 'gwapi_limits_state',
     help: 'Where client limits are kept (1 for the current state): in-process (no Redis), shared (Redis), fallback (Redis not answering).',

@@ -10,7 +10,7 @@ import t from 'tap';
 import { negotiateCoding } from '../../src/api/compression.js';
 import { VERSION_FRESH_MS } from '../../src/api/discoveryCache.js';
 import { startApi, type TestApi } from '../helpers/api.js';
-import { addKey, addRegularSeries, addWell } from '../helpers/fixtures.js';
+import { addKey, addWell, addYearTube } from '../helpers/fixtures.js';
 import { get, openStream } from '../helpers/http.js';
 
 const WELLS = '/v1/groundwater-monitoring-wells';
@@ -56,11 +56,7 @@ t.test('the series, compressed as it streams', async (t) => {
   // One connection: one not given back would make every later request hang.
   const api = await startApi(t, { poolMax: 1 });
   const { sql } = api.db;
-  const [tube] = await addWell(sql, 'Year', [{ number: '1' }]);
-  await addRegularSeries(sql, tube!.id, '2024-01-01T00:00:00Z', '2025-01-01T00:00:00Z', '1 minute');
-  await sql`vacuum analyze measurements`;
-  const { key } = await addKey(sql, { tubeIds: [tube!.id] });
-  const series = `/v1/groundwater-monitoring-tubes/${tube!.identifier}/measurements`;
+  const { key, seriesPath: series } = await addYearTube(sql);
   const month = `${series}?from=2024-03-01T00:00:00Z&to=2024-04-01T00:00:00Z`;
   const year = `${series}?from=2024-01-01T00:00:00Z&to=2025-01-01T00:00:00Z`;
 

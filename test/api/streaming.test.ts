@@ -5,7 +5,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import { startApi, type TestApi } from '../helpers/api.js';
-import { addKey, addRegularSeries, addWell } from '../helpers/fixtures.js';
+import { addYearTube } from '../helpers/fixtures.js';
 import { get, openStream } from '../helpers/http.js';
 
 const YEAR = '?from=2024-01-01T00:00:00Z&to=2025-01-01T00:00:00Z';
@@ -33,11 +33,8 @@ t.test('streaming a year of 1-minute data', async (t) => {
   // One connection in the app's pool: a connection not given back would make every later request hang.
   const api = await startApi(t, { poolMax: 1 });
   const { sql } = api.db;
-  const [tube] = await addWell(sql, 'Year', [{ number: '1' }]);
-  await addRegularSeries(sql, tube!.id, '2024-01-01T00:00:00Z', '2025-01-01T00:00:00Z', '1 minute');
-  await sql`vacuum analyze measurements`;
-  const { key } = await addKey(sql, { tubeIds: [tube!.id] });
-  const path = `/v1/groundwater-monitoring-tubes/${tube!.identifier}/measurements${YEAR}`;
+  const { key, seriesPath } = await addYearTube(sql);
+  const path = `${seriesPath}${YEAR}`;
 
   let fullStreamMs = 0;
   t.test('the whole year arrives, complete and in order', async (t) => {

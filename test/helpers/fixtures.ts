@@ -49,6 +49,22 @@ export async function addRegularSeries(sql: Sql, tubeId: number, from: string, t
     from generate_series(${from}::timestamptz, ${to}::timestamptz - interval '1 microsecond', ${step}::interval) as t`;
 }
 
+/**
+ * One tube with a year (2024) of 1-minute data, vacuumed as an import leaves it, and a key that reads it;
+ * `seriesPath` is the tube's measurements path without a query.
+ */
+export async function addYearTube(sql: Sql): Promise<{ tube: TubeFixture; key: string; seriesPath: string }> {
+  const [tube] = await addWell(sql, 'Year', [{ number: '1' }]);
+  await addRegularSeries(sql, tube!.id, '2024-01-01T00:00:00Z', '2025-01-01T00:00:00Z', '1 minute');
+  await sql`vacuum analyze measurements`;
+  const { key } = await addKey(sql, { tubeIds: [tube!.id] });
+  return {
+    tube: tube!,
+    key,
+    seriesPath: `/v1/groundwater-monitoring-tubes/${tube!.identifier}/measurements`,
+  };
+}
+
 export interface KeyFixture {
   key: string;
   keyId: string;
