@@ -52,9 +52,8 @@ const CLOSING = Buffer.from(']}');
  *
  * Each batch becomes one Buffer: the serializer's `[…]` is encoded once, its `[` overwritten with the
  * `,` that separates it from the previous batch and its `]` left out by a view. The serializer's string
- * dies at once; slicing or concatenating it as a string would flatten it into another 250 KB string
- * that lives until the stream converts it, long enough to be promoted to the old generation (measured:
- * the server's memory then grew with the length of the series).
+ * dies at once; slicing or concatenating it as a string would first flatten it into a second copy of the
+ * batch that lives until the stream converts it.
  */
 async function* seriesChunks(tx: Queryable, request: SeriesRequest): AsyncGenerator<Buffer> {
   // This runs inside the transaction: the connection is ours until the transaction is over.
