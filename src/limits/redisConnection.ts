@@ -8,18 +8,6 @@ type RedisSettings = Partial<Pick<Settings, 'REDIS_URL' | 'REDIS_SENTINELS' | 'R
 export const sharedLimitsConfigured = (settings: RedisSettings): boolean =>
   Boolean(settings.REDIS_URL || settings.REDIS_SENTINELS);
 
-/** What a Redis URL says besides where the server is: credentials, database, TLS. */
-function connectionDetails(url: string | undefined): RedisOptions {
-  if (!url) return {};
-  const parsed = new URL(url);
-  return {
-    ...(parsed.username ? { username: decodeURIComponent(parsed.username) } : {}),
-    ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
-    ...(parsed.pathname.length > 1 ? { db: Number(parsed.pathname.slice(1)) } : {}),
-    ...(parsed.protocol === 'rediss:' ? { tls: {} } : {}),
-  };
-}
-
 /**
  * A URL alone, or Sentinel: ioredis asks the sentinels for the master of REDIS_SENTINEL_NAME, and asks
  * again after a failover (the connection drops; the limits fall back to this process meanwhile).
@@ -37,14 +25,11 @@ export function connectLimitsRedis(target: string | RedisSettings, commandTimeou
     retryStrategy: (attempt) => Math.min(attempt * 100, 1000),
   };
   const settings = typeof target === 'string' ? { REDIS_URL: target } : target;
-  const redis = settings.REDIS_SENTINELS
-    ? new Redis({
-        ...connectionDetails(settings.REDIS_URL),
-        sentinels: settings.REDIS_SENTINELS,
-        name: settings.REDIS_SENTINEL_NAME ?? 'mymaster',
-        ...failFast,
-      })
-    : new Redis(settings.REDIS_URL ?? '', failFast);
+  const options: RedisOptions = settings.REDIS_SENTINELS
+    ? { sentinels: settings.REDIS_SENTINELS, name: settings.REDIS_SENTINEL_NAME ?? 'mymaster', ...failFast }
+    : failFast;
+  // ioredis reads credentials, database and TLS from the URL; with sentinels it ignores its host and port.
+  const redis = settings.REDIS_URL ? new Redis(settings.REDIS_URL, options) : new Redis(options);
   // Failures are reported by the limits (once per switch); without a listener ioredis would print
   // every reconnection attempt.
   redis.on('error', () => {});

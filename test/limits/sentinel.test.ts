@@ -20,7 +20,12 @@ t.test('limits find the master through Sentinel and follow a failover', async (t
   t.teardown(sentinel.stop);
 
   const keyPrefix = `${unique('gwapi-test:')}:`;
-  const settings = settingsWith({ REDIS_SENTINELS: `127.0.0.1:${sentinel.port}`, REDIS_SENTINEL_NAME: NAME });
+  const settings = settingsWith({
+    REDIS_SENTINELS: `127.0.0.1:${sentinel.port}`,
+    REDIS_SENTINEL_NAME: NAME,
+    // Where the master is comes from the Sentinel: the URL's host and port (nothing listens there) are not used.
+    REDIS_URL: 'redis://127.0.0.1:1/0',
+  });
   const open = async () => {
     const limits = await createClientLimits(settings, { logger: recordingLogger(), keyPrefix });
     t.teardown(() => limits.close());

@@ -57,12 +57,7 @@ async function openGatedSeriesStream(
       permit.release();
     },
   };
-  try {
-    return await openSeriesStream(sql, { ...series, connection });
-  } catch (error) {
-    connection.released();
-    throw error;
-  }
+  return openSeriesStream(sql, { ...series, connection });
 }
 
 /** The lower-case form of a well-formed identifier; undefined for a malformed one (which is a 404). */
