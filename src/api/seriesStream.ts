@@ -72,6 +72,12 @@ async function* seriesChunks(tx: Queryable, request: SeriesRequest): AsyncGenera
   let first = true;
   for await (const rows of measurementBatches(tx, tube.id, request.from, request.to, BATCH_SIZE)) {
     const batch = Buffer.from(serializeMeasurements(rows));
+    const count = rows.length;
+    // Emptied as soon as it is written: the batch array stays reachable a while longer (the driver's
+    // settled query holds it as its value), and its rows with it. Measured on a year: kept, nearly every
+    // batch's rows survived two young-generation collections and were promoted (~50 MB of old-generation
+    // garbage per stream); emptied, 0.3 MB.
+    rows.length = 0;
     if (first) {
       yield Buffer.concat([opening, batch.subarray(0, -1)]);
       first = false;
@@ -79,7 +85,7 @@ async function* seriesChunks(tx: Queryable, request: SeriesRequest): AsyncGenera
       batch[0] = COMMA;
       yield batch.subarray(0, -1);
     }
-    request.onRows?.(rows.length);
+    request.onRows?.(count);
   }
   // The head alone, for an interval without measurements.
   if (first) yield Buffer.concat([opening, Buffer.from('[')]);

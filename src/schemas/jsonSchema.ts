@@ -26,9 +26,37 @@ export function jsonSchemaOf(
  * A serializer generated once, at startup, from the schema. It writes only the properties the schema
  * names (an extra property on a row can never leak into a response) and skips JSON.stringify's
  * generic walk over each value.
+ *
+ * Numbers are written by asNumber below instead of fast-json-stringify's own, through the library's
+ * debug mode: it hands out the generated code with the helper object that code takes its helpers from,
+ * and `restore` builds the function from the two.
  */
 export function compileSerializer<S extends z.ZodType>(schema: S): (value: z.output<S>) => string {
   // fast-json-stringify understands draft 7; for these plain shapes the two drafts say the same.
   const jsonSchema = jsonSchemaOf(schema, { target: 'draft-7' }) as unknown as fastJson.AnySchema;
-  return fastJson(jsonSchema);
+  const compiled = fastJson(jsonSchema, { mode: 'debug' }) as unknown as DebugCompiled;
+  const helpers = Object.create(compiled.serializer, { asNumber: { value: asNumber } });
+  return restore({ ...compiled, serializer: helpers });
+}
+
+/** What `mode: 'debug'` returns and `restore` takes (the package's types describe neither). */
+interface DebugCompiled {
+  code: string;
+  validator: unknown;
+  serializer: object;
+}
+const restore = fastJson.restore as unknown as (compiled: DebugCompiled) => (value: unknown) => string;
+
+/**
+ * A JSON number, as fast-json-stringify's asNumber writes it (NaN is an error, ±Infinity is null),
+ * but through JSON.stringify instead of `'' + number`. Both give the same digits (ECMA-262's
+ * Number::toString), but for a non-integer V8 puts `'' + number`'s result in its number-to-string
+ * cache and so allocates it straight in the old generation, where only a full collection frees it:
+ * a year of measurements left ~12 MB of old-generation garbage per stream, and the server's memory
+ * grew with the length of the series. JSON.stringify writes the digits into its own young result.
+ */
+function asNumber(value: unknown): string {
+  const number = Number(value);
+  if (Number.isNaN(number)) throw new Error(`The value "${String(value)}" cannot be converted to a number.`);
+  return JSON.stringify(number);
 }
