@@ -62,3 +62,43 @@ t.test('a long series leaves no rows behind in the old generation', async (t) =>
   t.equal(fullCollections, 0, 'no full collection was needed');
   t.ok(grown < 4, `old generation grew by ${grown.toFixed(1)} MB (less than 4 MB)`);
 });
+
+t.test("values come out as JavaScript writes them, whatever PostgreSQL's text of them", async (t) => {
+  const db = await freshDatabase(t);
+  const [tube] = await addWell(db.sql, 'Values', [{ number: '1' }]);
+  // Decimals of up to 15 significant digits at every magnitude the format switches at (PostgreSQL
+  // writes an exponent below 1e-4 and from 1e15, JavaScript below 1e-6 and from 1e21), and doubles
+  // that are no short decimal at all.
+  const values: number[] = [0, -0.001, 1e-7, 1e-5, 1e-4, 123456789012345, 1e15, 1e20, 1e21, 0.1 + 0.2, 2 / 3];
+  let state = 42;
+  const random = () => {
+    state = (state * 1_103_515_245 + 12_345) % 2 ** 31;
+    return state / 2 ** 31;
+  };
+  while (values.length < 5000) {
+    const magnitude = 10 ** Math.floor(random() * 30 - 10);
+    const digits = 1 + Math.floor(random() * 15);
+    values.push(Number(((random() - 0.5) * magnitude).toPrecision(digits)), (random() - 0.5) * magnitude);
+  }
+  await db.sql`
+    insert into measurements (tube_id, observed_at, value)
+    select ${tube!.id}, timestamptz '2024-01-01' + (n - 1) * interval '1 second', v
+    from unnest(${values}::float8[]) with ordinality as x(v, n)`;
+  const sql = connect(db.url, { max: 1 });
+  t.teardown(() => sql.end({ timeout: 1 }));
+  const client: Client = { keyId: 'test', allTubes: true, grants: new Set() };
+  const stream = await openSeriesStream(sql, {
+    client,
+    tubeIdentifier: tube!.identifier,
+    from: '2024-01-01T00:00:00Z',
+    to: '2024-01-02T00:00:00Z',
+  });
+  let body = '';
+  for await (const chunk of stream!) body += (chunk as Buffer).toString();
+  const written = [...body.matchAll(/"value":([^}]*)\}/g)].map((match) => match[1]);
+  t.same(
+    written,
+    values.map((value) => JSON.stringify(value)),
+    'every value byte for byte as JSON.stringify writes it',
+  );
+});

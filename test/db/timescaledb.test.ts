@@ -273,7 +273,7 @@ t.test('upserts land in uncompressed and in compressed chunks', async (t) => {
   for (const day of ['2024-01-10', '2024-04-20']) {
     const [existing] = await series(plain, tube, `${day}T06:00:00Z`, `${day}T06:15:00Z`);
     const changes = [
-      { tube_id: tube, observed_at: existing!.observedAt, value: existing!.value + 1.25 },
+      { tube_id: tube, observed_at: existing!.observedAt, value: Number(existing!.value) + 1.25 },
       { tube_id: tube, observed_at: `${day}T06:07:00.5Z`, value: -4.125 },
     ];
     for (const sql of [tsdb, plain]) {
@@ -288,7 +288,7 @@ t.test('upserts land in uncompressed and in compressed chunks', async (t) => {
     }
     t.same(
       await series(tsdb, tube, `${day}T06:00:00Z`, `${day}T06:15:00Z`),
-      changes.map(({ observed_at, value }) => ({ observedAt: observed_at, value })),
+      changes.map(({ observed_at, value }) => ({ observedAt: observed_at, value: String(value) })),
     );
   }
   t.same(

@@ -39,6 +39,26 @@ t.test('numbers come out as JSON.stringify writes them', async (t) => {
   t.throws(() => serializeRows([{ at: 'a', value: Number.NaN }]), /cannot be converted to a number/);
 });
 
+t.test(
+  'numbers given as text: plain JSON decimals as they are, anything else read and written again',
+  async (t) => {
+    const write = (value: string) =>
+      serializeRows([{ at: 'a', value }]).slice('[{"at":"a","value":'.length, -2);
+    for (const text of ['-1.23', '0', '-0', '100', '0.0001', '123456789012345', '12.3456789012345']) {
+      t.equal(write(text), text, `${text} as it is`);
+    }
+    // PostgreSQL's exponent forms, and numeric text that is not JSON as it stands.
+    t.equal(write('1e-07'), '1e-7');
+    t.equal(write('1.2345678901234568e+20'), '123456789012345680000');
+    t.equal(write('1e+21'), '1e+21');
+    t.equal(write('007'), '7');
+    t.equal(write('.5'), '0.5');
+    t.equal(write('Infinity'), 'null');
+    t.throws(() => write('1.2.3'), /cannot be converted to a number/);
+    t.throws(() => write('NaN'), /cannot be converted to a number/);
+  },
+);
+
 t.test('writing numbers leaves no garbage in the old generation', async (t) => {
   // 500,000 distinct doubles in batches of 2,000, as a long series is written. The rows exist before
   // the measurement, so that only what serializing allocates counts. With `'' + number` the old

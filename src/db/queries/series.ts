@@ -1,4 +1,7 @@
-/** The SQL of the measurements endpoint. Times travel as RFC 3339 text both ways: no Date objects. */
+/**
+ * The SQL of the measurements endpoint. Times travel as RFC 3339 text both ways (no Date objects), and
+ * values as PostgreSQL's text of the double (no parsing into a number only to write it out again).
+ */
 import type { Queryable } from '../connect.js';
 
 export interface TubeRow {
@@ -18,7 +21,11 @@ export async function findTube(sql: Queryable, identifier: string): Promise<Tube
 export interface MeasurementRow {
   /** RFC 3339 in UTC, as the API returns it: `2024-01-01T00:00:00.5Z`. */
   observedAt: string;
-  value: number;
+  /**
+   * The stored double as PostgreSQL writes it: the shortest text that reads back as the same double
+   * (`-1.23`), the digits JavaScript would write; the serializer passes it on (asNumber).
+   */
+  value: string;
 }
 
 /**
@@ -28,7 +35,7 @@ export interface MeasurementRow {
  */
 export function seriesSelect(sql: Queryable, tubeId: number, from: string, to: string) {
   return sql`
-    select replace(replace(observed_at::text, ' ', 'T'), '+00', 'Z') as "observedAt", value
+    select replace(replace(observed_at::text, ' ', 'T'), '+00', 'Z') as "observedAt", value::text as value
     from measurements
     where tube_id = ${tubeId} and observed_at >= ${from}::timestamptz and observed_at < ${to}::timestamptz
     order by observed_at`;
