@@ -22,10 +22,11 @@ RUN npm run build
 
 # --- runtime: production dependencies, compiled code and migrations ----------------------------------
 FROM ${NODE_IMAGE} AS runtime
-# A bounded old generation: V8 then collects what a long stream promotes long before its default limit
-# (~2 GB on a large host) would, and a year-long series grows a replica by ~35 MB instead of ~63 MB for
-# ~2 % more time (bench/README.md). 384 MB leaves room for DATABASE_POOL_MAX streams in flight and the
-# discovery cache; raise both together. bench/ runs its servers with the same (SERVICE_NODE_OPTIONS).
+# A bounded old generation: V8's default limit grows with the host (~2 GB on a large one), so without a
+# bound a replica's heap is whatever the host allows rather than what the container was sized for. A
+# stream itself leaves nothing there (bench/README.md); 384 MB leaves room for DATABASE_POOL_MAX streams
+# in flight and the discovery cache's 64 MB; raise both together. bench/ runs its servers with the same
+# (SERVICE_NODE_OPTIONS).
 ENV NODE_ENV=production \
     NODE_OPTIONS=--max-old-space-size=384 \
     HOST=0.0.0.0 \

@@ -11,10 +11,8 @@ import { processCpuMs } from './cpu.js';
 import type { FloorRequest } from './floor.js';
 
 /**
- * The V8 heap settings the service runs with (the Dockerfile's NODE_OPTIONS; test/deploy checks they are
- * the same). A bounded old generation makes V8 collect a stream's promoted garbage long before its
- * default limit (~2 GB here) would: the year then grows the server by ~35 MB instead of ~63 MB, for ~2 %
- * more time. 384 MB leaves room for DATABASE_POOL_MAX streams in flight and the discovery cache.
+ * The V8 heap settings the service runs with (the Dockerfile's NODE_OPTIONS, which say why; test/deploy
+ * checks they are the same), so that the benchmarks measure the server as it is deployed.
  */
 export const SERVICE_NODE_OPTIONS = ['--max-old-space-size=384'];
 
