@@ -62,7 +62,10 @@ try {
       ['floor: postgres.js .cursor()', () => server.floor(floorRequest('cursor'))],
       ['ours (streamed)', () => httpSample(oursUrl(server.base, 366), headers)],
       ['naive: all rows, Date, JSON.stringify', () => httpSample(baselineUrl('naive', server.base, 366), {})],
-      ['buffered: our stream, collected, sent', () => httpSample(baselineUrl('buffered', server.base, 366), {})],
+      [
+        'buffered: our stream, collected, sent',
+        () => httpSample(baselineUrl('buffered', server.base, 366), {}),
+      ],
       ['ours, gzip', () => httpSample(oursUrl(server.base, 366), { ...headers, 'accept-encoding': 'gzip' })],
       ['ours, br', () => httpSample(oursUrl(server.base, 366), { ...headers, 'accept-encoding': 'br' })],
     ];
