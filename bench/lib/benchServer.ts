@@ -2,10 +2,14 @@
  * The server side of the benchmarks, run as a child process of its own (serverProcess.ts) so that its
  * resident memory and CPU are its own. `api`: our app (buildApp, limits lifted, logging at info as in
  * production) plus the buffered baseline routes; it also runs the floor (a bare cursor loop) on request, so
- * the floor is measured in the same kind of process. `bare`: a bare Fastify route returning a constant.
+ * the floor is measured in the same kind of process, and profiles itself on request (V8's sampling
+ * profiler through node:inspector), so that a profile holds the workload and not the start-up.
+ * `bare`: a bare Fastify route returning a constant.
  *
  *   node --import tsx bench/lib/benchServer.ts api DATABASE_URL | bare
  */
+import { writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/api/app.js';
 import { loadSettings } from '../../src/config.js';
@@ -17,9 +21,14 @@ import { SERVER_APPLICATION_NAME } from './serverProcess.js';
 export type ServerMessage =
   | { type: 'listening'; base: string }
   | { type: 'floor'; ms: number; rows: number }
+  | { type: 'profiling' }
+  | { type: 'profiled'; file: string }
   | { type: 'error'; message: string };
 
-export type ParentMessage = { type: 'floor'; request: FloorRequest };
+export type ParentMessage =
+  | { type: 'floor'; request: FloorRequest }
+  | { type: 'startProfile' }
+  | { type: 'stopProfile'; file: string };
 
 const [kind, databaseUrl] = process.argv.slice(2);
 const send = (message: ServerMessage) => process.send!(message);
@@ -48,16 +57,36 @@ async function start(): Promise<void> {
   registerBaselines(app, sql);
   send({ type: 'listening', base: await app.listen({ host: '127.0.0.1', port: 0 }) });
 
+  const profiler = new Session();
   process.on('message', async (message: ParentMessage) => {
     try {
-      const read = message.request.method === 'cursor' ? readWithCursor : readWithDeclaredCursor;
-      const started = performance.now();
-      const rows = await read(sql, message.request);
-      send({ type: 'floor', ms: performance.now() - started, rows });
+      send(await answer(message));
     } catch (error) {
       send({ type: 'error', message: String(error) });
     }
   });
+
+  async function answer(message: ParentMessage): Promise<ServerMessage> {
+    switch (message.type) {
+      case 'floor': {
+        const read = message.request.method === 'cursor' ? readWithCursor : readWithDeclaredCursor;
+        const started = performance.now();
+        const rows = await read(sql, message.request);
+        return { type: 'floor', ms: performance.now() - started, rows };
+      }
+      case 'startProfile':
+        profiler.connect();
+        await profiler.post('Profiler.enable');
+        await profiler.post('Profiler.start');
+        return { type: 'profiling' };
+      case 'stopProfile': {
+        const { profile } = await profiler.post('Profiler.stop');
+        profiler.disconnect();
+        await writeFile(message.file, JSON.stringify(profile));
+        return { type: 'profiled', file: message.file };
+      }
+    }
+  }
 }
 
 start().catch((error) => {

@@ -34,6 +34,10 @@ export interface ServerProcess {
   peakMb(): number;
   /** Runs the floor read in the server process; its duration (ms) as the server measured it. */
   floor(request: FloorRequest): Promise<{ ms: number; rows: number }>;
+  /** Starts V8's CPU profiler in the server process (`api` only). */
+  startProfile(): Promise<void>;
+  /** Stops it and writes the profile (a .cpuprofile) to `file`. */
+  stopProfile(file: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -63,6 +67,12 @@ export async function startServerProcess(
   const listening = await next();
   if (listening.type !== 'listening') throw new Error(`bench server failed: ${JSON.stringify(listening)}`);
   const pid = child.pid!;
+  /** One message to the server and its one answer. */
+  const ask = (message: ParentMessage) => {
+    const answer = next();
+    child.send(message);
+    return answer;
+  };
   return {
     base: listening.base,
     pid,
@@ -71,11 +81,17 @@ export async function startServerProcess(
     resetPeak: () => writeFileSync(`/proc/${pid}/clear_refs`, '5'),
     peakMb: () => statusField(pid, 'VmHWM'),
     async floor(request) {
-      const answer = next();
-      child.send({ type: 'floor', request } satisfies ParentMessage);
-      const message = await answer;
+      const message = await ask({ type: 'floor', request });
       if (message.type !== 'floor') throw new Error(`floor failed: ${JSON.stringify(message)}`);
       return message;
+    },
+    async startProfile() {
+      const message = await ask({ type: 'startProfile' });
+      if (message.type !== 'profiling') throw new Error(`profiler failed: ${JSON.stringify(message)}`);
+    },
+    async stopProfile(file) {
+      const message = await ask({ type: 'stopProfile', file });
+      if (message.type !== 'profiled') throw new Error(`profiler failed: ${JSON.stringify(message)}`);
     },
     stop: () =>
       new Promise<void>((resolve) => {
