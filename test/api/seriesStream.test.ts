@@ -45,22 +45,32 @@ t.test('a long series leaves no rows behind in the old generation', async (t) =>
   const observer = new PerformanceObserver((list) => {
     for (const entry of list.getEntries()) {
       const { detail } = entry as PerformanceEntry & { detail?: { kind?: number } };
-      if (detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) {
-        fullCollections++;
-      }
+      if (detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) fullCollections++;
     }
   });
   observer.observe({ entryTypes: ['gc'] });
-  const before = oldGenerationMb();
-  const bytes = await drain(TO);
-  const grown = oldGenerationMb() - before;
-  await tick(); // GC entries are delivered asynchronously
-  observer.disconnect();
+  t.teardown(() => observer.disconnect());
 
-  t.ok(bytes > 9_000_000, `the series was streamed (${bytes} bytes)`);
-  // A full collection would hide promoted rows (it frees them), so none may have been needed.
-  t.equal(fullCollections, 0, 'no full collection was needed');
-  t.ok(grown < 4, `old generation grew by ${grown.toFixed(1)} MB (less than 4 MB)`);
+  // A full collection during the stream would hide promoted rows (it frees them), so an attempt with
+  // one says nothing and is repeated. Rows left behind fail either way: they grow the old generation
+  // or, past V8's limit, make it collect in every attempt.
+  const attempts = [];
+  for (let attempt = 0; attempt < 3; attempt++) {
+    fullCollections = 0;
+    const before = oldGenerationMb();
+    const bytes = await drain(TO);
+    const grown = oldGenerationMb() - before;
+    await tick(); // GC entries are delivered asynchronously
+    attempts.push({ bytes, grown, fullCollections });
+    if (fullCollections === 0) break;
+  }
+  const measured = attempts.find((attempt) => attempt.fullCollections === 0);
+  if (!measured) {
+    t.fail(`a full collection ran during every attempt: ${JSON.stringify(attempts)}`);
+    return;
+  }
+  t.ok(measured.bytes > 9_000_000, `the series was streamed (${measured.bytes} bytes)`);
+  t.ok(measured.grown < 4, `old generation grew by ${measured.grown.toFixed(1)} MB (less than 4 MB)`);
 });
 
 t.test("values come out as JavaScript writes them, whatever PostgreSQL's text of them", async (t) => {
