@@ -94,8 +94,13 @@ t.test("values come out as JavaScript writes them, whatever PostgreSQL's text of
     insert into measurements (tube_id, observed_at, value)
     select ${tube!.id}, timestamptz '2024-01-01' + (n - 1) * interval '1 second', v
     from unnest(${values}::float8[]) with ordinality as x(v, n)`;
+  // A database that rounds its float output (extra_float_digits ≤ 0; 1 is the default): the series
+  // must not depend on that setting.
+  await db.sql`alter database ${db.sql(db.name)} set extra_float_digits = -3`;
   const sql = connect(db.url, { max: 1 });
   t.teardown(() => sql.end({ timeout: 1 }));
+  const [rounding] = await sql`select current_setting('extra_float_digits') as setting`;
+  t.equal(rounding?.setting, '-3', 'the connection rounds floats');
   const client: Client = { keyId: 'test', allTubes: true, grants: new Set() };
   const stream = await openSeriesStream(sql, {
     client,

@@ -67,7 +67,13 @@ export async function* measurementBatches(
   to: string,
   batchSize: number,
 ): AsyncGenerator<MeasurementRow[]> {
-  await tx`declare series_cursor no scroll cursor for ${seriesSelect(tx, tubeId, from, to)}`;
+  // The values' text must be the shortest that reads back as the same double: PostgreSQL's default
+  // since 12 (extra_float_digits = 1), but a server, database or role setting of 0 or less would round
+  // it. Sent with the DECLARE, which postgres.js pipelines: no extra round trip.
+  await Promise.all([
+    tx`set local extra_float_digits = 1`,
+    tx`declare series_cursor no scroll cursor for ${seriesSelect(tx, tubeId, from, to)}`,
+  ]);
   const text = `fetch forward ${Math.trunc(batchSize)} from series_cursor`;
   const fetch = () => {
     const rows = tx.unsafe<MeasurementRow[]>(text, [], { prepare: true }).execute();
