@@ -56,8 +56,11 @@ interface DebugCompiled {
 }
 const restore = fastJson.restore as unknown as (compiled: DebugCompiled) => (value: unknown) => string;
 
-/** A decimal in JSON's grammar without an exponent: written as it is. */
-const PLAIN_JSON_DECIMAL = /^-?(?:0|[1-9]\d*)(?:\.\d+)?$/;
+/**
+ * A decimal in JSON's grammar without an exponent, written as it is; not `-0`, which JavaScript writes
+ * as `0`.
+ */
+const PLAIN_JSON_DECIMAL = /^(?:0|-?[1-9]\d*(?:\.\d+)?|-?0\.\d+)$/;
 
 /**
  * A JSON number, as fast-json-stringify's asNumber writes it (a numeric string is read as a number,

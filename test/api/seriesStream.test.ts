@@ -79,7 +79,20 @@ t.test("values come out as JavaScript writes them, whatever PostgreSQL's text of
   // Decimals of up to 15 significant digits at every magnitude the format switches at (PostgreSQL
   // writes an exponent below 1e-4 and from 1e15, JavaScript below 1e-6 and from 1e21), and doubles
   // that are no short decimal at all.
-  const values: number[] = [0, -0.001, 1e-7, 1e-5, 1e-4, 123456789012345, 1e15, 1e20, 1e21, 0.1 + 0.2, 2 / 3];
+  const values: number[] = [
+    0,
+    -0,
+    -0.001,
+    1e-7,
+    1e-5,
+    1e-4,
+    123456789012345,
+    1e15,
+    1e20,
+    1e21,
+    0.1 + 0.2,
+    2 / 3,
+  ];
   let state = 42;
   const random = () => {
     state = (state * 1_103_515_245 + 12_345) % 2 ** 31;
@@ -90,10 +103,12 @@ t.test("values come out as JavaScript writes them, whatever PostgreSQL's text of
     const digits = 1 + Math.floor(random() * 15);
     values.push(Number(((random() - 0.5) * magnitude).toPrecision(digits)), (random() - 0.5) * magnitude);
   }
+  // As text, so that -0 arrives as -0 (String(-0) is "0"); every other text reads back exactly.
+  const texts = values.map((value) => (Object.is(value, -0) ? '-0' : String(value)));
   await db.sql`
     insert into measurements (tube_id, observed_at, value)
-    select ${tube!.id}, timestamptz '2024-01-01' + (n - 1) * interval '1 second', v
-    from unnest(${values}::float8[]) with ordinality as x(v, n)`;
+    select ${tube!.id}, timestamptz '2024-01-01' + (n - 1) * interval '1 second', v::float8
+    from unnest(${texts}::text[]) with ordinality as x(v, n)`;
   // A database that rounds its float output (extra_float_digits ≤ 0; 1 is the default): the series
   // must not depend on that setting.
   await db.sql`alter database ${db.sql(db.name)} set extra_float_digits = -3`;

@@ -44,10 +44,11 @@ t.test(
   async (t) => {
     const write = (value: string) =>
       serializeRows([{ at: 'a', value }]).slice('[{"at":"a","value":'.length, -2);
-    for (const text of ['-1.23', '0', '-0', '100', '0.0001', '123456789012345', '12.3456789012345']) {
+    for (const text of ['-1.23', '0', '-0.5', '100', '0.0001', '123456789012345', '12.3456789012345']) {
       t.equal(write(text), text, `${text} as it is`);
     }
     // PostgreSQL's exponent forms, and numeric text that is not JSON as it stands.
+    t.equal(write('-0'), '0', '-0 as JavaScript writes it');
     t.equal(write('1e-07'), '1e-7');
     t.equal(write('1.2345678901234568e+20'), '123456789012345680000');
     t.equal(write('1e+21'), '1e+21');
