@@ -31,13 +31,32 @@ const STREAMING_LEVELS = { gzip: 1, br: 1 } as const;
 const CACHED_LEVELS = { gzip: 6, br: 5 } as const;
 
 /**
+ * Answers for the Accept-Encoding values seen, which are few (one or two per client library): parsing
+ * one costs ~2 µs, a noticeable part of a cached discovery request. Only short values are kept, and
+ * the map is emptied when it is full, so that odd values cannot grow it (at most ~32 KB).
+ */
+const negotiated = new Map<string, Coding | undefined>();
+const NEGOTIATED_MAX = 256;
+const NEGOTIATED_LENGTH_MAX = 128;
+
+/**
  * The coding to use for an Accept-Encoding header, or undefined for none (identity). Weights (`q`) are
  * honoured, `q=0` refuses a coding, `*` stands for any coding not named, `x-gzip` is gzip.
  */
 export function negotiateCoding(header: string | string[] | undefined): Coding | undefined {
   if (header === undefined) return undefined;
+  if (typeof header !== 'string') return parseAcceptEncoding(header.join(','));
+  if (header.length > NEGOTIATED_LENGTH_MAX) return parseAcceptEncoding(header);
+  if (negotiated.has(header)) return negotiated.get(header);
+  const coding = parseAcceptEncoding(header);
+  if (negotiated.size >= NEGOTIATED_MAX) negotiated.clear();
+  negotiated.set(header, coding);
+  return coding;
+}
+
+function parseAcceptEncoding(header: string): Coding | undefined {
   const weights = new Map<string, number>();
-  for (const element of (Array.isArray(header) ? header.join(',') : header).split(',')) {
+  for (const element of header.split(',')) {
     const [name = '', ...parameters] = element.split(';').map((part) => part.trim().toLowerCase());
     if (name === '') continue;
     const q = parameters.find((parameter) => /^q\s*=/.test(parameter));

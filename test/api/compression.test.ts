@@ -34,6 +34,11 @@ t.test('Accept-Encoding is negotiated as RFC 9110 says', async (t) => {
     ['gzip;q=bogus, br;q=0.1', 'br'],
   ];
   for (const [header, expected] of cases) t.equal(negotiateCoding(header), expected, `${header}`);
+  // The answers are remembered per value: asked again, the same (and long values are not kept).
+  for (const [header, expected] of cases) t.equal(negotiateCoding(header), expected, `${header}, again`);
+  const long = `${'x-custom;q=0.1, '.repeat(20)}gzip`;
+  t.equal(negotiateCoding(long), 'gzip', 'a long value');
+  t.equal(negotiateCoding(long), 'gzip', 'a long value, again');
   t.equal(negotiateCoding(['gzip;q=0.2', 'br;q=0.1']), 'gzip', 'a header given twice');
 });
 
