@@ -54,14 +54,12 @@ const hostPorts = z
   .string()
   .trim()
   .min(1)
-  .transform((value) => value.split(',').map((part) => part.trim()))
+  .transform((value) => value.split(',').map((part) => /^([^\s:,]+):(\d{1,5})$/.exec(part.trim())))
   .refine(
-    (parts) => parts.every((part) => /^[^\s:,]+:\d{1,5}$/.test(part) && Number(part.split(':')[1]) <= 65535),
+    (matches) => matches.every((match) => match !== null && Number(match[2]) <= 65535),
     'expected host:port pairs separated by commas',
   )
-  .transform((parts) =>
-    parts.map((part) => ({ host: part.slice(0, part.lastIndexOf(':')), port: Number(part.split(':')[1]) })),
-  );
+  .transform((matches) => matches.map((match) => ({ host: match![1]!, port: Number(match![2]) })));
 
 /** A variable: its schema, its default (as the environment would spell it), and what it is for. */
 interface Variable {

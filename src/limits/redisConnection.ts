@@ -2,17 +2,17 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Settings } from '../config.js';
 
-type RedisSettings = Partial<Pick<Settings, 'REDIS_URL' | 'REDIS_SENTINELS' | 'REDIS_SENTINEL_NAME'>>;
+type RedisSettings = Pick<Settings, 'REDIS_URL' | 'REDIS_SENTINELS' | 'REDIS_SENTINEL_NAME'>;
 
 /** Whether the settings name a Redis for the limits at all (a URL, or sentinels). */
-export const sharedLimitsConfigured = (settings: RedisSettings): boolean =>
+export const sharedLimitsConfigured = (settings: Pick<Settings, 'REDIS_URL' | 'REDIS_SENTINELS'>): boolean =>
   Boolean(settings.REDIS_URL || settings.REDIS_SENTINELS);
 
 /**
  * A URL alone, or Sentinel: ioredis asks the sentinels for the master of REDIS_SENTINEL_NAME, and asks
  * again after a failover (the connection drops; the limits fall back to this process meanwhile).
  */
-export function connectLimitsRedis(target: string | RedisSettings, commandTimeoutMs: number): Redis {
+export function connectLimitsRedis(settings: RedisSettings, commandTimeoutMs: number): Redis {
   const failFast: RedisOptions = {
     // While disconnected, a command fails at once (and the request is limited in memory) instead of
     // queueing until Redis returns.
@@ -24,9 +24,8 @@ export function connectLimitsRedis(target: string | RedisSettings, commandTimeou
     // Keep reconnecting, at least once a second, so shared limits resume soon after Redis returns.
     retryStrategy: (attempt) => Math.min(attempt * 100, 1000),
   };
-  const settings = typeof target === 'string' ? { REDIS_URL: target } : target;
   const options: RedisOptions = settings.REDIS_SENTINELS
-    ? { sentinels: settings.REDIS_SENTINELS, name: settings.REDIS_SENTINEL_NAME ?? 'mymaster', ...failFast }
+    ? { sentinels: settings.REDIS_SENTINELS, name: settings.REDIS_SENTINEL_NAME, ...failFast }
     : failFast;
   // ioredis reads credentials, database and TLS from the URL; with sentinels it ignores its host and port.
   const redis = settings.REDIS_URL ? new Redis(settings.REDIS_URL, options) : new Redis(options);

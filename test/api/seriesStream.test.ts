@@ -7,22 +7,18 @@
  */
 import { constants, type PerformanceEntry, PerformanceObserver } from 'node:perf_hooks';
 import { setImmediate as tick } from 'node:timers/promises';
-import { getHeapSpaceStatistics } from 'node:v8';
 import t from 'tap';
 import { openSeriesStream } from '../../src/api/seriesStream.js';
 import type { Client } from '../../src/auth/clients.js';
 import { connect } from '../../src/db/connect.js';
 import { freshDatabase } from '../helpers/database.js';
 import { addRegularSeries, addWell } from '../helpers/fixtures.js';
+import { oldGenerationMb } from '../helpers/heap.js';
+import { seededRandom } from '../helpers/random.js';
 
 const FROM = '2024-01-01T00:00:00Z';
 /** 120 days of 1-minute data: 172,800 measurements, ~9 MB of JSON, ~86 batches. */
 const TO = '2024-04-30T00:00:00Z';
-
-const oldGenerationMb = () =>
-  getHeapSpaceStatistics()
-    .filter((space) => space.space_name === 'old_space' || space.space_name === 'large_object_space')
-    .reduce((sum, space) => sum + space.space_used_size, 0) / 1e6;
 
 t.test('a long series leaves no rows behind in the old generation', async (t) => {
   const db = await freshDatabase(t);
@@ -93,11 +89,7 @@ t.test("values come out as JavaScript writes them, whatever PostgreSQL's text of
     0.1 + 0.2,
     2 / 3,
   ];
-  let state = 42;
-  const random = () => {
-    state = (state * 1_103_515_245 + 12_345) % 2 ** 31;
-    return state / 2 ** 31;
-  };
+  const random = seededRandom(42);
   while (values.length < 5000) {
     const magnitude = 10 ** Math.floor(random() * 30 - 10);
     const digits = 1 + Math.floor(random() * 15);

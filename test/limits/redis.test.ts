@@ -28,7 +28,7 @@ async function replica(t: Test, env: Record<string, string> = {}) {
 limitsContract(t, {
   async open(t, env = {}) {
     const limits = await replica(t, env);
-    const redis = connectLimitsRedis(testRedisUrl(), 1000);
+    const redis = connectLimitsRedis(settingsWith({ REDIS_URL: testRedisUrl() }), 1000);
     t.teardown(() => redis.quit());
     t.equal(await whenReady(redis, 2000), undefined);
     const deadReplica = new RedisLimitStore(redis, limitParameters(settingsWith(env)), keyPrefix);

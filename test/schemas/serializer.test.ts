@@ -3,21 +3,18 @@
  * V8's old generation (fast-json-stringify's own `'' + number` puts every non-integer's digits there,
  * through V8's number-to-string cache; see asNumber in src/schemas/jsonSchema.ts).
  */
-import { getHeapSpaceStatistics } from 'node:v8';
 import t from 'tap';
 import { z } from 'zod';
 import { compileSerializer } from '../../src/schemas/jsonSchema.js';
+import { oldGenerationMb } from '../helpers/heap.js';
+import { seededRandom } from '../helpers/random.js';
 
 const Row = z.object({ at: z.string(), value: z.number() });
 const serializeRows = compileSerializer(z.array(Row));
 
 /** Deterministic doubles of every kind a level can be, and the edge cases of the format. */
 function doubles(count: number, seed: number): number[] {
-  let state = seed;
-  const next = () => {
-    state = (state * 1_103_515_245 + 12_345) % 2 ** 31;
-    return state / 2 ** 31;
-  };
+  const next = seededRandom(seed);
   const values = [0, -0, 1, -1, 0.1, 1e21, 1e-7, 123456789012345680000, 5e-324, Number.MAX_VALUE, -1.23];
   while (values.length < count) {
     const magnitude = 10 ** Math.floor(next() * 10 - 5);
@@ -25,11 +22,6 @@ function doubles(count: number, seed: number): number[] {
   }
   return values;
 }
-
-const oldGenerationMb = () =>
-  getHeapSpaceStatistics()
-    .filter((space) => space.space_name === 'old_space' || space.space_name === 'large_object_space')
-    .reduce((sum, space) => sum + space.space_used_size, 0) / 1e6;
 
 t.test('numbers come out as JSON.stringify writes them', async (t) => {
   const rows = doubles(20_000, 7).map((value, i) => ({ at: `t${i}`, value }));
