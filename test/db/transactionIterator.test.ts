@@ -115,17 +115,22 @@ t.test('iterateInTransaction', async (t) => {
         yield 0;
       });
       const pid = (await items.next()).value as number;
-      let next: Promise<unknown>;
+      // The consumer's promise is observed as soon as it exists, as a real consumer awaits it: the
+      // lost connection may reject it before pg_terminate_backend's own answer arrives, and a
+      // rejection nobody listens to yet would itself reach uncaughtException.
+      const failsLost = (next: Promise<unknown>) =>
+        t.rejects(withTimeout(next), { code: 'CONNECTION_CLOSED' });
+      let failed: Promise<void>;
       if (when === 'between two items') {
         await db.sql`select pg_terminate_backend(${pid})`;
         await sleep(200);
-        next = items.next();
+        failed = failsLost(items.next());
       } else {
-        next = items.next();
+        failed = failsLost(items.next());
         await sleep(200);
         await db.sql`select pg_terminate_backend(${pid})`;
       }
-      await t.rejects(withTimeout(next), { code: 'CONNECTION_CLOSED' });
+      await failed;
       await sleep(200);
       t.same(uncaught, [], 'nothing thrown outside the consumer: no ROLLBACK written to a dead socket');
       // postgres.js may hand the old session's error to the first statement on the reconnected
