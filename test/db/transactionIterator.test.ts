@@ -120,7 +120,7 @@ t.test('iterateInTransaction', async (t) => {
       // rejection nobody listens to yet would itself reach uncaughtException.
       const failsLost = (next: Promise<unknown>) =>
         t.rejects(withTimeout(next), { code: 'CONNECTION_CLOSED' });
-      let failed: Promise<void>;
+      let failed: Promise<unknown>;
       if (when === 'between two items') {
         await db.sql`select pg_terminate_backend(${pid})`;
         await sleep(200);
