@@ -112,7 +112,9 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
   });
   const methods = app.supportedMethods;
   const publicHooks = [onlyGetAndHead];
-  const clientHooks = [onlyGetAndHead, authenticate(resolver, limits), admitClient(limits, settings)];
+  // Lifted limits admit every request and advertise nothing, so they need no hook at all.
+  const admission = limits === unlimited ? [] : [admitClient(limits, settings)];
+  const clientHooks = [onlyGetAndHead, authenticate(resolver, limits), ...admission];
 
   wellsRoute(app, { sql, gate, methods, onRequest: clientHooks });
   measurementsRoute(app, { sql, gate, methods, onRequest: clientHooks, metrics });

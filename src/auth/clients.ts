@@ -30,8 +30,11 @@ export const mayRead = (client: Client, tubeId: number): boolean =>
   client.allTubes || client.grants.has(tubeId);
 
 export interface ClientResolver {
-  /** The client of a presented key, or undefined for an unknown, revoked or malformed one. */
-  resolve(presentedKey: string): Promise<Client | undefined>;
+  /**
+   * The client of a presented key, or undefined for an unknown, revoked or malformed one. Answered at
+   * once when the cache knows (nearly every request: no promise to wait for), otherwise a promise.
+   */
+  resolve(presentedKey: string): Client | undefined | Promise<Client | undefined>;
 }
 
 export interface ClientCacheOptions {
@@ -56,6 +59,8 @@ export interface ClientCacheOptions {
 interface Entry {
   expiresAt: number;
   client: Promise<Client | undefined>;
+  /** The answer, once the lookup has given it. */
+  found?: { client: Client | undefined };
 }
 
 export function createClientResolver(sql: Sql, options: ClientCacheOptions): ClientResolver {
@@ -77,7 +82,7 @@ export function createClientResolver(sql: Sql, options: ClientCacheOptions): Cli
   }
 
   return {
-    async resolve(presentedKey) {
+    resolve(presentedKey) {
       if (!looksLikeApiKey(presentedKey)) return undefined;
       const keyHash = hashApiKey(presentedKey);
       if (ttl === 0) {
@@ -89,18 +94,21 @@ export function createClientResolver(sql: Sql, options: ClientCacheOptions): Cli
       const cached = cache.get(digest);
       const hit = cached !== undefined && cached.expiresAt > now;
       options.onLookup?.(hit);
-      if (hit) return cached.client;
+      if (hit) return cached.found ? cached.found.client : cached.client;
       // Concurrent requests with the same key share one query (the entry holds the promise).
       const entry: Entry = { expiresAt: now + ttl, client: load(keyHash) };
       remember(digest, entry);
-      try {
-        const client = await entry.client;
-        if (!client) entry.expiresAt = now + negativeTtl;
-        return client;
-      } catch (error) {
-        if (cache.get(digest) === entry) cache.delete(digest);
-        throw error;
-      }
+      return entry.client.then(
+        (client) => {
+          entry.found = { client };
+          if (!client) entry.expiresAt = now + negativeTtl;
+          return client;
+        },
+        (error: unknown) => {
+          if (cache.get(digest) === entry) cache.delete(digest);
+          throw error;
+        },
+      );
     },
   };
 }

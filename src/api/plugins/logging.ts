@@ -53,5 +53,8 @@ export function logWhenDone(request: FastifyRequest, reply: FastifyReply): void 
 
 export function registerRequestLog(app: FastifyInstance): void {
   app.decorateRequest('rowsStreamed', null);
-  app.addHook('onRequest', async (request, reply) => logWhenDone(request, reply));
+  app.addHook('onRequest', (request, reply, done) => {
+    logWhenDone(request, reply);
+    done();
+  });
 }

@@ -15,7 +15,7 @@ const routeLabel = (request: FastifyRequest): string =>
   request.is404 ? UNMATCHED_ROUTE : (request.routeOptions.url ?? UNMATCHED_ROUTE);
 
 export function registerRequestMetrics(app: FastifyInstance, metrics: ServiceMetrics): void {
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     // The socket outlives the response (keep-alive), so what this response wrote is the difference.
     const socket = request.raw.socket;
     const writtenBefore = socket.bytesWritten;
@@ -26,11 +26,12 @@ export function registerRequestMetrics(app: FastifyInstance, metrics: ServiceMet
         socket.bytesWritten - writtenBefore,
       );
     });
+    done();
   });
 
-  app.addHook('onSend', async (_request, reply, payload) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (payload instanceof Readable) whenResponseClosed(reply.raw, metrics.streamStarted());
-    return payload;
+    done(null, payload);
   });
 
   app.addHook('onError', async (_request, _reply, error) => {

@@ -7,10 +7,11 @@
 import type { FastifyInstance } from 'fastify';
 
 export function closeConnectionsWithBodies(app: FastifyInstance): void {
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     const length = request.headers['content-length'];
     if (request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0')) {
       reply.header('Connection', 'close');
     }
+    done();
   });
 }

@@ -8,8 +8,9 @@ export const API_VERSION = '1.0.0';
 
 export function registerVersionHeader(app: FastifyInstance): void {
   // onRequest, the first hook: every later outcome (error, 404, 405, 429, 304, stream) keeps it.
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('API-Version', API_VERSION);
     reply.header('X-Request-Id', request.id);
+    done();
   });
 }
