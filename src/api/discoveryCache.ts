@@ -17,8 +17,11 @@ import { type Coding, compressBody } from './compression.js';
 
 export interface CachedBody {
   body: Buffer;
-  /** The body in `coding`, compressed the first time it is asked for. */
-  encoded(coding: Coding): Buffer;
+  /**
+   * The body in `coding`, compressed (off the event loop) the first time it is asked for; requests
+   * that ask meanwhile wait for the same compression.
+   */
+  encoded(coding: Coding): Promise<Buffer>;
 }
 
 export interface DiscoverySource {
@@ -62,21 +65,27 @@ export function createDiscoveryCache(source: DiscoverySource, options: { maxByte
   const entries = new Map<string, Entry>();
   let totalBytes = 0;
 
+  /** Drops the oldest entries, never `kept`, until the budget holds. */
+  function trim(kept: string): void {
+    for (const [key, old] of entries) {
+      if (totalBytes <= maxBytes) break;
+      if (key === kept) continue;
+      entries.delete(key);
+      totalBytes -= old.bytes;
+    }
+  }
+
   function remember(key: string, entry: Entry): void {
     const previous = entries.get(key);
     if (previous) totalBytes -= previous.bytes;
     entries.delete(key);
     entries.set(key, entry);
     totalBytes += entry.bytes;
-    for (const [oldest, old] of entries) {
-      if (totalBytes <= maxBytes || oldest === key) break;
-      entries.delete(oldest);
-      totalBytes -= old.bytes;
-    }
+    trim(key);
   }
 
-  function entryFor(version: string, body: Buffer): Entry {
-    const encodings: Partial<Record<Coding, Buffer>> = {};
+  function entryFor(key: string, version: string, body: Buffer): Entry {
+    const encodings: Partial<Record<Coding, Promise<Buffer>>> = {};
     const entry: Entry = {
       version,
       body,
@@ -86,8 +95,19 @@ export function createDiscoveryCache(source: DiscoverySource, options: { maxByte
         if (!encoded) {
           encoded = compressBody(body, coding);
           encodings[coding] = encoded;
-          entry.bytes += encoded.length;
-          totalBytes += encoded.length;
+          encoded.then(
+            ({ length }) => {
+              entry.bytes += length;
+              // An entry replaced or dropped meanwhile no longer counts against the budget.
+              if (entries.get(key) !== entry) return;
+              totalBytes += length;
+              trim(key);
+            },
+            () => {
+              // Tried again by the next request that asks (this one fails with the error).
+              delete encodings[coding];
+            },
+          );
         }
         return encoded;
       },
@@ -118,7 +138,7 @@ export function createDiscoveryCache(source: DiscoverySource, options: { maxByte
       // At least as new: a body rebuilt after the shared read may carry a later version than it.
       if (cached && BigInt(cached.version) >= BigInt(await recentVersion())) return cached;
       const { version, body } = await source.load(client, clientGone?.());
-      const entry = entryFor(version, body);
+      const entry = entryFor(key, version, body);
       remember(key, entry);
       return entry;
     },

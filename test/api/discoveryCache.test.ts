@@ -2,7 +2,9 @@
  * The discovery cache's bookkeeping, on a source that counts what it is asked (the cache's own seam;
  * the database behind it is exercised over HTTP in compression.test.ts and connectionWait.test.ts).
  */
-import { setTimeout as sleep } from 'node:timers/promises';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { setImmediate, setTimeout as sleep } from 'node:timers/promises';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import t from 'tap';
 import {
   createDiscoveryCache,
@@ -85,4 +87,52 @@ t.test('a failed version read is not kept', async (t) => {
   source.fail = false;
   t.equal((await cache.get(everything)).body.toString(), 'key_all@1', 'the next request reads again');
   t.equal(source.reads, 2, 'at once, not after the window');
+});
+
+t.test('a body is compressed once per coding, off the event loop', async (t) => {
+  // ~230 KB of discovery-like JSON: long enough that brotli's slow level takes a while.
+  const wells = Array.from({ length: 1000 }, (_, i) => ({
+    name: `Well ${i}`,
+    tubes: [1, 2, 3].map((n) => ({ identifier: randomUUID(), number: String(n) })),
+  }));
+  const body = Buffer.from(JSON.stringify(wells));
+  const cache = createDiscoveryCache({
+    currentVersion: async () => '1',
+    load: async () => ({ version: '1', body }),
+  });
+  const cached = await cache.get(everything);
+  const br = cached.encoded('br');
+  t.equal(cached.encoded('br'), br, 'a second request waits for the same compression');
+  let done = false;
+  void br.then(() => {
+    done = true;
+  });
+  await setImmediate();
+  t.notOk(done, 'the event loop turned while brotli worked');
+  t.same(brotliDecompressSync(await br), body, 'br decodes to the body');
+  t.same(gunzipSync(await cached.encoded('gzip')), body, 'gzip decodes to the body');
+  t.ok((await br).length < body.length / 3, 'and is much smaller');
+});
+
+t.test('compressed bodies count against the byte budget', async (t) => {
+  // Random bytes do not compress: each coding adds about as many bytes as the body has.
+  const source = countingSource();
+  const sizes = new Map<string, Buffer>();
+  source.load = async (client: Client) => {
+    source.loads++;
+    const body = sizes.get(client.keyId) ?? randomBytes(2000);
+    sizes.set(client.keyId, body);
+    return { version: '1', body };
+  };
+  const cache = createDiscoveryCache(source, { maxBytes: 5000 });
+  const first: Client = { keyId: 'key_first', allTubes: false, grants: new Set([1]) };
+  const second: Client = { keyId: 'key_second', allTubes: false, grants: new Set([2]) };
+  const firstEntry = await cache.get(first);
+  await cache.get(second); // 4,000 bytes: within the budget
+  t.equal(source.loads, 2);
+  await firstEntry.encoded('gzip'); // + ~2,000: over it
+  await cache.get(first);
+  t.equal(source.loads, 2, 'the entry that grew is kept, though it is the oldest');
+  await cache.get(second);
+  t.equal(source.loads, 3, 'the other entry was dropped to make room');
 });

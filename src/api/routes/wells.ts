@@ -63,7 +63,7 @@ export function wellsRoute(
         ? negotiateCoding(request.headers['accept-encoding'])
         : undefined;
       if (!coding) return reply.send(cached.body);
-      return reply.header('Content-Encoding', coding).send(cached.encoded(coding));
+      return reply.header('Content-Encoding', coding).send(await cached.encoded(coding));
     },
   });
 }
