@@ -4,10 +4,11 @@
  * production) plus the buffered baseline routes; it also runs the floor (a bare cursor loop) on request, so
  * the floor is measured in the same kind of process, and profiles itself on request (V8's sampling
  * profiler through node:inspector), so that a profile holds the workload and not the start-up.
- * `bare`: a bare Fastify route returning a constant.
+ * `bare`: a bare Fastify route returning a constant, and one returning a constant body of a given size.
  *
  *   node --import tsx bench/lib/benchServer.ts api DATABASE_URL | bare
  */
+import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -38,6 +39,17 @@ process.once('SIGTERM', () => process.exit(0));
 function bareApp(): FastifyInstance {
   const app = Fastify();
   app.get('/', async () => ({ hello: 'world' }));
+  // A constant body of COUNT bytes: what sending a response of that size costs, with nothing else.
+  const bodies = new Map<number, Buffer>();
+  app.get<{ Params: { count: string } }>('/bytes/:count', (request, reply) => {
+    const count = Number(request.params.count);
+    let body = bodies.get(count);
+    if (!body) {
+      body = randomBytes(count);
+      bodies.set(count, body);
+    }
+    reply.type('application/json').send(body);
+  });
   return app;
 }
 
