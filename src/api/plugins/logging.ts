@@ -23,8 +23,9 @@ const WARN = 40;
 
 /**
  * Standard output, written in batches of at least 4 KiB (pino's "asynchronous logging"): pino's
- * default destination hands every line to a write of its own on libuv's thread pool, which cost a
- * cached discovery request ~17 µs of its ~110 µs. A batch waits at most FLUSH_MS, so a quiet service
+ * default destination hands every line to a write of its own on libuv's thread pool, one per request
+ * (in one paired measurement ~17 µs of a cached discovery request's ~112 µs of server CPU; the
+ * machine's noise is of the same order, bench/README.md). A batch waits at most FLUSH_MS, so a quiet service
  * still shows each request within a second; warnings and errors are written at once (createLogger),
  * and pino writes out what is left when the process exits.
  */
