@@ -64,13 +64,10 @@ export async function runServer(
     const reads = db.reads === db.sql ? database : 'DATABASE_READ_URL';
     app.log.info({ address, database, reads }, 'gwapi listening');
     metricsApp = await listenForMetrics(metrics, settings, logger);
-    // The start-up lines now, not with the first batch of request lines (logging.ts).
-    logger.flush();
     const stopped = untilStopSignal();
     options.onListening?.(address);
     await stopped;
     app.log.info({ graceSeconds: settings.SHUTDOWN_GRACE_SECONDS }, 'shutting down');
-    logger.flush();
     // Not ready at once, no new connections, running streams get the grace period (src/api/shutdown.ts).
     await closeGracefully(app, settings.SHUTDOWN_GRACE_SECONDS * 1000);
   } finally {

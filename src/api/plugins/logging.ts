@@ -18,20 +18,15 @@ declare module 'fastify' {
 /** `gw_` and a long run of base64url: a key, or most of one (src/domain/apiKeys.ts). */
 const KEY_LIKE = /gw_[A-Za-z0-9_-]{16,}/g;
 
-/** pino's level number for `warn`: lines at this level or above are written out at once. */
-const WARN = 40;
-
 /**
- * Standard output, written in batches of at least 4 KiB (pino's "asynchronous logging"): pino's
- * default destination hands every line to a write of its own on libuv's thread pool, one per request
- * (in one paired measurement ~17 µs of a cached discovery request's ~112 µs of server CPU; the
- * machine's noise is of the same order, bench/README.md). A batch waits at most FLUSH_MS, so a quiet service
- * still shows each request within a second; warnings and errors are written at once (createLogger),
- * and pino writes out what is left when the process exits.
+ * Standard output, one synchronous write per line. pino's default destination hands each line to a
+ * write on libuv's thread pool (and a wake-up of the event loop when it is done), and its batching
+ * (`minLength`) measures the whole pending batch again on every line; either cost a cached discovery
+ * request more server CPU than writing its line at once (paired rounds, bench/README.md). A line
+ * written at once is also never lost when the process dies and never waits to be seen. The price: a
+ * reader of standard output that stops reading stalls the process (a buffer would fill its memory).
  */
-const FLUSH_MS = 1000;
-const standardOutput = () =>
-  pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: FLUSH_MS });
+const standardOutput = () => pino.destination({ dest: 1, sync: true });
 
 /**
  * The service's logger, shared by the app and the parts it depends on (the limits report Redis
@@ -39,21 +34,13 @@ const standardOutput = () =>
  * Standard output unless `stream` is given (tests read the lines).
  */
 export function createLogger(level: Settings['LOG_LEVEL'], stream?: DestinationStream): Logger {
-  const batched = stream === undefined;
-  const destination = stream ?? standardOutput();
   return pino(
     {
       level,
       redact: { paths: ['req.headers["x-api-key"]', 'headers["x-api-key"]'], censor: '[redacted]' },
-      hooks: {
-        streamWrite: (line: string) => line.replace(KEY_LIKE, 'gw_[redacted]'),
-        logMethod(args, write, levelNumber) {
-          write.apply(this, args);
-          if (batched && levelNumber >= WARN) this.flush();
-        },
-      },
+      hooks: { streamWrite: (line: string) => line.replace(KEY_LIKE, 'gw_[redacted]') },
     },
-    destination,
+    stream ?? standardOutput(),
   );
 }
 
