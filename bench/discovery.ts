@@ -11,8 +11,9 @@
  *
  *   node --import tsx bench/discovery.ts [ROUNDS] [SECONDS] [CONNECTIONS]
  */
-import { addKey } from '../test/helpers/fixtures.js';
+
 import { backendCpuMeter, ownCpuMs } from './lib/cpu.js';
+import { addDiscoveryFixture, TUBES_PER_WELL, WELLS } from './lib/discoveryFixture.js';
 import { timedGet } from './lib/http.js';
 import { type LoadResult, load } from './lib/load.js';
 import { startBenchPostgres } from './lib/postgres.js';
@@ -22,18 +23,12 @@ import { count, machineLine, median, ms, printTable, ratio } from './lib/stats.j
 const ROUNDS = Number(process.argv[2] ?? 5);
 const SECONDS = Number(process.argv[3] ?? 4);
 const CONNECTIONS = Number(process.argv[4] ?? 16);
-const WELLS = 1000;
-const TUBES_PER_WELL = 3;
 
 const pg = await startBenchPostgres();
 try {
   console.log(`Discovery benchmark — ${await machineLine()}\n${pg.description}\n`);
   const { url, sql } = await pg.database('bench_discovery');
-  await sql`
-    with w as (insert into wells (name) select 'Well ' || i from generate_series(1, ${WELLS}) i returning id)
-    insert into tubes (identifier, well_id, number)
-    select gen_random_uuid(), w.id, n::text from w, generate_series(1, ${TUBES_PER_WELL}) n`;
-  const { key } = await addKey(sql, { allTubes: true });
+  const key = await addDiscoveryFixture(sql);
   const api = await startServerProcess('api', url);
   const bare = await startServerProcess('bare');
   try {

@@ -11,7 +11,7 @@
  */
 import { mkdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { addKey } from '../test/helpers/fixtures.js';
+import { addDiscoveryFixture } from './lib/discoveryFixture.js';
 import { timedGet } from './lib/http.js';
 import { load } from './lib/load.js';
 import { startBenchPostgres } from './lib/postgres.js';
@@ -73,11 +73,7 @@ try {
     };
   } else {
     const seconds = Number(amount ?? 5);
-    await sql`
-      with w as (insert into wells (name) select 'Well ' || i from generate_series(1, 1000) i returning id)
-      insert into tubes (identifier, well_id, number)
-      select gen_random_uuid(), w.id, n::text from w, generate_series(1, 3) n`;
-    const { key } = await addKey(sql, { allTubes: true });
+    const key = await addDiscoveryFixture(sql);
     const headers = { 'x-api-key': key, 'accept-encoding': 'gzip' };
     run = async (base) => {
       const target = `${base}/v1/groundwater-monitoring-wells`;

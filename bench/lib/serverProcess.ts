@@ -47,10 +47,14 @@ const statusField = (pid: number, field: string) =>
 export async function startServerProcess(
   kind: 'api' | 'bare',
   databaseUrl = '',
-  /** Node options of the server process: the service's own unless given. */
-  options: { nodeArgs?: string[] } = {},
+  options: {
+    /** Node options of the server process: the service's own unless given. */
+    nodeArgs?: string[];
+    /** Another checkout's benchServer.ts (bench/compare.ts runs two versions of the service). */
+    entry?: string;
+  } = {},
 ): Promise<ServerProcess> {
-  const child: ChildProcess = fork(ENTRY, [kind, databaseUrl], {
+  const child: ChildProcess = fork(options.entry ?? ENTRY, [kind, databaseUrl], {
     execArgv: ['--import', 'tsx', ...(options.nodeArgs ?? SERVICE_NODE_OPTIONS)],
     // Log lines go where a production server's would go if nobody read them.
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],

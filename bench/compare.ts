@@ -1,0 +1,96 @@
+/**
+ * A/B of the service's cost per cached discovery request: this checkout against another one (a git
+ * worktree of an earlier commit, say), each in a bench server of its own on the same database, loaded
+ * in alternating rounds by the same generator. Single runs on a shared machine drift by ±15 %, more
+ * than most savings worth having, so the figure is the median over rounds of the ratio of server CPU
+ * per request (this / other) measured back to back within each round, over several pairs of processes.
+ *
+ *   node --import tsx bench/compare.ts OTHER_CHECKOUT [CODING] [PAIRS] [ROUNDS] [SECONDS] [CONNECTIONS]
+ *   # e.g. git worktree add /tmp/base HEAD && ln -s "$PWD/node_modules" /tmp/base/ &&
+ *   #      node --import tsx bench/compare.ts /tmp/base br
+ *
+ * CODING is plain, gzip or br (default br); defaults: 4 pairs of fresh server processes, 6 rounds of
+ * 1.5 s each, 16 connections.
+ */
+import { resolve } from 'node:path';
+import { addDiscoveryFixture } from './lib/discoveryFixture.js';
+import { load } from './lib/load.js';
+import { startBenchPostgres } from './lib/postgres.js';
+import { startServerProcess } from './lib/serverProcess.js';
+import { count, machineLine, median, printTable, ratio } from './lib/stats.js';
+
+const [other, coding = 'br', epochs = '4', rounds = '6', seconds = '1.5', connections = '16'] =
+  process.argv.slice(2);
+interface Sample {
+  perSecond: number;
+  serverUs: number;
+}
+if (!other || !['plain', 'gzip', 'br'].includes(coding)) {
+  console.error(
+    'usage: bench/compare.ts OTHER_CHECKOUT [plain|gzip|br] [PAIRS] [ROUNDS] [SECONDS] [CONNECTIONS]',
+  );
+  process.exit(2);
+}
+
+const pg = await startBenchPostgres();
+try {
+  console.log(`Discovery A/B (${coding}) — ${await machineLine()}\n${pg.description}\n`);
+  const { url, sql } = await pg.database('bench_compare');
+  const key = await addDiscoveryFixture(sql);
+  const headers: Record<string, string> = { 'x-api-key': key };
+  if (coding !== 'plain') headers['accept-encoding'] = coding;
+  const samples = { this: [] as Sample[], other: [] as Sample[] };
+  const ratios: number[] = [];
+  const epochRatios: number[] = [];
+  for (let epoch = 0; epoch < Number(epochs); epoch++) {
+    // Fresh processes each epoch: two processes of the same code differ by up to ~10 % for their
+    // whole life (JIT decisions, memory layout), a bias that rounds alone cannot average away.
+    const servers = {
+      this: await startServerProcess('api', url),
+      other: await startServerProcess('api', url, { entry: resolve(other, 'bench/lib/benchServer.ts') }),
+    };
+    try {
+      const inEpoch: number[] = [];
+      for (let round = -1; round < Number(rounds); round++) {
+        // Which goes first alternates, so that a drift within a round favours neither.
+        const order = round % 2 === 0 ? (['this', 'other'] as const) : (['other', 'this'] as const);
+        const inRound: Partial<Record<'this' | 'other', number>> = {};
+        for (const name of order) {
+          const server = servers[name];
+          const before = server.cpuMs();
+          const result = await load(`${server.base}/v1/groundwater-monitoring-wells`, headers, {
+            connections: Number(connections),
+            seconds: round < 0 ? 1 : Number(seconds),
+          });
+          const serverUs = ((server.cpuMs() - before) * 1000) / result.requests;
+          inRound[name] = serverUs;
+          if (round >= 0) samples[name].push({ perSecond: result.perSecond, serverUs });
+        }
+        if (round >= 0) inEpoch.push(inRound.this! / inRound.other!);
+      }
+      ratios.push(...inEpoch);
+      epochRatios.push(median(inEpoch));
+    } finally {
+      await servers.this.stop();
+      await servers.other.stop();
+    }
+  }
+  const medianOf = (name: 'this' | 'other', field: keyof Sample) =>
+    median(samples[name].map((sample) => sample[field]));
+  printTable(
+    ['checkout', 'requests/s', 'server CPU/request'],
+    (['this', 'other'] as const).map((name) => [
+      name === 'this' ? 'this' : other,
+      count(medianOf(name, 'perSecond')),
+      `${medianOf(name, 'serverUs').toFixed(1)} µs`,
+    ]),
+  );
+  const sorted = [...ratios].sort((a, b) => a - b);
+  console.log(
+    `server CPU per request, this / other: median ${ratio(median(ratios))} over ${ratios.length} rounds ` +
+      `(quartiles ${ratio(sorted[Math.floor(sorted.length / 4)]!)} – ${ratio(sorted[Math.floor((3 * sorted.length) / 4)]!)}); ` +
+      `per pair of processes ${epochRatios.map(ratio).join(', ')}`,
+  );
+} finally {
+  await pg.stop();
+}
