@@ -13,7 +13,7 @@ import type { Sql } from '../db/connect.js';
 import type { WithConnection } from '../db/connectionGate.js';
 import { findClientByKeyHash } from '../db/queries/clients.js';
 import { retryIfConnectionLost } from '../db/retry.js';
-import { hashApiKey, looksLikeApiKey } from '../domain/apiKeys.js';
+import { apiKeyDigest, digestBytes, looksLikeApiKey } from '../domain/apiKeys.js';
 
 export interface Client {
   /** The non-secret name of the key, for logs and limits. */
@@ -70,7 +70,8 @@ export function createClientResolver(sql: Sql, options: ClientCacheOptions): Cli
   const withConnection: WithConnection = options.withConnection ?? ((work) => work());
   const cache = new Map<string, Entry>();
 
-  async function load(keyHash: Buffer): Promise<Client | undefined> {
+  async function load(digest: string): Promise<Client | undefined> {
+    const keyHash = digestBytes(digest);
     const row = await withConnection(() => retryIfConnectionLost(() => findClientByKeyHash(sql, keyHash)));
     return row && { keyId: row.keyId, allTubes: row.allTubes, grants: new Set(row.tubeIds) };
   }
@@ -84,19 +85,18 @@ export function createClientResolver(sql: Sql, options: ClientCacheOptions): Cli
   return {
     resolve(presentedKey) {
       if (!looksLikeApiKey(presentedKey)) return undefined;
-      const keyHash = hashApiKey(presentedKey);
+      const digest = apiKeyDigest(presentedKey);
       if (ttl === 0) {
         options.onLookup?.(false);
-        return load(keyHash);
+        return load(digest);
       }
-      const digest = keyHash.toString('hex');
       const now = performance.now();
       const cached = cache.get(digest);
       const hit = cached !== undefined && cached.expiresAt > now;
       options.onLookup?.(hit);
       if (hit) return cached.found ? cached.found.client : cached.client;
       // Concurrent requests with the same key share one query (the entry holds the promise).
-      const entry: Entry = { expiresAt: now + ttl, client: load(keyHash) };
+      const entry: Entry = { expiresAt: now + ttl, client: load(digest) };
       remember(digest, entry);
       return entry.client.then(
         (client) => {

@@ -23,11 +23,18 @@ export function looksLikeApiKey(value: string): boolean {
 }
 
 /**
- * SHA-256 of a key. crypto.hash, the one-shot form, saves ~3 µs per request; it exists from Node
- * 20.12 on (read off the module object, not imported by name, so that older 20.x still start).
+ * SHA-256 of a key as hex: what the key cache is keyed by. crypto.hash, the one-shot form, saves ~3 µs
+ * per request, and a hex string rather than a Buffer another ~1.3 µs (Node makes a native ArrayBuffer
+ * for every Buffer digest). It exists from Node 20.12 on (read off the module object, not imported by
+ * name, so that older 20.x still start).
  */
-export function hashApiKey(key: string): Buffer {
+export function apiKeyDigest(key: string): string {
   return typeof crypto.hash === 'function'
-    ? crypto.hash('sha256', key, 'buffer')
-    : createHash('sha256').update(key, 'utf8').digest();
+    ? crypto.hash('sha256', key, 'hex')
+    : createHash('sha256').update(key, 'utf8').digest('hex');
 }
+
+/** SHA-256 of a key as bytes: what the database stores (api_keys.key_hash) and looks up. */
+export const digestBytes = (digest: string): Buffer => Buffer.from(digest, 'hex');
+
+export const hashApiKey = (key: string): Buffer => digestBytes(apiKeyDigest(key));
