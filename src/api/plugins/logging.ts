@@ -16,6 +16,7 @@ declare module 'fastify' {
 }
 
 /** `gw_` and a long run of base64url: a key, or most of one (src/domain/apiKeys.ts). */
+const KEY_PREFIX = 'gw_';
 const KEY_LIKE = /gw_[A-Za-z0-9_-]{16,}/g;
 
 /**
@@ -38,7 +39,11 @@ export function createLogger(level: Settings['LOG_LEVEL'], stream?: DestinationS
     {
       level,
       redact: { paths: ['req.headers["x-api-key"]', 'headers["x-api-key"]'], censor: '[redacted]' },
-      hooks: { streamWrite: (line: string) => line.replace(KEY_LIKE, 'gw_[redacted]') },
+      // The search for the prefix alone is far cheaper than running the pattern over every line.
+      hooks: {
+        streamWrite: (line: string) =>
+          line.includes(KEY_PREFIX) ? line.replace(KEY_LIKE, 'gw_[redacted]') : line,
+      },
     },
     stream ?? standardOutput(),
   );
