@@ -19,9 +19,9 @@ export interface CachedBody {
   body: Buffer;
   /**
    * The body in `coding`, compressed (off the event loop) the first time it is asked for; requests
-   * that ask meanwhile wait for the same compression.
+   * that ask meanwhile wait for the same compression. A promise only until it is done.
    */
-  encoded(coding: Coding): Promise<Buffer>;
+  encoded(coding: Coding): Buffer | Promise<Buffer>;
 }
 
 export interface DiscoverySource {
@@ -45,7 +45,7 @@ export const VERSION_FRESH_MS = 1000;
 const COMPRESS_FROM_BYTES = 1024;
 
 interface Entry extends CachedBody {
-  version: string;
+  version: bigint;
   bytes: number;
 }
 
@@ -84,63 +84,90 @@ export function createDiscoveryCache(source: DiscoverySource, options: { maxByte
     trim(key);
   }
 
-  function entryFor(key: string, version: string, body: Buffer): Entry {
-    const encodings: Partial<Record<Coding, Promise<Buffer>>> = {};
+  function entryFor(key: string, version: bigint, body: Buffer): Entry {
+    const encodings: Partial<Record<Coding, Buffer | Promise<Buffer>>> = {};
     const entry: Entry = {
       version,
       body,
       bytes: body.length,
       encoded(coding) {
-        let encoded = encodings[coding];
-        if (!encoded) {
-          encoded = compressBody(body, coding);
-          encodings[coding] = encoded;
-          encoded.then(
-            ({ length }) => {
-              entry.bytes += length;
-              // An entry replaced or dropped meanwhile no longer counts against the budget.
-              if (entries.get(key) !== entry) return;
-              totalBytes += length;
-              trim(key);
-            },
-            () => {
-              // Tried again by the next request that asks (this one fails with the error).
-              delete encodings[coding];
-            },
-          );
-        }
+        const done = encodings[coding];
+        if (done) return done;
+        const encoded = compressBody(body, coding);
+        encodings[coding] = encoded;
+        encoded.then(
+          (compressed) => {
+            // From now on answered without a promise.
+            encodings[coding] = compressed;
+            entry.bytes += compressed.length;
+            // An entry replaced or dropped meanwhile no longer counts against the budget.
+            if (entries.get(key) !== entry) return;
+            totalBytes += compressed.length;
+            trim(key);
+          },
+          () => {
+            // Tried again by the next request that asks (this one fails with the error).
+            delete encodings[coding];
+          },
+        );
         return encoded;
       },
     };
     return entry;
   }
 
-  let versionRead: { at: number; version: Promise<string> } | undefined;
-  /** The version as read at most VERSION_FRESH_MS ago; one read in flight serves every request. */
-  function recentVersion(): Promise<string> {
+  let versionRead: { at: number; pending: Promise<bigint>; version?: bigint } | undefined;
+  /**
+   * The version as read at most VERSION_FRESH_MS ago (a promise while that read is in flight); one
+   * read serves every request.
+   */
+  function recentVersion(): bigint | Promise<bigint> {
     const now = performance.now();
     if (!versionRead || now - versionRead.at >= VERSION_FRESH_MS) {
-      const version = source.currentVersion();
-      versionRead = { at: now, version };
-      // A failed read is not kept: the next request tries again.
-      version.catch(() => {
-        if (versionRead?.version === version) versionRead = undefined;
-      });
+      const read: NonNullable<typeof versionRead> = {
+        at: now,
+        pending: source.currentVersion().then(BigInt),
+      };
+      versionRead = read;
+      read.pending.then(
+        (version) => {
+          read.version = version;
+        },
+        // A failed read is not kept: the next request tries again.
+        () => {
+          if (versionRead === read) versionRead = undefined;
+        },
+      );
     }
-    return versionRead.version;
+    return versionRead.version ?? versionRead.pending;
   }
 
+  async function load(key: string, client: Client, clientGone?: () => AbortSignal): Promise<Entry> {
+    const { version, body } = await source.load(client, clientGone?.());
+    const entry = entryFor(key, BigInt(version), body);
+    remember(key, entry);
+    return entry;
+  }
+
+  // At least as new: a body rebuilt after the shared read may carry a later version than it.
+  const isCurrent = (cached: Entry, version: bigint): boolean => cached.version >= version;
+
   return {
-    /** `clientGone` makes the signal for a wait at the gate, only if a load needs one. */
-    async get(client: Client, clientGone?: () => AbortSignal): Promise<CachedBody> {
+    /**
+     * The client's body. A fresh cached body (nearly every request) is answered at once, without a
+     * promise or a turn of the event loop; a promise when the version or the body must be read.
+     * `clientGone` makes the signal for a wait at the gate, only if a load needs one.
+     */
+    get(client: Client, clientGone?: () => AbortSignal): CachedBody | Promise<CachedBody> {
       const key = grantKey(client);
       const cached = entries.get(key);
-      // At least as new: a body rebuilt after the shared read may carry a later version than it.
-      if (cached && BigInt(cached.version) >= BigInt(await recentVersion())) return cached;
-      const { version, body } = await source.load(client, clientGone?.());
-      const entry = entryFor(key, version, body);
-      remember(key, entry);
-      return entry;
+      // Nothing to compare a version with: the load reads the body with its own.
+      if (!cached) return load(key, client, clientGone);
+      const version = recentVersion();
+      if (typeof version === 'bigint') {
+        return isCurrent(cached, version) ? cached : load(key, client, clientGone);
+      }
+      return version.then((read) => (isCurrent(cached, read) ? cached : load(key, client, clientGone)));
     },
   };
 }

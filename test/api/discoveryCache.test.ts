@@ -82,7 +82,7 @@ t.test('a failed version read is not kept', async (t) => {
   await cache.get(everything); // an empty cache loads; nothing to compare a version with yet
   await sleep(VERSION_FRESH_MS + 20);
   source.fail = true;
-  await t.rejects(cache.get(everything), { message: 'database gone' });
+  await t.rejects(async () => cache.get(everything), { message: 'database gone' });
   t.equal(source.reads, 1);
   source.fail = false;
   t.equal((await cache.get(everything)).body.toString(), 'key_all@1', 'the next request reads again');
@@ -102,6 +102,7 @@ t.test('a body is compressed once per coding, off the event loop', async (t) => 
   });
   const cached = await cache.get(everything);
   const br = cached.encoded('br');
+  if (!(br instanceof Promise)) throw new Error('the first request for a coding must wait for it');
   t.equal(cached.encoded('br'), br, 'a second request waits for the same compression');
   let done = false;
   void br.then(() => {
@@ -112,6 +113,27 @@ t.test('a body is compressed once per coding, off the event loop', async (t) => 
   t.same(brotliDecompressSync(await br), body, 'br decodes to the body');
   t.same(gunzipSync(await cached.encoded('gzip')), body, 'gzip decodes to the body');
   t.ok((await br).length < body.length / 3, 'and is much smaller');
+  t.equal(cached.encoded('br'), await br, 'once done, the bytes themselves: no promise to wait for');
+});
+
+t.test('a fresh cached body is answered at once; a promise only while something is read', async (t) => {
+  const source = countingSource();
+  const cache = createDiscoveryCache(source);
+  const loading = cache.get(everything);
+  t.ok(loading instanceof Promise, 'an empty cache: the body is read');
+  const first = await loading;
+  const second = cache.get(everything);
+  t.ok(second instanceof Promise, 'the next request reads the version once');
+  t.equal(await second, first);
+  t.equal(cache.get(everything), first, 'then the same body at once, not a promise of it');
+
+  await sleep(VERSION_FRESH_MS + 20);
+  const afterWindow = cache.get(everything);
+  t.ok(afterWindow instanceof Promise, 'after the window: waits for the new version read');
+  t.equal(await afterWindow, first, 'the version has not changed: the same body');
+  t.equal(cache.get(everything), first, 'and at once again after that read');
+  t.equal(source.reads, 2, 'one read in the window, one after it');
+  t.equal(source.loads, 1);
 });
 
 t.test('compressed bodies count against the byte budget', async (t) => {
