@@ -16,7 +16,7 @@ import { connectionGates } from './connectionGates.js';
 import { createMetrics, type ServiceMetrics } from './metrics.js';
 import { authenticate } from './plugins/auth.js';
 import { admitClient } from './plugins/limits.js';
-import { createLogger, registerRequestLog } from './plugins/logging.js';
+import { createLogger, lazyRequestLogger, registerRequestLog } from './plugins/logging.js';
 import { acceptEveryMethod, onlyGetAndHead } from './plugins/methods.js';
 import { registerRequestMetrics } from './plugins/metrics.js';
 import { clientErrorHandler, frameworkErrors, registerProblems } from './plugins/problems.js';
@@ -65,6 +65,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     trustProxy: trustProxyOption(settings.TRUST_PROXY),
     // One line per request is written by registerRequestLog, with the fields Fastify's lines lack.
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: lazyRequestLogger,
     genReqId: () => randomUUID(),
     frameworkErrors,
     clientErrorHandler,
