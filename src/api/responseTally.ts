@@ -82,12 +82,11 @@ export function createResponseTally(
         metricName: `${families.duration.name}_${suffix}`,
       });
       let cumulative = 0;
-      return [
-        ...bounds.map((bound, i) => value('bucket', (cumulative += perBucket[i]!), bound)),
-        value('bucket', count, '+Inf'),
-        value('sum', sum),
-        value('count', count),
-      ];
+      const buckets = bounds.map((bound, i) => {
+        cumulative += perBucket[i]!;
+        return value('bucket', cumulative, bound);
+      });
+      return [...buckets, value('bucket', count, '+Inf'), value('sum', sum), value('count', count)];
     }),
   );
   family(families.bytes.name, families.bytes.help, 'counter', () =>

@@ -6,7 +6,7 @@
  */
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Bindings, ChildLoggerOptions } from 'fastify/types/logger.js';
-import { type DestinationStream, type Logger, pino } from 'pino';
+import { type DestinationStream, type LogFn, type Logger, pino } from 'pino';
 import type { Settings } from '../../config.js';
 
 declare module 'fastify' {
@@ -74,7 +74,7 @@ export function logWhenDone(request: FastifyRequest, reply: FastifyReply): void 
   });
 }
 
-type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /**
  * `request.log`: the pino child that carries the request id, made only when something logs through it
@@ -108,37 +108,21 @@ class LazyRequestLogger implements FastifyBaseLogger {
     return this.logger.child(bindings, options);
   }
 
-  // Methods on the prototype, not fields: nothing is made per request but the object itself.
-  private forward(level: Level, args: unknown[]): void {
-    (this.logger[level] as (...args: unknown[]) => void)(...args);
-  }
+  declare fatal: LogFn;
+  declare error: LogFn;
+  declare warn: LogFn;
+  declare info: LogFn;
+  declare debug: LogFn;
+  declare trace: LogFn;
+  declare silent: LogFn;
 
-  fatal(...args: unknown[]): void {
-    this.forward('fatal', args);
-  }
-
-  error(...args: unknown[]): void {
-    this.forward('error', args);
-  }
-
-  warn(...args: unknown[]): void {
-    this.forward('warn', args);
-  }
-
-  info(...args: unknown[]): void {
-    this.forward('info', args);
-  }
-
-  debug(...args: unknown[]): void {
-    this.forward('debug', args);
-  }
-
-  trace(...args: unknown[]): void {
-    this.forward('trace', args);
-  }
-
-  silent(...args: unknown[]): void {
-    this.forward('silent', args);
+  // On the prototype, not as fields: nothing is made per request but the object itself.
+  static {
+    for (const level of LEVELS) {
+      LazyRequestLogger.prototype[level] = function log(this: LazyRequestLogger, ...args: unknown[]) {
+        (this.logger[level] as (...args: unknown[]) => void)(...args);
+      };
+    }
   }
 }
 
