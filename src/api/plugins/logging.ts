@@ -54,16 +54,21 @@ export function createLogger(level: Settings['LOG_LEVEL'], stream?: DestinationS
 
 /**
  * One line per request, written when the response is over (complete, failed or abandoned). Through the
- * root logger, naming the request id itself, so that no request needs a child logger of its own.
+ * root logger, naming the request id itself, so that no request needs a child logger of its own; a
+ * route with a log level of its own (the health checks: warn) writes it through its request's logger,
+ * which has that level and names the id.
  */
 export function logWhenDone(request: FastifyRequest, reply: FastifyReply): void {
   reply.raw.once('close', () => {
-    request.server.log.info(
+    // Read once: Fastify builds this object anew on every access.
+    const { url: route, logLevel } = request.routeOptions;
+    const ownLevel = logLevel !== ''; // '' unless the route has a level of its own
+    (ownLevel ? request.log : request.server.log).info(
       {
-        reqId: request.id,
+        reqId: ownLevel ? undefined : request.id, // undefined: left out of the line
         method: request.method,
         url: request.url,
-        route: request.is404 ? null : (request.routeOptions.url ?? null),
+        route: request.is404 ? null : (route ?? null),
         status: reply.statusCode,
         durationMs: Math.round(reply.elapsedTime * 10) / 10,
         keyId: request.client?.keyId ?? null,
