@@ -19,7 +19,7 @@ import { startBenchPostgres } from './lib/postgres.js';
 import { startServerProcess } from './lib/serverProcess.js';
 import { count, machineLine, median, printTable, ratio } from './lib/stats.js';
 
-const [other, coding = 'br', epochs = '4', rounds = '6', seconds = '1.5', connections = '16'] =
+const [other, coding = 'br', pairs = '4', rounds = '6', seconds = '1.5', connections = '16'] =
   process.argv.slice(2);
 interface Sample {
   perSecond: number;
@@ -41,16 +41,16 @@ try {
   if (coding !== 'plain') headers['accept-encoding'] = coding;
   const samples = { this: [] as Sample[], other: [] as Sample[] };
   const ratios: number[] = [];
-  const epochRatios: number[] = [];
-  for (let epoch = 0; epoch < Number(epochs); epoch++) {
-    // Fresh processes each epoch: two processes of the same code differ by up to ~10 % for their
+  const pairRatios: number[] = [];
+  for (let pair = 0; pair < Number(pairs); pair++) {
+    // Fresh processes for each pair: two processes of the same code differ by up to ~10 % for their
     // whole life (JIT decisions, memory layout), a bias that rounds alone cannot average away.
     const servers = {
       this: await startServerProcess('api', url),
       other: await startServerProcess('api', url, { entry: resolve(other, 'bench/lib/benchServer.ts') }),
     };
     try {
-      const inEpoch: number[] = [];
+      const inPair: number[] = [];
       for (let round = -1; round < Number(rounds); round++) {
         // Which goes first alternates, so that a drift within a round favours neither.
         const order = round % 2 === 0 ? (['this', 'other'] as const) : (['other', 'this'] as const);
@@ -66,10 +66,10 @@ try {
           inRound[name] = serverUs;
           if (round >= 0) samples[name].push({ perSecond: result.perSecond, serverUs });
         }
-        if (round >= 0) inEpoch.push(inRound.this! / inRound.other!);
+        if (round >= 0) inPair.push(inRound.this! / inRound.other!);
       }
-      ratios.push(...inEpoch);
-      epochRatios.push(median(inEpoch));
+      ratios.push(...inPair);
+      pairRatios.push(median(inPair));
     } finally {
       await servers.this.stop();
       await servers.other.stop();
@@ -89,7 +89,7 @@ try {
   console.log(
     `server CPU per request, this / other: median ${ratio(median(ratios))} over ${ratios.length} rounds ` +
       `(quartiles ${ratio(sorted[Math.floor(sorted.length / 4)]!)} – ${ratio(sorted[Math.floor((3 * sorted.length) / 4)]!)}); ` +
-      `per pair of processes ${epochRatios.map(ratio).join(', ')}`,
+      `per pair of processes ${pairRatios.map(ratio).join(', ')}`,
   );
 } finally {
   await pg.stop();

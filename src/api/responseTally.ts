@@ -46,7 +46,7 @@ export function createResponseTally(
   const tallies = new Map<string, Tally>();
   const bytesByRoute = new Map<string, number>();
 
-  const family = (name: string, help: string, type: 'counter' | 'histogram', values: () => Value[]) => {
+  const family = ({ name, help }: Family, type: 'counter' | 'histogram', values: () => Value[]) => {
     const exported = {
       name,
       help,
@@ -70,10 +70,10 @@ export function createResponseTally(
     registry.registerMetric(exported as unknown as Metric);
   };
 
-  family(families.requests.name, families.requests.help, 'counter', () =>
+  family(families.requests, 'counter', () =>
     [...tallies.values()].map(({ labels, count }) => ({ value: count, labels: { ...labels } })),
   );
-  family(families.duration.name, families.duration.help, 'histogram', () =>
+  family(families.duration, 'histogram', () =>
     [...tallies.values()].flatMap(({ labels, count, sum, perBucket }) => {
       const value = (suffix: string, value: number, le?: number | string): Value => ({
         value,
@@ -89,7 +89,7 @@ export function createResponseTally(
       return [...buckets, value('bucket', count, '+Inf'), value('sum', sum), value('count', count)];
     }),
   );
-  family(families.bytes.name, families.bytes.help, 'counter', () =>
+  family(families.bytes, 'counter', () =>
     [...bytesByRoute].map(([route, value]) => ({ value, labels: { route } })),
   );
 

@@ -24,18 +24,16 @@ export interface LineDestination {
 
 export function synchronousLines(fd: number): LineDestination {
   let readerGone = false;
-  /** Bytes written; 0 while the descriptor is full (then it waits). */
+  /** Bytes written: 0 while the descriptor is full (after a wait) or once the reader is gone. */
   const writeSome = (data: string | Uint8Array): number => {
     try {
+      // Two calls only for the typings: writeSync's overloads take a string or a buffer, not either.
       return typeof data === 'string' ? writeSync(fd, data) : writeSync(fd, data);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'EPIPE') {
-        readerGone = true;
-        return Number.POSITIVE_INFINITY;
-      }
-      if (code !== 'EAGAIN') throw error;
-      Atomics.wait(waiter, 0, 0, FULL_PIPE_WAIT_MS);
+      if (code === 'EPIPE') readerGone = true;
+      else if (code === 'EAGAIN') Atomics.wait(waiter, 0, 0, FULL_PIPE_WAIT_MS);
+      else throw error;
       return 0;
     }
   };
@@ -44,9 +42,9 @@ export function synchronousLines(fd: number): LineDestination {
       if (readerGone) return;
       let written = writeSome(line);
       // Nearly always the whole line at once: a string is encoded only by the write itself.
-      if (written === Buffer.byteLength(line)) return;
+      if (readerGone || written === Buffer.byteLength(line)) return;
       const bytes = Buffer.from(line);
-      while (written < bytes.length) written += writeSome(bytes.subarray(written));
+      while (!readerGone && written < bytes.length) written += writeSome(bytes.subarray(written));
     },
   };
 }
