@@ -21,8 +21,8 @@ import { startEmbeddedPostgres } from '../src/db/embedded.js';
 import { migrate } from '../src/db/migrate.js';
 import { formatInstant } from '../src/domain/datetime.js';
 import { openInput } from '../src/importers/inputFile.js';
-import { importMeasurements, vacuumMeasurements } from '../src/importers/measurements.js';
-import { upsertRegistry } from '../src/importers/registry.js';
+import { importMeasurements, vacuumMeasurements } from '../src/importers/measurements/measurements.js';
+import { upsertRegistry } from '../src/importers/registry/registry.js';
 
 const ROWS = Number(process.argv[2] ?? 527_040);
 const RUNS = Number(process.argv[3] ?? 3);

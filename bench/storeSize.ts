@@ -6,7 +6,7 @@
  *
  *   node --import tsx bench/storeSize.ts [ROUNDS] [OTHER_TUBES]
  */
-import { seriesSelect } from '../src/db/queries/series.js';
+import { seriesSelect } from '../src/v1/measurements/sql.js';
 import { timedGet } from './lib/http.js';
 import { startBenchPostgres } from './lib/postgres.js';
 import { addSeriesFixture, dayAfterStart, MINUTES_PER_DAY, SERIES_START } from './lib/seriesFixture.js';

@@ -3,17 +3,17 @@
  * embedded database.
  */
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import { buildApp } from './api/app.js';
-import { createMetrics } from './api/metrics.js';
-import { listenForMetrics } from './api/metricsServer.js';
-import { createLogger } from './api/plugins/logging.js';
-import { closeGracefully } from './api/shutdown.js';
 import type { Database } from './commands/database.js';
 import type { Settings } from './config.js';
+import { buildApp } from './http/app.js';
+import { closeGracefully } from './http/lifecycle/shutdown.js';
+import { untilStopSignal } from './http/lifecycle/stopSignal.js';
+import { createLogger } from './http/observability/logging.js';
+import { createMetrics } from './http/observability/metrics.js';
+import { listenForMetrics } from './http/observability/metricsServer.js';
 import { createClientLimits } from './limits/createClientLimits.js';
 import { sharedLimitsConfigured } from './limits/redisConnection.js';
 import { type ClientLimits, unlimited } from './limits/types.js';
-import { untilStopSignal } from './stopSignal.js';
 
 export interface RunServerOptions {
   /** Called once the server listens, with its address (`http://host:port`; the real port when PORT=0). */
@@ -57,7 +57,7 @@ export async function runServer(
     options.onListening?.(address);
     await stopped;
     app.log.info({ graceSeconds: settings.SHUTDOWN_GRACE_SECONDS }, 'shutting down');
-    // Not ready at once, no new connections, running streams get the grace period (src/api/shutdown.ts).
+    // Not ready at once, no new connections, running streams get the grace period (src/http/lifecycle/shutdown.ts).
     await closeGracefully(app, settings.SHUTDOWN_GRACE_SECONDS * 1000);
   } finally {
     // Metrics stay scrapable while the replica drains.

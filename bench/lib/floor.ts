@@ -4,9 +4,9 @@
  * batch size, same read-only snapshot) and postgres.js's `.cursor()` on the same query.
  */
 
-import { BATCH_SIZE } from '../../src/api/seriesStream.js';
 import type { Sql } from '../../src/db/connect.js';
-import { measurementBatches, seriesSelect } from '../../src/db/queries/series.js';
+import { BATCH_SIZE } from '../../src/v1/measurements/seriesStream.js';
+import { measurementBatches, seriesSelect } from '../../src/v1/measurements/sql.js';
 
 export interface FloorRequest {
   method: 'declare' | 'cursor';

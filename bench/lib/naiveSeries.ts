@@ -9,10 +9,10 @@
  *   sent: it differs from ours only in buffering versus streaming.
  */
 import type { FastifyInstance } from 'fastify';
-import { openSeriesStream } from '../../src/api/seriesStream.js';
-import type { Client } from '../../src/auth/clients.js';
 import type { Sql } from '../../src/db/connect.js';
-import { findTube } from '../../src/db/queries/series.js';
+import type { Client } from '../../src/keys/clients.js';
+import { openSeriesStream } from '../../src/v1/measurements/seriesStream.js';
+import { findTube } from '../../src/v1/measurements/sql.js';
 
 export const NAIVE_PATH = '/bench/naive/';
 export const BUFFERED_PATH = '/bench/buffered/';

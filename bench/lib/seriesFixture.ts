@@ -5,7 +5,7 @@
  * arrive), so that our tube's index pages are scattered among theirs.
  */
 import type { Sql } from '../../src/db/connect.js';
-import { vacuumMeasurements } from '../../src/importers/measurements.js';
+import { vacuumMeasurements } from '../../src/importers/measurements/measurements.js';
 import { addKey, addRegularSeries, addWell } from '../../test/helpers/fixtures.js';
 
 export const SERIES_START = '2024-01-01T00:00:00Z';

@@ -2,9 +2,9 @@
 import type { Settings } from '../config.js';
 import { ImportRejected } from '../importers/importErrors.js';
 import { displayName, openInput } from '../importers/inputFile.js';
-import { importMeasurements, vacuumMeasurements } from '../importers/measurements.js';
+import { importMeasurements, vacuumMeasurements } from '../importers/measurements/measurements.js';
 import { progressLine } from '../importers/progress.js';
-import { importRegistryFile } from '../importers/registryFile.js';
+import { importRegistryFile } from '../importers/registry/registryFile.js';
 import { withDatabase } from './database.js';
 
 const count = (n: number) => n.toLocaleString('en-US');

@@ -6,7 +6,7 @@
  */
 import type { Sql } from '../db/connect.js';
 import { UserError } from '../errors.js';
-import { upsertRegistry } from '../importers/registry.js';
+import { upsertRegistry } from '../importers/registry/registry.js';
 import { DEMO_TUBES, DEMO_WELLS, demoRegistry } from './wells.js';
 
 export const DEMO_DAYS = 366;

@@ -2,7 +2,7 @@
  * The demo network: a few wells in typical Dutch settings, with fixed tube identifiers so that links and
  * scripts written against one demo keep working against the next. Levels are in m relative to NAP.
  */
-import type { RegistryWell } from '../importers/registry.js';
+import type { RegistryWell } from '../importers/registry/registry.js';
 
 /** The seasonal shape of a tube's level: a yearly sine around a mean. */
 export interface LevelModel {

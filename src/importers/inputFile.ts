@@ -1,7 +1,7 @@
 /** Opening the operator's input: a path, or `-` for standard input, with a one-line error when it fails. */
 import { type FileHandle, open } from 'node:fs/promises';
 import { UserError } from '../errors.js';
-import { CHUNK_BYTES, fileInput, type ImportInput, streamInput } from './importInput.js';
+import { CHUNK_BYTES, fileInput, type ImportInput, streamInput } from './measurements/importInput.js';
 
 /** How the input is named in messages (`FILE:LINE: …`). */
 export const displayName = (path: string) => (path === '-' ? 'stdin' : path);

@@ -4,8 +4,8 @@
  */
 import type { TransactionSql } from 'postgres';
 import type { Sql } from '../db/connect.js';
-import { generateApiKey, generateKeyId, hashApiKey, looksLikeApiKey } from '../domain/apiKeys.js';
 import { UserError } from '../errors.js';
+import { generateApiKey, generateKeyId, hashApiKey, looksLikeApiKey } from './format.js';
 
 const UUID_SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const KEY_ID_SHAPE = /^key_[0-9a-f]{12}$/;

@@ -4,7 +4,6 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
-import { connectionGates } from '../../src/api/connectionGates.js';
 import {
   ConnectionGate,
   ConnectionWaitAborted,
@@ -12,6 +11,7 @@ import {
   type GateCounts,
   type Permit,
 } from '../../src/db/connectionGate.js';
+import { connectionGates } from '../../src/http/connectionGates.js';
 
 /** A gate whose every reported change is kept, to check that the reports match the counts. */
 function recordedGate(size: number, waitMs: number) {

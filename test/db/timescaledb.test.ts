@@ -10,7 +10,7 @@ import type { ParameterOrJSON } from 'postgres';
 import t, { type Test } from 'tap';
 import { connect, type Queryable, type Sql } from '../../src/db/connect.js';
 import { migrate, readMigrations, usesTimescaleDb } from '../../src/db/migrate.js';
-import { type MeasurementRow, measurementBatches, seriesSelect } from '../../src/db/queries/series.js';
+import { type MeasurementRow, measurementBatches, seriesSelect } from '../../src/v1/measurements/sql.js';
 import { freshDatabase } from '../helpers/database.js';
 import { startTimescale } from '../helpers/timescale.js';
 
@@ -50,7 +50,7 @@ interface CapturedQuery {
 }
 
 /**
- * The endpoint's own query (src/db/queries/series.ts) as SQL text and parameters, captured by handing
+ * The endpoint's own query (src/v1/measurements/sql.ts) as SQL text and parameters, captured by handing
  * it a recorder instead of a connection, so that it can be run plainly and under EXPLAIN.
  */
 function seriesQuery(tube: number, from: string, to: string): CapturedQuery {

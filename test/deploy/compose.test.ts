@@ -11,8 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
-import { HEALTH_READY_PATH } from '../../src/api/paths.js';
 import { loadSettings } from '../../src/config.js';
+import { HEALTH_READY_PATH } from '../../src/http/paths.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 

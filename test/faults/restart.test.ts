@@ -5,7 +5,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
-import { VERSION_FRESH_MS } from '../../src/api/discoveryCache.js';
+import { VERSION_FRESH_MS } from '../../src/v1/wells/discoveryCache.js';
 import {
   describe,
   fetchOutcome,

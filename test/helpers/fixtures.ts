@@ -1,7 +1,7 @@
 /** Wells, tubes, measurements and keys written straight into a test database. */
 import { randomUUID } from 'node:crypto';
 import type { Sql } from '../../src/db/connect.js';
-import { generateApiKey, generateKeyId, hashApiKey } from '../../src/domain/apiKeys.js';
+import { generateApiKey, generateKeyId, hashApiKey } from '../../src/keys/format.js';
 import { rememberKey } from './secrets.js';
 
 export interface TubeSpec {

@@ -1,7 +1,7 @@
 /** The registry the measurements import tests share: one well with two tubes. */
 import type { Test } from 'tap';
 import type { Sql } from '../../src/db/connect.js';
-import { upsertRegistry } from '../../src/importers/registry.js';
+import { upsertRegistry } from '../../src/importers/registry/registry.js';
 import { freshDatabase } from './database.js';
 
 export const TUBE = '1b4e28ba-2fa1-11d2-883f-0016d3cca427';

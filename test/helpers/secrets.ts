@@ -58,7 +58,7 @@ export function rememberKey(key: string): void {
 // ---------------------------------------------------------------------------------------------------
 // The scan
 
-/** A whole key (src/domain/apiKeys.ts): `gw_` and 43 base64url characters. */
+/** A whole key (src/keys/format.ts): `gw_` and 43 base64url characters. */
 const KEY = /gw_[A-Za-z0-9_-]{43}/g;
 /** `gw_` and 16 or more key characters: a key or most of one (what the logger scrubs, too). */
 const KEY_LIKE = /gw_[A-Za-z0-9_-]{16,}/;

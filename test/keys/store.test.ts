@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import type { Sql } from '../../src/db/connect.js';
-import { hashApiKey } from '../../src/domain/apiKeys.js';
 import { UserError } from '../../src/errors.js';
+import { hashApiKey } from '../../src/keys/format.js';
 import { createKey, grantKey, listKeys, revokeKey } from '../../src/keys/store.js';
 import { freshDatabase } from '../helpers/database.js';
 

@@ -7,7 +7,7 @@
  * every bound still fails if the logic is wrong (each is explained where it is made).
  */
 import t, { type Test } from 'tap';
-import { generateApiKey } from '../../src/domain/apiKeys.js';
+import { generateApiKey } from '../../src/keys/format.js';
 import { createKey } from '../../src/keys/store.js';
 import { freshDatabase } from '../helpers/database.js';
 import { addRegularSeries, addWell } from '../helpers/fixtures.js';

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import t, { type Test } from 'tap';
-import { generateApiKey } from '../../src/domain/apiKeys.js';
+import { generateApiKey } from '../../src/keys/format.js';
 import { scanCaptures } from '../helpers/secrets.js';
 
 function captures(t: Test, files: Record<string, string>): string {

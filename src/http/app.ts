@@ -1,0 +1,125 @@
+/**
+ * buildApp(deps) → a Fastify instance with every route and plugin, not yet listening. Tests and
+ * benchmarks build it with their own pool; `gwapi serve` adds listen() and signal handling.
+ *
+ * A request to a data endpoint passes, in the order decisions.md fixes: route (404, 405) → key (401)
+ * → client limits (429) → parameters (400) → access (403/404) → response.
+ */
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import type { DestinationStream } from 'pino';
+import type { Settings } from '../config.js';
+import type { Sql } from '../db/connect.js';
+import { Readiness } from '../health/readiness.js';
+import { healthRoutes } from '../health/routes.js';
+import { authenticate } from '../keys/authenticate.js';
+import { createClientResolver } from '../keys/clients.js';
+import { admitClient } from '../limits/admitClient.js';
+import { type ClientLimits, unlimited } from '../limits/types.js';
+import { measurementsRoute } from '../v1/measurements/route.js';
+import { openApiRoute } from '../v1/openapi/route.js';
+import { wellsRoute } from '../v1/wells/route.js';
+import { connectionGates } from './connectionGates.js';
+import { acceptEveryMethod, onlyGetAndHead } from './hooks/methods.js';
+import { closeConnectionsWithBodies } from './hooks/requestBodies.js';
+import { registerVersionHeader } from './hooks/version.js';
+import { createLogger, lazyRequestLogger, registerRequestLog } from './observability/logging.js';
+import { createMetrics, type ServiceMetrics } from './observability/metrics.js';
+import { registerRequestMetrics } from './observability/requestMetrics.js';
+import { clientErrorHandler, frameworkErrors, registerProblems } from './problems/problems.js';
+import { trustProxyOption } from './trustProxy.js';
+
+export { API_VERSION } from './hooks/version.js';
+
+export interface AppDependencies {
+  /** Where wells, tubes, series and readiness are read (a read replica's pool in `gwapi serve`). */
+  sql: Sql;
+  /**
+   * Where API keys are looked up: the primary when `sql` is a read replica, so a revocation or a new key
+   * takes effect whatever the replica's lag. `sql` when not given.
+   */
+  keysSql?: Sql;
+  settings: Settings;
+  /** Client limits (429); lifted when not given. */
+  limits?: ClientLimits;
+  /** The service's logger (server.ts shares it with the limits); made from LOG_LEVEL when not given. */
+  logger?: FastifyBaseLogger;
+  /** Where log lines go when no logger is given (standard output when not given); tests read them. */
+  logStream?: DestinationStream;
+  /** Where the app counts what it does; its own registry when not given (server.ts serves it). */
+  metrics?: ServiceMetrics;
+  /** How long a client may take to send its request (REQUEST_TIMEOUT_MS when not given; tests shorten it). */
+  requestTimeoutMs?: number;
+}
+
+/** How long a client may take to send a request (Fastify's default: no limit; Node's for the head: 60 s). */
+export const REQUEST_TIMEOUT_MS = 30_000;
+
+export function buildApp(deps: AppDependencies): FastifyInstance {
+  const { sql, settings } = deps;
+  const limits = deps.limits ?? unlimited;
+  const app = Fastify({
+    loggerInstance: deps.logger ?? createLogger(settings.LOG_LEVEL, deps.logStream),
+    // The client address (what failed-auth limiting counts) comes from X-Forwarded-For only when the
+    // operator says which proxies to believe; otherwise anyone could pick a fresh address per guess.
+    trustProxy: trustProxyOption(settings.TRUST_PROXY),
+    // One line per request is written by registerRequestLog, with the fields Fastify's lines lack.
+    logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: lazyRequestLogger,
+    genReqId: () => randomUUID(),
+    frameworkErrors,
+    clientErrorHandler,
+    http: {
+      // A request without Host reaches the app, which refuses it as a problem (problems.ts), not Node.
+      requireHostHeader: false,
+      // How often Node looks for requests past their timeout (its default, 30 s, would double it).
+      connectionsCheckingInterval: 1000,
+    },
+    // A request must arrive within this, or it is a 408 problem (problems.ts) and the connection is closed:
+    // a client trickling its head holds a connection no longer (a body is never waited for, requestBodies.ts).
+    // Responses are not affected: a year-long stream may take as long as it takes.
+    requestTimeout: deps.requestTimeoutMs ?? REQUEST_TIMEOUT_MS,
+    // Fastify's 503 while closing is not a problem document; in-flight and late requests are served.
+    return503OnClosing: false,
+    routerOptions: {
+      // Longer path parameters are refused before routing; a tube identifier is 36 characters, and a
+      // longer one should reach the route and be the ordinary 404, so the bound is generous.
+      maxParamLength: 1000,
+    },
+  });
+
+  acceptEveryMethod(app);
+
+  const metrics = deps.metrics ?? createMetrics({ limits, poolMax: settings.DATABASE_POOL_MAX });
+  const keysSql = deps.keysSql ?? sql;
+  const readiness = new Readiness({ sql, keysSql, limits, logger: app.log });
+  // The first thing a close does (SIGTERM): the load balancer hears "not ready" from now on.
+  app.addHook('preClose', async () => readiness.shutDown());
+
+  registerVersionHeader(app);
+  registerRequestLog(app);
+  registerRequestMetrics(app, metrics);
+  registerProblems(app);
+  closeConnectionsWithBodies(app);
+  app.decorateRequest('client', null);
+
+  // Every use of a pool by a request waits at its gate, a bounded time: postgres.js's queue has no bound.
+  const gates = connectionGates(settings, metrics, keysSql === sql);
+  const { gate } = gates;
+  const resolver = createClientResolver(keysSql, {
+    cacheSeconds: settings.KEY_CACHE_SECONDS,
+    onLookup: metrics.keyLookup,
+    withConnection: gates.keysGate.run,
+  });
+  const methods = app.supportedMethods;
+  const publicHooks = [onlyGetAndHead];
+  // Lifted limits admit every request and advertise nothing, so they need no hook at all.
+  const admission = limits === unlimited ? [] : [admitClient(limits, settings)];
+  const clientHooks = [onlyGetAndHead, authenticate(resolver, limits), ...admission];
+
+  wellsRoute(app, { sql, gate, methods, onRequest: clientHooks });
+  measurementsRoute(app, { sql, gate, methods, onRequest: clientHooks, metrics });
+  openApiRoute(app, { settings, methods, onRequest: publicHooks });
+  healthRoutes(app, { readiness, methods, onRequest: publicHooks });
+  return app;
+}

@@ -1,0 +1,190 @@
+/**
+ * The measurements CSV, read one stream chunk at a time: whatever the file's size, memory holds one
+ * chunk and one partial line. Every row is checked here (header, column count, UUID, RFC 3339 instant,
+ * decimal value); bad rows go to the error collector with their line, good rows to a `RowSink`, which
+ * encodes them for the COPY of one of the import's two paths.
+ */
+
+import { StringDecoder } from 'node:string_decoder';
+import { type Instant, parseDateTime } from '../../../domain/datetime.js';
+import { type ErrorCollector, ImportRejected } from '../../importErrors.js';
+import { splitQuotedLine } from './csvLine.js';
+import { decimalProblem, parseDecimal } from './decimal.js';
+import { ForwardSearch } from './forwardSearch.js';
+import { writeUuid } from './uuidBytes.js';
+
+export const HEADER = 'tubeIdentifier,observedAt,value';
+const COLUMNS = HEADER.split(',');
+
+/** Good lines are under 100 characters; a longer one means this is not our CSV (and must not fill memory). */
+const MAX_LINE = 65_536;
+
+export interface RowSink {
+  /**
+   * One good row. `tube` holds its tube identifier as 16 bytes (the same buffer every time: copy what
+   * is kept); `newTube` tells whether it differs from the previous good row's, which is rare.
+   */
+  row(line: number, tube: Buffer, newTube: boolean, instant: Instant, value: number): void;
+}
+
+export class MeasurementCsv {
+  /** Good rows passed on to the sink. */
+  rows = 0;
+  /** Lines read so far, the header included. */
+  lines = 0;
+  /** The previous good row's tube, as text and as bytes. */
+  private lastTubeText = '';
+  private readonly lastTube = Buffer.alloc(16);
+  /** Where a row's identifier is decoded before it is known to be good. */
+  private readonly tube = Buffer.alloc(16);
+  private readonly decoder = new StringDecoder('utf8');
+  /** The text after the last line break seen: the start of a line whose end has not arrived yet. */
+  private partial = '';
+  /** The text being split into lines, and searches for commas and quotes in it. */
+  private text = '';
+  private readonly commas = new ForwardSearch(',');
+  private readonly quotes = new ForwardSearch('"');
+
+  constructor(
+    private readonly file: string,
+    private readonly errors: ErrorCollector,
+    private readonly sink: RowSink,
+    /** Called after each chunk with the lines read so far (for a progress line). */
+    private readonly onLines: (lines: number) => void = () => {},
+  ) {}
+
+  /** Reads the complete lines of `chunk` (with what was left of the previous one). */
+  write(chunk: Buffer): void {
+    const text = this.use(this.partial + this.decoder.write(chunk));
+    let start = 0;
+    for (let newline = text.indexOf('\n', start); newline !== -1; newline = text.indexOf('\n', start)) {
+      this.line(start, newline);
+      start = newline + 1;
+    }
+    this.partial = text.slice(start);
+    if (this.partial.length > MAX_LINE) this.refuseLongLine();
+    this.onLines(this.lines);
+  }
+
+  /** Reads the last line, which needs no line break. */
+  end(): void {
+    const rest = this.use(this.partial + this.decoder.end());
+    this.partial = '';
+    if (rest !== '') this.line(0, rest.length);
+    if (this.lines === 0) this.refuseHeader(rest === '' ? 'missing: the input is empty' : undefined, '');
+    this.onLines(this.lines);
+  }
+
+  private use(text: string): string {
+    this.text = text;
+    this.commas.reset(text);
+    this.quotes.reset(text);
+    return text;
+  }
+
+  /** One line, `text[start, end)` without its line break. */
+  private line(start: number, end: number): void {
+    const text = this.text;
+    const line = ++this.lines;
+    if (end > start && text.charCodeAt(end - 1) === 13 /* \r */) end--;
+    if (line === 1) {
+      this.header(text.slice(start, end));
+      return;
+    }
+    if (end === start) {
+      this.errors.add(line, 'row', 'empty line');
+      return;
+    }
+    if (this.quotes.next(start) < end) {
+      this.quotedRow(line, text.slice(start, end));
+      return;
+    }
+    const first = this.commas.next(start);
+    const second = first < end ? this.commas.next(first + 1) : end;
+    if (second >= end || this.commas.next(second + 1) < end) {
+      let fields = 1;
+      for (let i = first; i < end; i = this.commas.next(i + 1)) fields++;
+      this.wrongFieldCount(line, fields);
+      return;
+    }
+    this.row(line, text, start, first, text.slice(first + 1, second), text.slice(second + 1, end));
+  }
+
+  private quotedRow(line: number, text: string): void {
+    const split = splitQuotedLine(text);
+    if (!split.ok) {
+      this.errors.add(line, 'row', split.reason);
+      return;
+    }
+    const [tube = '', observedAt = '', value = ''] = split.fields;
+    if (split.fields.length !== 3) {
+      this.wrongFieldCount(line, split.fields.length);
+      return;
+    }
+    this.row(line, tube, 0, tube.length, observedAt, value);
+  }
+
+  /** Checks one row, the tube identifier given as `tubeText[tubeStart, tubeEnd)`, and passes it on if good. */
+  private row(
+    line: number,
+    tubeText: string,
+    tubeStart: number,
+    tubeEnd: number,
+    observedAt: string,
+    value: string,
+  ) {
+    // Rows of one tube usually come together: the same text as the row before needs no decoding.
+    const sameText =
+      this.rows > 0 && tubeEnd - tubeStart === 36 && tubeText.startsWith(this.lastTubeText, tubeStart);
+    let good = sameText || writeUuid(tubeText, tubeStart, tubeEnd, this.tube, 0);
+    if (!good) this.errors.add(line, 'tubeIdentifier', 'not a UUID');
+    const instant = parseDateTime(observedAt);
+    if (!instant.ok) {
+      good = false;
+      this.errors.add(line, 'observedAt', instant.reason);
+    }
+    const number = parseDecimal(value);
+    if (Number.isNaN(number)) {
+      good = false;
+      this.errors.add(line, 'value', decimalProblem(value));
+    }
+    if (!good || !instant.ok) return;
+    let newTube = false;
+    if (!sameText) {
+      this.lastTubeText = tubeText.slice(tubeStart, tubeEnd);
+      newTube = this.rows === 0 || !this.tube.equals(this.lastTube);
+      if (newTube) this.tube.copy(this.lastTube);
+    }
+    this.rows++;
+    this.sink.row(line, this.lastTube, newTube, instant.instant, number);
+  }
+
+  private header(text: string): void {
+    const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+    const quoted = body.includes('"') ? splitQuotedLine(body) : undefined;
+    const fields = quoted ? (quoted.ok ? quoted.fields : []) : body.split(',');
+    if (fields.length !== COLUMNS.length || fields.some((field, i) => field !== COLUMNS[i])) {
+      this.refuseHeader(undefined, body);
+    }
+  }
+
+  /** Without the right header the columns cannot be trusted: stop at once instead of reading on. */
+  private refuseHeader(reason: string | undefined, found: string): never {
+    const shown = found.length > 80 ? `${found.slice(0, 80)}…` : found;
+    this.errors.add(1, 'header', reason ?? `expected exactly ${HEADER}, found ${JSON.stringify(shown)}`);
+    throw new ImportRejected(this.file, this.errors);
+  }
+
+  private refuseLongLine(): never {
+    this.errors.add(
+      this.lines + 1,
+      'row',
+      `longer than ${MAX_LINE.toLocaleString('en-US')} characters (is this the right file?)`,
+    );
+    throw new ImportRejected(this.file, this.errors);
+  }
+
+  private wrongFieldCount(line: number, found: number): void {
+    this.errors.add(line, 'row', `expected 3 fields (${HEADER}), found ${found}`);
+  }
+}

@@ -1,0 +1,78 @@
+/**
+ * The import's direct path: the rows go by binary COPY straight into `measurements`, which is what
+ * the upsert would do as long as no row meets a stored row or another row of the file. Node watches
+ * for that as it reads (DirectRows; each tube looked up here when the file first names it) and throws
+ * `DirectPathRefused` at the first sign of anything else: the staging path then takes the whole file
+ * (measurements.ts).
+ */
+import type { TransactionSql } from 'postgres';
+import { ErrorCollector } from '../importErrors.js';
+import { CopyIn } from './copy/copyIn.js';
+import { copyCsv } from './copyCsv.js';
+import { MeasurementCsv } from './csv/measurementCsv.js';
+import { DirectRows, type DirectTube } from './directRows.js';
+import type { ImportInput } from './importInput.js';
+
+/** Not an error of the file: the direct path cannot vouch for it, and the staging path must take it. */
+export class DirectPathRefused extends Error {
+  override name = 'DirectPathRefused';
+}
+
+export interface DirectOptions {
+  name: string;
+  onLines?: ((lines: number) => void) | undefined;
+  /** More distinct tubes than this go to the staging path. */
+  maxTubes: number;
+}
+
+/** Copies the file into `measurements`; returns the number of rows, all of them inserted. */
+export async function copyDirect(
+  tx: TransactionSql,
+  input: ImportInput,
+  options: DirectOptions,
+): Promise<number> {
+  // The errors of the file are reported by the staging path, which finds them all (duplicates too).
+  const errors = new ErrorCollector();
+  const rows = new DirectRows(options.maxTubes);
+  const csv = new MeasurementCsv(options.name, errors, rows, options.onLines);
+  const copy = new CopyIn(
+    tx,
+    async (q) =>
+      await q`copy measurements (tube_id, observed_at, value) from stdin (format binary)`.writable(),
+  );
+  await copyCsv(input.read(), csv, rows, copy, async () => {
+    const refusal =
+      (errors.total > 0 ? 'the file has bad rows' : undefined) ??
+      rows.refusal ??
+      (input.full ? 'the input is too long to be read twice' : undefined);
+    if (refusal) throw new DirectPathRefused(refusal);
+    const tubes = rows.newTubes();
+    if (tubes.length > 0) {
+      await copy.end();
+      await lookUpTubes(tx, tubes);
+      rows.identify();
+    }
+  });
+  return csv.rows;
+}
+
+/**
+ * Sets the ids of tubes met for the first time, provided each is registered and has no stored row at or
+ * after its first instant in the file (its later rows only rise from there).
+ */
+async function lookUpTubes(tx: TransactionSql, tubes: readonly DirectTube[]): Promise<void> {
+  const found = await tx<{ id: number | null; stored: boolean }[]>`
+    select t.id, exists (
+        select from measurements m
+        where m.tube_id = t.id and m.observed_at >= to_timestamp(i.seconds) + i.micros * interval '1 microsecond'
+      ) as stored
+    from unnest(${tubes.map((t) => t.identifier)}::uuid[], ${tubes.map((t) => t.first.seconds)}::float8[],
+                ${tubes.map((t) => t.first.micros)}::int[]) with ordinality as i (identifier, seconds, micros, n)
+    left join tubes t on t.identifier = i.identifier
+    order by i.n`;
+  for (const [i, row] of found.entries()) {
+    if (row.id === null) throw new DirectPathRefused('the file names an unknown tube');
+    if (row.stored) throw new DirectPathRefused('the file reaches into stored rows of a tube');
+    tubes[i]!.id = row.id;
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * Good rows as binary COPY rows of `measurements` itself (tube id, instant, value), for the import's
+ * direct path (directMeasurements.ts), and the watch over the condition that path rests on: each tube's
+ * instants rise strictly through the file, so the file cannot hold one tube and instant twice.
+ *
+ * A tube's internal id is known only once it has been looked up, which the direct path does for all
+ * tubes a chunk brought at once; rows of such a tube are written with a placeholder id meanwhile and
+ * patched in `identify`.
+ */
+import type { Instant } from '../../domain/datetime.js';
+import { writeTimestamp } from './copy/copyBinary.js';
+import { RowBlocks } from './copy/rowBlocks.js';
+import type { RowSink } from './csv/measurementCsv.js';
+
+/** Field count, then (length, bytes) of tube_id int4, observed_at timestamptz, value float8. */
+const ROW_BYTES = 2 + (4 + 4) + (4 + 8) + (4 + 8);
+const UNKNOWN_ID = -1;
+
+export interface DirectTube {
+  /** 32 hex digits. */
+  readonly identifier: string;
+  /** The internal id, once looked up. */
+  id: number;
+  /** Its first row's instant: stored rows from there on would make the plain COPY wrong. */
+  readonly first: Instant;
+  /** Its latest row's instant. */
+  seconds: number;
+  micros: number;
+}
+
+export class DirectRows extends RowBlocks implements RowSink {
+  /** Why the direct path cannot take this file, once that is known. */
+  refusal: string | undefined;
+  private readonly tubes = new Map<string, DirectTube>();
+  private tube: DirectTube | undefined;
+  /** Tubes not yet looked up. */
+  private unidentified: DirectTube[] = [];
+  /** Rows written with a placeholder id: the tube, block and offset of the id of each. */
+  private waitingTubes: DirectTube[] = [];
+  private waitingBlocks: Buffer[] = [];
+  private waitingOffsets: number[] = [];
+
+  constructor(private readonly maxTubes: number) {
+    super();
+  }
+
+  row(_line: number, identifier: Buffer, newTube: boolean, instant: Instant, value: number): void {
+    if (newTube || this.tube === undefined) this.tube = this.tubeOf(identifier, instant);
+    const tube = this.tube;
+    if (
+      instant.seconds < tube.seconds ||
+      (instant.seconds === tube.seconds && instant.micros <= tube.micros)
+    ) {
+      this.refusal ??= 'the instants of a tube do not rise strictly through the file';
+      return;
+    }
+    tube.seconds = instant.seconds;
+    tube.micros = instant.micros;
+    const at = this.reserve(ROW_BYTES);
+    const block = this.block;
+    block.writeInt16BE(3, at);
+    block.writeInt32BE(4, at + 2);
+    block.writeInt32BE(tube.id, at + 6);
+    block.writeInt32BE(8, at + 10);
+    writeTimestamp(block, at + 14, instant);
+    block.writeInt32BE(8, at + 22);
+    block.writeDoubleBE(value, at + 26);
+    if (tube.id === UNKNOWN_ID) {
+      this.waitingTubes.push(tube);
+      this.waitingBlocks.push(block);
+      this.waitingOffsets.push(at + 6);
+    }
+  }
+
+  /** The tubes met since the last call, to be looked up. */
+  newTubes(): readonly DirectTube[] {
+    const tubes = this.unidentified;
+    this.unidentified = [];
+    return tubes;
+  }
+
+  /** Called once the new tubes' ids are set: writes them into the rows written before. */
+  identify(): void {
+    const tubes = this.waitingTubes;
+    for (let i = 0; i < tubes.length; i++) {
+      const tube = tubes[i]!;
+      if (tube.id === UNKNOWN_ID) throw new Error(`tube ${tube.identifier} was not looked up`);
+      this.waitingBlocks[i]!.writeInt32BE(tube.id, this.waitingOffsets[i]!);
+    }
+    this.waitingTubes = [];
+    this.waitingBlocks = [];
+    this.waitingOffsets = [];
+  }
+
+  private tubeOf(identifier: Buffer, instant: Instant): DirectTube {
+    const key = identifier.toString('hex');
+    let tube = this.tubes.get(key);
+    if (tube === undefined) {
+      tube = { identifier: key, id: UNKNOWN_ID, first: instant, seconds: -Infinity, micros: 0 };
+      this.tubes.set(key, tube);
+      this.unidentified.push(tube);
+      if (this.tubes.size > this.maxTubes) this.refusal ??= `more than ${this.maxTubes} tubes`;
+    }
+    return tube;
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * Measurements import. Every row is checked in Node as the CSV streams by (measurementCsv.ts); then
+ * one of two paths writes the rows, each in one transaction, so a file with any error imports nothing:
+ *
+ * - Direct (directMeasurements.ts): the rows go by binary COPY straight into `measurements`. A plain
+ *   insert is exactly the upsert the import promises when no row of the file meets a stored row or
+ *   another row of the file, and Node can vouch for that while streaming: each tube is looked up when
+ *   the file first names it (registered, and nothing stored at or after its first instant in the
+ *   file), and its instants must rise strictly from there. That is the common case, a logger's new
+ *   readings, and it costs less than a CSV COPY into a table with this index (bench/README.md): Node's
+ *   parsing runs beside the server's inserting, which has no text to parse.
+ * - Staging (stagedMeasurements.ts): the rows go by binary COPY, with their line numbers, into a
+ *   temporary table; SQL then finds what needs the database (unknown tubes, duplicates by instant)
+ *   and moves the rows by one INSERT or upsert. This handles every file: re-imports, corrections,
+ *   unsorted files, and files with errors, which it reports in full.
+ *
+ * The direct path goes first and gives way at the first sign that it cannot take the file: a bad row,
+ * an unknown tube, a stored row in the file's range, instants out of order, or a key violation (another
+ * import committed the same rows meanwhile). Its transaction is then rolled back, and the staging path
+ * reads the input again from the start (importInput.ts). A file the direct path refuses is usually
+ * refused within its first chunk, as a re-import is; the worst case, a problem near the end, reads the
+ * file twice. A stream, which cannot be reopened, is kept in memory up to 64 MB while the direct path
+ * reads it; a longer one goes to the staging path there.
+ */
+import { Readable } from 'node:stream';
+import type { TransactionSql } from 'postgres';
+import type { Sql } from '../../db/connect.js';
+import { ErrorCollector } from '../importErrors.js';
+import { CopyFailedUnexplained, CopyIn } from './copy/copyIn.js';
+import { copyCsv } from './copyCsv.js';
+import { MeasurementCsv } from './csv/measurementCsv.js';
+import { copyDirect, DirectPathRefused } from './directMeasurements.js';
+import { type ImportInput, streamInput } from './importInput.js';
+import { createStaging, type MeasurementsImported, writeStaged } from './stagedMeasurements.js';
+import { StagingRows } from './stagingRows.js';
+
+export type { MeasurementsImported } from './stagedMeasurements.js';
+
+export interface ImportOptions {
+  /** How the input is named in error lines. */
+  name: string;
+  /** Called as the input is read, with the lines read so far. */
+  onLines?: (lines: number) => void;
+  /** Distinct tubes remembered while reading (default 100,000); tests lower it to reach the fallback. */
+  maxKeptTubes?: number;
+}
+
+const MAX_KEPT_TUBES = 100_000;
+
+/**
+ * Imports one CSV input, and closes it; throws `ImportRejected` (and imports nothing) when any row is
+ * bad. A plain stream is kept in memory while the direct path reads it (see importInput.ts).
+ */
+export async function importMeasurements(
+  sql: Sql,
+  input: Readable | ImportInput,
+  options: ImportOptions,
+): Promise<MeasurementsImported> {
+  const source = input instanceof Readable ? streamInput(input) : input;
+  const maxTubes = options.maxKeptTubes ?? MAX_KEPT_TUBES;
+  try {
+    try {
+      const rows = await sql.begin((tx) => copyDirect(tx, source, { ...options, maxTubes }));
+      return { rows, inserted: rows, updated: 0, unchanged: 0 };
+    } catch (error) {
+      if (!givesWay(error)) throw error;
+    }
+    return await sql.begin((tx) => importStaged(tx, source.read(), { ...options, maxTubes }));
+  } finally {
+    await source.close();
+  }
+}
+
+async function importStaged(
+  tx: TransactionSql,
+  chunks: AsyncIterable<Buffer>,
+  options: ImportOptions & { maxTubes: number },
+): Promise<MeasurementsImported> {
+  const errors = new ErrorCollector();
+  const rows = new StagingRows(options.maxTubes);
+  const csv = new MeasurementCsv(options.name, errors, rows, options.onLines);
+  await createStaging(tx);
+  const copy = new CopyIn(
+    tx,
+    async (q) => await q`copy measurement_staging from stdin (format binary)`.writable(),
+  );
+  await copyCsv(chunks, csv, rows, copy);
+  return await writeStaged(tx, { rows: csv.rows, tubes: rows.tubes }, errors, options.name);
+}
+
+/**
+ * Besides its own refusals, the direct path gives way when its COPY fails on a key: another import has
+ * committed the same rows since the tubes were looked up, which is the upsert's case. A COPY that failed
+ * without saying why (copyIn.ts) most likely failed on a key too; should it be anything else, the
+ * staging path meets it again and reports it.
+ */
+function givesWay(error: unknown): boolean {
+  if (error instanceof DirectPathRefused || error instanceof CopyFailedUnexplained) return true;
+  return (error as { code?: string }).code === '23505';
+}
+
+/**
+ * Keeps the statistics and the visibility map of `measurements` current after an import. Index-only
+ * scans skip the heap only on pages the visibility map marks all-visible, and without that the
+ * planner prefers a bitmap scan plus a sort for a series. Runs outside any transaction (VACUUM must).
+ *
+ * COPY extends a table dozens of pages at a time and leaves the unused ones at its end, all zeros:
+ * VACUUM never marks such a page all-visible, and truncates a tail this short only when it has skipped
+ * the rest of the table (it then reads the tail to see that it is empty). So a second VACUUM, which
+ * skips every page the first one marked, removes them; it reads a few dozen pages. That one analyzes:
+ * the row count is then ANALYZE's, not the extrapolation of a VACUUM that read a few pages.
+ */
+export async function vacuumMeasurements(sql: Sql): Promise<void> {
+  await sql`vacuum measurements`;
+  await sql`vacuum (analyze) measurements`;
+}

@@ -1,0 +1,193 @@
+/**
+ * The SQL half of the measurements import: everything after the good rows are in the staging table.
+ * SQL finds what only the database can know (unknown tubes, the same tube and instant twice in the
+ * file), then the rows move into `measurements` in one statement. Runs inside the import's transaction.
+ */
+import type { TransactionSql } from 'postgres';
+import { type ErrorCollector, ImportRejected, type LineError, SHOWN_ERRORS } from '../importErrors.js';
+
+export interface MeasurementsImported {
+  /** Good rows in the file. */
+  rows: number;
+  inserted: number;
+  /** Rows whose (tube, observedAt) existed with another value. */
+  updated: number;
+  /** Rows whose (tube, observedAt) existed with the same value: left untouched. */
+  unchanged: number;
+}
+
+/** What Node learned while staging the rows. */
+export interface Staged {
+  rows: number;
+  /** The file's distinct tube identifiers, when there were few enough to keep. */
+  tubes?: Set<string> | undefined;
+}
+
+/** The staging table; it lives as long as the transaction. */
+export async function createStaging(tx: TransactionSql): Promise<void> {
+  await tx`create temp table measurement_staging (
+    line bigint not null, tube uuid not null, observed_at timestamptz not null, value float8 not null
+  ) on commit drop`;
+}
+
+/**
+ * Checks the staged rows against the database and writes them; throws `ImportRejected` with every
+ * error (those Node found are already in `errors`) when anything is wrong.
+ */
+export async function writeStaged(
+  tx: TransactionSql,
+  staged: Staged,
+  errors: ErrorCollector,
+  name: string,
+): Promise<MeasurementsImported> {
+  const tubes = await lookUpTubes(tx, staged.tubes);
+  await addUnknownTubes(tx, errors, tubes);
+  if (errors.total > 0) {
+    // The file is refused anyway; still report its duplicates, so one run shows every problem.
+    await addDuplicates(tx, errors);
+    throw new ImportRejected(name, errors);
+  }
+  const source = stagedRows(tubes.onlyTubeId);
+  const written = (await insertIfAllNew(tx, source)) ?? (await upsertOrFindDuplicates(tx, source, errors));
+  if (!written) throw new ImportRejected(name, errors);
+  return { rows: staged.rows, ...written, unchanged: staged.rows - written.inserted - written.updated };
+}
+
+interface FoundRows {
+  line: string;
+  total: string;
+}
+
+/** What SQL knows of the file's distinct tubes, when Node could keep them (see MeasurementEncoder.tubes). */
+interface TubeLookup {
+  unknown?: string[];
+  /** The internal id when the file holds one tube, as a logger's export does. */
+  onlyTubeId?: number;
+}
+
+async function lookUpTubes(tx: TransactionSql, tubes?: Set<string>): Promise<TubeLookup> {
+  if (!tubes) return {};
+  const rows = await tx<{ identifier: string; id: number | null }[]>`
+    select i.identifier::text, t.id
+    from unnest(${[...tubes]}::uuid[]) as i (identifier) left join tubes t on t.identifier = i.identifier`;
+  const only = rows.length === 1 ? rows[0]?.id : undefined;
+  return {
+    unknown: rows.filter((r) => r.id === null).map((r) => r.identifier),
+    onlyTubeId: only ?? undefined,
+  };
+}
+
+/** Every row of an unknown tube; only the staged rows of those tubes are read when they are known. */
+async function addUnknownTubes(tx: TransactionSql, errors: ErrorCollector, tubes: TubeLookup): Promise<void> {
+  const unknown = tubes.unknown;
+  if (unknown?.length === 0) return;
+  const rows = await tx<FoundRows[]>`
+    select line, count(*) over () as total
+    from measurement_staging s
+    where ${unknown ? tx`s.tube = any(${unknown}::uuid[])` : tx`not exists (select from tubes t where t.identifier = s.tube)`}
+    order by line limit ${SHOWN_ERRORS}`;
+  addFound(errors, rows, () => ({
+    field: 'tubeIdentifier',
+    reason: 'no tube with this identifier is registered (gwapi import registry)',
+  }));
+}
+
+/** The staged rows as (tube_id, observed_at, value); a file of one tube needs no join for that. */
+type StagedRows = (q: TransactionSql) => ReturnType<TransactionSql>;
+
+function stagedRows(onlyTubeId?: number): StagedRows {
+  if (onlyTubeId !== undefined) {
+    return (q) => q`select ${onlyTubeId}::integer, observed_at, value from measurement_staging`;
+  }
+  return (q) => q`
+    select t.id, s.observed_at, s.value from measurement_staging s join tubes t on t.identifier = s.tube`;
+}
+
+/** Rows that repeat an earlier row's tube and instant (offsets normalised: it is the same instant). */
+async function addDuplicates(tx: TransactionSql, errors: ErrorCollector): Promise<void> {
+  const rows = await tx<(FoundRows & { first: string })[]>`
+    select line, first, count(*) over () as total
+    from (select line, min(line) over (partition by tube, observed_at) as first from measurement_staging) s
+    where line <> first
+    order by line limit ${SHOWN_ERRORS}`;
+  addFound(errors, rows, (row) => ({
+    field: 'observedAt',
+    reason: `the same tube and instant as line ${row.first} (a tube has one value per instant)`,
+  }));
+}
+
+function addFound<R extends FoundRows>(
+  errors: ErrorCollector,
+  rows: readonly R[],
+  describe: (row: R) => Omit<LineError, 'line'>,
+): void {
+  const first = rows.map((row) => ({ line: Number(row.line), ...describe(row) }));
+  errors.addCounted(first, Number(rows[0]?.total ?? 0));
+}
+
+/**
+ * The common case, new data for a time range the database has nothing for yet, costs half as much
+ * through a plain INSERT as through the upsert: ON CONFLICT makes every row a speculative insertion (an extra
+ * index probe and WAL record each), measured at 2.3 s against 1.1 s for a year of 1-minute data. So
+ * when no stored row of any tube falls inside the file's time range of that tube, a plain INSERT does
+ * exactly what the upsert would. Should it still meet a conflict (a duplicate inside the file, or a
+ * concurrent import of the same range), it is undone and the upsert takes over, which handles both.
+ */
+async function insertIfAllNew(
+  tx: TransactionSql,
+  source: StagedRows,
+): Promise<{ inserted: number; updated: number } | undefined> {
+  const [range] = await tx<{ overlaps: boolean }[]>`
+    select exists (
+      select
+      from (select tube, min(observed_at) as first, max(observed_at) as last
+            from measurement_staging group by tube) r
+      join tubes t on t.identifier = r.tube
+      where exists (select from measurements m
+                    where m.tube_id = t.id and m.observed_at between r.first and r.last)
+    ) as overlaps`;
+  if (range?.overlaps) return undefined;
+  try {
+    return await tx.savepoint(async (sp) => {
+      const result = await sp`insert into measurements (tube_id, observed_at, value) ${source(sp)}`;
+      return { inserted: result.count, updated: 0 };
+    });
+  } catch (error) {
+    if ((error as { code?: string }).code === '23505') return undefined;
+    throw error;
+  }
+}
+
+/**
+ * The upsert, for files that touch stored ranges. A value that is already there is not rewritten (no new row version, no WAL), so
+ * re-importing a file changes nothing. Duplicates in the file are not searched for up front, which
+ * would cost a sort of the whole file: the upsert itself fails on them ("cannot affect row a second
+ * time"), and only then, inside a savepoint, are their lines looked up.
+ */
+async function upsertOrFindDuplicates(
+  tx: TransactionSql,
+  source: StagedRows,
+  errors: ErrorCollector,
+): Promise<{ inserted: number; updated: number } | undefined> {
+  try {
+    return await tx.savepoint(async (sp) => {
+      // xmax = 0 tells a freshly inserted row from an updated one (an updated row carries the xid that
+      // locked it): PostgreSQL's well-known way to count the two outcomes of one upsert.
+      const [counts] = await sp<{ inserted: string; updated: string }[]>`
+        with written as (
+          insert into measurements (tube_id, observed_at, value) ${source(sp)}
+          on conflict (tube_id, observed_at) do update set value = excluded.value
+            where measurements.value is distinct from excluded.value
+          returning xmax = 0 as inserted
+        )
+        select count(*) filter (where inserted) as inserted, count(*) filter (where not inserted) as updated
+        from written`;
+      return { inserted: Number(counts?.inserted ?? 0), updated: Number(counts?.updated ?? 0) };
+    });
+  } catch (error) {
+    if ((error as { code?: string }).code !== '21000') throw error;
+    await addDuplicates(tx, errors);
+    if (errors.total === 0) throw error;
+    return undefined;
+  }
+}

@@ -1,0 +1,132 @@
+/** GET /v1/groundwater-monitoring-tubes/{tubeIdentifier}/measurements?from&to: one tube's series, streamed. */
+import type { FastifyInstance, onRequestHookHandler } from 'fastify';
+import type { Sql } from '../../db/connect.js';
+import type { ConnectionGate, Permit } from '../../db/connectionGate.js';
+import { retryIfConnectionLost } from '../../db/retry.js';
+import { formatInstant } from '../../domain/datetime.js';
+import { clientGoneSignal } from '../../http/clientGone.js';
+import { compressStream, negotiateCoding } from '../../http/compression.js';
+import type { ServiceMetrics } from '../../http/observability/metrics.js';
+import { MEASUREMENTS_PATH } from '../../http/paths.js';
+import { forbidden, type ParameterErrors, ProblemError, tubeNotFound } from '../../http/problems/problems.js';
+import { ParameterName } from '../../http/problems/schema.js';
+import { mayRead, readsNothing } from '../../keys/clients.js';
+import { TubeIdentifier } from '../wells/schemas.js';
+import { SeriesQuery } from './schemas.js';
+import { openSeriesStream, type SeriesRequest } from './seriesStream.js';
+import { findTube } from './sql.js';
+
+/** `from` and `to`, or a 400 whose `errors` name each parameter to change (decisions.md). */
+export function parseSeriesQuery(query: unknown): SeriesQuery {
+  const parsed = SeriesQuery.safeParse(query);
+  if (parsed.success) return parsed.data;
+  const errors: ParameterErrors = {};
+  for (const issue of parsed.error.issues) {
+    const name = ParameterName.parse(issue.path[0]);
+    errors[name] = [...(errors[name] ?? []), issue.message];
+  }
+  throw new ProblemError(400, 'The query parameters are not valid: see errors.', {}, errors);
+}
+
+/**
+ * The series stream with a permit of the connection gate for as long as it holds its pooled connection.
+ * openSeriesStream reports each way out (no tube, a failure, the end, a client that left) through
+ * `connection.released`, once the connection is back in the pool; the permit goes back then. Each
+ * attempt takes its own permit, so a retry after a lost connection waits its turn like any request.
+ */
+async function openGatedSeriesStream(
+  sql: Sql,
+  gate: ConnectionGate,
+  metrics: ServiceMetrics,
+  series: Omit<SeriesRequest, 'connection'>,
+  signal: AbortSignal,
+) {
+  // Created first, so the stream gauge counts the wait at the gate as waiting.
+  const use = metrics.streamConnection();
+  let permit: Permit;
+  try {
+    permit = await gate.acquire(signal);
+  } catch (error) {
+    use.released();
+    throw error;
+  }
+  const connection = {
+    held: () => use.held(),
+    released() {
+      use.released();
+      permit.release();
+    },
+  };
+  return openSeriesStream(sql, { ...series, connection });
+}
+
+/** The lower-case form of a well-formed identifier; undefined for a malformed one (which is a 404). */
+export function canonicalTubeIdentifier(text: string): string | undefined {
+  return TubeIdentifier.safeParse(text).success ? text.toLowerCase() : undefined;
+}
+
+export function measurementsRoute(
+  app: FastifyInstance,
+  options: {
+    sql: Sql;
+    gate: ConnectionGate;
+    methods: string[];
+    onRequest: onRequestHookHandler[];
+    metrics: ServiceMetrics;
+  },
+): void {
+  const { sql, gate, metrics } = options;
+  app.route({
+    method: options.methods,
+    url: MEASUREMENTS_PATH,
+    // HEAD is answered here without reading measurements (Fastify's own HEAD would drain the stream).
+    exposeHeadRoute: false,
+    onRequest: options.onRequest,
+    handler: async (request, reply) => {
+      const query = parseSeriesQuery(request.query);
+      const client = request.client!;
+      if (readsNothing(client)) throw forbidden();
+      const { tubeIdentifier: requested } = request.params as { tubeIdentifier: string };
+      const tubeIdentifier = canonicalTubeIdentifier(requested);
+      if (tubeIdentifier === undefined) throw tubeNotFound();
+      const from = formatInstant(query.from);
+      const to = formatInstant(query.to);
+
+      // The body depends on Accept-Encoding; caches must keep the codings apart.
+      const coding = negotiateCoding(request.headers['accept-encoding']);
+      const representation = () => {
+        reply.type('application/json').header('Vary', 'Accept-Encoding');
+        if (coding) reply.header('Content-Encoding', coding);
+        return reply;
+      };
+
+      if (request.method === 'HEAD') {
+        const tube = await gate.run(
+          () => retryIfConnectionLost(() => findTube(sql, tubeIdentifier)),
+          clientGoneSignal(reply),
+        );
+        if (!tube || !mayRead(client, tube.id)) throw tubeNotFound();
+        return representation().send();
+      }
+
+      request.rowsStreamed = 0;
+      const series = { client, tubeIdentifier, from, to };
+      const onRows = (count: number) => {
+        request.rowsStreamed = (request.rowsStreamed ?? 0) + count;
+        metrics.measurementsStreamed(count);
+      };
+      // Nothing has been sent before the stream opens, so a lost connection is retried there.
+      const signal = clientGoneSignal(reply);
+      const stream = await retryIfConnectionLost(() =>
+        openGatedSeriesStream(sql, gate, metrics, { ...series, onRows }, signal),
+      );
+      if (!stream) throw tubeNotFound();
+      stream.once('error', (error) => {
+        // After the first byte there is no status left to give: the response is cut off (Fastify
+        // destroys the socket) and the client sees an incomplete body.
+        request.log.error({ err: error }, 'series stream failed after the first byte; response cut off');
+      });
+      return representation().send(coding ? compressStream(stream, coding) : stream);
+    },
+  });
+}

@@ -1,0 +1,177 @@
+/**
+ * Discovery bodies, serialized (and compressed) once per set of grants and kept with the registry
+ * version they were read at (sql/003_registry_version.sql). The current version is read at most once
+ * per VERSION_FRESH_MS by a process, whatever the number of requests (one tiny read, shared); a request
+ * whose grants have a body at least that recent gets the cached bytes without touching the database.
+ *
+ * Why it stays correct:
+ * - after an import or any change of wells or tubes: the change raises the version in its own
+ *   transaction, so every request that starts VERSION_FRESH_MS after the commit, on every replica, sees
+ *   a new version and rebuilds;
+ * - after a grant change or a revocation: grants come with the client from the key cache, which a
+ *   replica trusts for at most KEY_CACHE_SECONDS (≤ 10 s); a new set of grants is another cache entry.
+ * Entries are dropped oldest first beyond a byte budget, so many distinct keys cannot grow the process.
+ */
+
+import { type Coding, compressBody } from '../../http/compression.js';
+import type { Client } from '../../keys/clients.js';
+
+export interface CachedBody {
+  body: Buffer;
+  /**
+   * The body in `coding`, compressed (off the event loop) the first time it is asked for; requests
+   * that ask meanwhile wait for the same compression. A promise only until it is done.
+   */
+  encoded(coding: Coding): Buffer | Promise<Buffer>;
+}
+
+export interface DiscoverySource {
+  /** The registry version now (a bigint as text, raised by every change). */
+  currentVersion(): Promise<string>;
+  /**
+   * The client's discovery body and the version of the snapshot it was read in; `signal` says the
+   * client has gone.
+   */
+  load(client: Client, signal?: AbortSignal): Promise<{ version: string; body: Buffer }>;
+}
+
+/**
+ * How long one reading of the registry version answers for every request. Without it each request
+ * cost a database round trip (~a third of a cached discovery request's server CPU); with it a change
+ * still shows within a second, well inside the 10 s a revocation may take.
+ */
+export const VERSION_FRESH_MS = 1000;
+
+/** Below this, compression saves too little to be worth a header (as @fastify/compress's threshold). */
+const COMPRESS_FROM_BYTES = 1024;
+
+interface Entry extends CachedBody {
+  version: bigint;
+  bytes: number;
+}
+
+/** One key per set of grants, computed once per client object (clients are cached with their key). */
+const grantKeys = new WeakMap<Client, string>();
+function grantKey(client: Client): string {
+  let key = grantKeys.get(client);
+  if (key === undefined) {
+    key = client.allTubes ? '*' : [...client.grants].sort((a, b) => a - b).join(',');
+    grantKeys.set(client, key);
+  }
+  return key;
+}
+
+export function createDiscoveryCache(source: DiscoverySource, options: { maxBytes?: number } = {}) {
+  const maxBytes = options.maxBytes ?? 64 * 1024 * 1024;
+  const entries = new Map<string, Entry>();
+  let totalBytes = 0;
+
+  /** Drops the oldest entries, never `kept`, until the budget holds. */
+  function trim(kept: string): void {
+    for (const [key, old] of entries) {
+      if (totalBytes <= maxBytes) break;
+      if (key === kept) continue;
+      entries.delete(key);
+      totalBytes -= old.bytes;
+    }
+  }
+
+  function remember(key: string, entry: Entry): void {
+    const previous = entries.get(key);
+    if (previous) totalBytes -= previous.bytes;
+    entries.delete(key);
+    entries.set(key, entry);
+    totalBytes += entry.bytes;
+    trim(key);
+  }
+
+  function entryFor(key: string, version: bigint, body: Buffer): Entry {
+    const encodings: Partial<Record<Coding, Buffer | Promise<Buffer>>> = {};
+    const entry: Entry = {
+      version,
+      body,
+      bytes: body.length,
+      encoded(coding) {
+        const done = encodings[coding];
+        if (done) return done;
+        const encoded = compressBody(body, coding);
+        encodings[coding] = encoded;
+        encoded.then(
+          (compressed) => {
+            // From now on answered without a promise.
+            encodings[coding] = compressed;
+            entry.bytes += compressed.length;
+            // An entry replaced or dropped meanwhile no longer counts against the budget.
+            if (entries.get(key) !== entry) return;
+            totalBytes += compressed.length;
+            trim(key);
+          },
+          () => {
+            // Tried again by the next request that asks (this one fails with the error).
+            delete encodings[coding];
+          },
+        );
+        return encoded;
+      },
+    };
+    return entry;
+  }
+
+  let versionRead: { at: number; pending: Promise<bigint>; version?: bigint } | undefined;
+  /**
+   * The version as read at most VERSION_FRESH_MS ago (a promise while that read is in flight); one
+   * read serves every request.
+   */
+  function recentVersion(): bigint | Promise<bigint> {
+    const now = performance.now();
+    if (!versionRead || now - versionRead.at >= VERSION_FRESH_MS) {
+      const read: NonNullable<typeof versionRead> = {
+        at: now,
+        pending: source.currentVersion().then(BigInt),
+      };
+      versionRead = read;
+      read.pending.then(
+        (version) => {
+          read.version = version;
+        },
+        // A failed read is not kept: the next request tries again.
+        () => {
+          if (versionRead === read) versionRead = undefined;
+        },
+      );
+    }
+    return versionRead.version ?? versionRead.pending;
+  }
+
+  async function load(key: string, client: Client, clientGone?: () => AbortSignal): Promise<Entry> {
+    const { version, body } = await source.load(client, clientGone?.());
+    const entry = entryFor(key, BigInt(version), body);
+    remember(key, entry);
+    return entry;
+  }
+
+  // At least as new: a body rebuilt after the shared read may carry a later version than it.
+  const isCurrent = (cached: Entry, version: bigint): boolean => cached.version >= version;
+
+  return {
+    /**
+     * The client's body. A fresh cached body (nearly every request) is answered at once, without a
+     * promise or a turn of the event loop; a promise when the version or the body must be read.
+     * `clientGone` makes the signal for a wait at the gate, only if a load needs one.
+     */
+    get(client: Client, clientGone?: () => AbortSignal): CachedBody | Promise<CachedBody> {
+      const key = grantKey(client);
+      const cached = entries.get(key);
+      // Nothing to compare a version with: the load reads the body with its own.
+      if (!cached) return load(key, client, clientGone);
+      const version = recentVersion();
+      if (typeof version === 'bigint') {
+        return isCurrent(cached, version) ? cached : load(key, client, clientGone);
+      }
+      return version.then((read) => (isCurrent(cached, read) ? cached : load(key, client, clientGone)));
+    },
+  };
+}
+
+/** Whether a body is worth compressing at all. */
+export const worthCompressing = (body: CachedBody): boolean => body.body.length >= COMPRESS_FROM_BYTES;

@@ -1,0 +1,81 @@
+/** GET /v1/groundwater-monitoring-wells: the wells and tubes the key may read, from discoveryCache.ts. */
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
+import type { Sql } from '../../db/connect.js';
+import type { ConnectionGate } from '../../db/connectionGate.js';
+import { retryIfConnectionLost } from '../../db/retry.js';
+import { naturalCompare } from '../../domain/naturalOrder.js';
+import { clientGoneSignal } from '../../http/clientGone.js';
+import { negotiateCoding } from '../../http/compression.js';
+import { compileSerializer } from '../../http/jsonSchema.js';
+import { WELLS_PATH } from '../../http/paths.js';
+import { forbidden } from '../../http/problems/problems.js';
+import { readsNothing } from '../../keys/clients.js';
+import { type CachedBody, createDiscoveryCache, worthCompressing } from './discoveryCache.js';
+import { type Well, WellList } from './schemas.js';
+import { registryVersion, type VisibleTubeRow, visibleTubes } from './sql.js';
+
+const serializeWells = compileSerializer(WellList);
+
+/** Rows of (well, tube) → wells with their tubes, both in natural order (decisions.md). */
+export function groupWells(rows: VisibleTubeRow[]): Well[] {
+  const wells = new Map<string, Well>();
+  for (const { wellName, identifier, number } of rows) {
+    const well = wells.get(wellName) ?? { name: wellName, tubes: [] };
+    well.tubes.push({ identifier, number });
+    wells.set(wellName, well);
+  }
+  const sorted = [...wells.values()].sort((a, b) => naturalCompare(a.name, b.name));
+  for (const well of sorted) well.tubes.sort((a, b) => naturalCompare(a.number, b.number));
+  return sorted;
+}
+
+export function wellsRoute(
+  app: FastifyInstance,
+  options: { sql: Sql; gate: ConnectionGate; methods: string[]; onRequest: onRequestHookHandler[] },
+): void {
+  const { sql, gate } = options;
+  // Each database read waits at the gate only when it happens: a fresh cached body needs none. The
+  // version read is shared by every request, so no one client leaving may call it off.
+  const cache = createDiscoveryCache({
+    currentVersion: () => gate.run(() => retryIfConnectionLost(() => registryVersion(sql))),
+    async load(client, signal) {
+      const { version, rows } = await gate.run(
+        () => retryIfConnectionLost(() => visibleTubes(sql, client)),
+        signal,
+      );
+      return { version, body: Buffer.from(serializeWells(groupWells(rows))) };
+    },
+  });
+  app.route({
+    method: options.methods,
+    url: WELLS_PATH,
+    exposeHeadRoute: false,
+    onRequest: options.onRequest,
+    // Not async: a cached body whose coding is ready (nearly every request) is sent at once, with no
+    // promise and no turn of the event loop; only a load or a first compression is waited for.
+    handler(request, reply) {
+      const client = request.client!;
+      if (readsNothing(client)) throw forbidden();
+      // The signal only when the body must be loaded: an AbortController costs ~9 µs, and a cached
+      // request waits for nothing.
+      const cached = cache.get(client, () => clientGoneSignal(reply));
+      if (cached instanceof Promise) return cached.then((body) => sendWells(request, reply, body));
+      return sendWells(request, reply, cached);
+    },
+  });
+}
+
+function sendWells(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  cached: CachedBody,
+): undefined | Promise<FastifyReply> {
+  // The body depends on Accept-Encoding; caches must keep the codings apart.
+  reply.type('application/json').header('Vary', 'Accept-Encoding');
+  const coding = worthCompressing(cached) ? negotiateCoding(request.headers['accept-encoding']) : undefined;
+  if (coding) reply.header('Content-Encoding', coding);
+  const body = coding ? cached.encoded(coding) : cached.body;
+  if (body instanceof Promise) return body.then((encoded) => reply.send(encoded));
+  reply.send(body);
+  return undefined;
+}

@@ -1,0 +1,87 @@
+/** Log lines: one JSON line per request with the fields an operator needs, and never an API key. */
+import t from 'tap';
+import { generateApiKey } from '../../../src/keys/format.js';
+import { startApi } from '../../helpers/api.js';
+import { addKey, addMeasurements, addWell } from '../../helpers/fixtures.js';
+import { get, sendRaw } from '../../helpers/http.js';
+
+t.test('request log and key redaction', async (t) => {
+  const api = await startApi(t);
+  const { sql } = api.db;
+  const [tube] = await addWell(sql, 'Well', [{ number: '1' }]);
+  await addMeasurements(sql, tube!.id, [
+    ['2024-01-01T00:00:00Z', '1'],
+    ['2024-01-01T00:01:00Z', '2'],
+  ]);
+  const { key, keyId } = await addKey(sql, { tubeIds: [tube!.id] });
+  const stranger = generateApiKey();
+  const series = `/v1/groundwater-monitoring-tubes/${tube!.identifier}/measurements`;
+  const day = '?from=2024-01-01T00:00:00Z&to=2024-01-02T00:00:00Z';
+
+  const ok = await get(api.base, `${series}${day}`, { 'x-api-key': key });
+  t.equal(ok.status, 200);
+  await get(api.base, '/v1/groundwater-monitoring-wells', { 'x-api-key': key });
+  await get(api.base, '/v1/groundwater-monitoring-wells', { 'x-api-key': stranger });
+  // Keys where they do not belong: in the query string, in the path, in a header with a bad encoding.
+  await get(api.base, `/v1/groundwater-monitoring-wells?api_key=${key}`, { 'x-api-key': key });
+  await get(api.base, `/v1/${key}`);
+  await get(api.base, `/v1/${key}/%zz`);
+  await sendRaw(api.port, `GET /v1/x HTTP/1.1\r\nX-API-Key: ${key}\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+  await sql`alter table tubes rename to tubes_elsewhere`;
+  const failed = await get(api.base, `${series}${day}`, { 'x-api-key': stranger });
+  const failedWithKey = await get(api.base, `${series}${day}`, { 'x-api-key': key });
+  await sql`alter table tubes_elsewhere rename to tubes`;
+  t.equal(failed.status, 401, 'the stranger never gets as far as the database error');
+  t.equal(failedWithKey.status, 500);
+
+  const lines = api.logLines;
+  const records = lines.map((line) => JSON.parse(line));
+
+  t.test('no line holds a key, in any form', async (t) => {
+    t.ok(lines.length > 8);
+    for (const secret of [key, stranger]) {
+      t.notOk(
+        lines.some((line) => line.includes(secret)),
+        'the key itself',
+      );
+      t.notOk(
+        lines.some((line) => line.includes(secret.slice(3, 30))),
+        'nor a large part of it',
+      );
+    }
+    t.ok(
+      lines.some((line) => line.includes('gw_[redacted]')),
+      'keys in URLs are replaced, not dropped',
+    );
+  });
+
+  t.test('one line per request with id, route, status, duration, key id and rows', async (t) => {
+    const requests = records.filter((r) => r.msg === 'request');
+    t.ok(requests.length >= 8);
+    for (const r of requests) {
+      t.match(r.reqId, /^[0-9a-f-]{36}$/);
+      t.type(r.status, 'number');
+      t.type(r.durationMs, 'number');
+      t.ok('route' in r && 'keyId' in r);
+    }
+    const streamed = requests.find((r) => r.reqId === ok.headers['x-request-id']);
+    t.match(streamed, {
+      method: 'GET',
+      route: '/v1/groundwater-monitoring-tubes/:tubeIdentifier/measurements',
+      status: 200,
+      keyId,
+      rows: 2,
+      complete: true,
+    });
+    const denied = requests.find((r) => r.status === 401);
+    t.equal(denied.keyId, null);
+  });
+
+  t.test('a 500 is logged in full under its request id', async (t) => {
+    const requestId = failedWithKey.headers['x-request-id'];
+    const error = records.find((r) => r.level === 50 && r.reqId === requestId);
+    t.ok(error, 'error line with the request id');
+    t.match(error.err.message, /tubes/, 'with what the database said');
+    t.match(error.err.stack, /seriesStream|series/);
+  });
+});

@@ -1,0 +1,91 @@
+/**
+ * The SQL half of the import on a TimescaleDB hypertable (PGlite built with TimescaleDB, see
+ * test/helpers/timescale.ts): the temporary staging table, savepoints, the plain INSERT, the upsert and
+ * its `xmax = 0` count, compressed chunks and VACUUM behave as on plain PostgreSQL. That server cannot
+ * take COPY FROM STDIN, so the staged rows are inserted here; the COPY half is the same on both.
+ */
+import t from 'tap';
+import { connect } from '../../../src/db/connect.js';
+import { migrate, usesTimescaleDb } from '../../../src/db/migrate.js';
+import { ErrorCollector, ImportRejected } from '../../../src/importers/importErrors.js';
+import { vacuumMeasurements } from '../../../src/importers/measurements/measurements.js';
+import { createStaging, writeStaged } from '../../../src/importers/measurements/stagedMeasurements.js';
+import { upsertRegistry } from '../../../src/importers/registry/registry.js';
+import { startTimescale } from '../../helpers/timescale.js';
+
+const TUBE = '1b4e28ba-2fa1-11d2-883f-0016d3cca427';
+const OTHER = '1b4e28ba-2fa1-11d2-883f-0016d3cca428';
+
+const timescale = await startTimescale();
+t.teardown(() => timescale.stop());
+// pglite-socket serves one connection at a time.
+const sql = connect(timescale.url, { max: 1 });
+t.teardown(() => sql.end({ timeout: 5 }));
+
+/** Stages rows [tube, observedAt, value] (lines 2, 3, …) and writes them as the import does. */
+function importRows(rows: [string, string, number][]) {
+  return sql.begin(async (tx) => {
+    await createStaging(tx);
+    for (const [i, [tube, observedAt, value]] of rows.entries()) {
+      await tx`insert into measurement_staging values (${i + 2}, ${tube}, ${observedAt}, ${value})`;
+    }
+    const tubes = new Set(rows.map(([tube]) => tube.replaceAll('-', '')));
+    return await writeStaged(tx, { rows: rows.length, tubes }, new ErrorCollector(), 'data.csv');
+  });
+}
+
+t.test('insert, re-import, correction on compressed chunks, duplicates: on a hypertable', async (t) => {
+  await migrate(sql);
+  t.ok(await usesTimescaleDb(sql), 'measurements is a hypertable');
+  await upsertRegistry(sql, [
+    {
+      name: 'W',
+      tubes: [
+        { identifier: TUBE, number: '1' },
+        { identifier: OTHER, number: '2' },
+      ],
+    },
+  ]);
+  // Two 30-day chunks and two tubes.
+  const rows: [string, string, number][] = [
+    [TUBE, '2024-01-01T00:00:00.000001Z', -1.23],
+    [TUBE, '2024-03-01T02:00:00+02:00', 0.1],
+    [OTHER, '2024-01-01T00:00:00Z', 123456789.012345],
+  ];
+  t.same(await importRows(rows), { rows: 3, inserted: 3, updated: 0, unchanged: 0 });
+  t.same(await importRows(rows), { rows: 3, inserted: 0, updated: 0, unchanged: 3 });
+
+  await sql`select compress_chunk(c) from show_chunks('measurements') c`;
+  t.same(
+    await importRows([
+      [TUBE, '2024-01-01T00:00:00.000001Z', -1.24],
+      [TUBE, '2024-01-02T00:00:00Z', 5],
+    ]),
+    { rows: 2, inserted: 1, updated: 1, unchanged: 0 },
+    'a corrected value replaces the stored one in a compressed chunk',
+  );
+  await vacuumMeasurements(sql);
+  const stored = await sql<{ row: string }[]>`
+    select t.number || ' ' || to_char(m.observed_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') || ' ' ||
+           m.value::text as row
+    from measurements m join tubes t on t.id = m.tube_id order by t.number, m.observed_at`;
+  t.same(
+    stored.map((r) => r.row),
+    [
+      '1 2024-01-01T00:00:00.000001 -1.24',
+      '1 2024-01-02T00:00:00.000000 5',
+      '1 2024-03-01T00:00:00.000000 0.1',
+      '2 2024-01-01T00:00:00.000000 123456789.012345',
+    ],
+  );
+
+  const error = await importRows([
+    [TUBE, '2025-01-01T00:00:00Z', 1],
+    [TUBE, '2025-01-01T01:00:00+01:00', 2],
+  ]).catch((e: unknown) => e);
+  t.ok(error instanceof ImportRejected);
+  t.equal(
+    (error as ImportRejected).report(),
+    'data.csv:3: observedAt: the same tube and instant as line 2 (a tube has one value per instant)\n',
+  );
+});

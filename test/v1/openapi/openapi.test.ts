@@ -1,0 +1,208 @@
+/**
+ * /v1/openapi.json: a valid OpenAPI 3.1 document, public, cacheable, and true to the service: real
+ * responses of every status are checked against the schemas and headers it documents.
+ */
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import t from 'tap';
+import { startApi } from '../../helpers/api.js';
+import { addKey, addMeasurements, addWell } from '../../helpers/fixtures.js';
+import { get, type HttpResponse, send } from '../../helpers/http.js';
+import { scriptedLimits } from '../../helpers/scriptedLimits.js';
+
+const DOCUMENT = '/v1/openapi.json';
+const DAY = '?from=2024-01-01T00:00:00Z&to=2024-01-02T00:00:00Z';
+
+interface Operation {
+  responses: Record<
+    string,
+    { $ref?: string; headers?: Record<string, unknown>; content?: Record<string, unknown> }
+  >;
+}
+
+t.test('the OpenAPI document', async (t) => {
+  const limits = scriptedLimits();
+  const api = await startApi(t, { limits });
+  const { sql } = api.db;
+  const [tube] = await addWell(sql, 'Well', [{ number: '1' }]);
+  await addMeasurements(sql, tube!.id, [['2024-01-01T00:00:00.5Z', '-1.25']]);
+  const reader = await addKey(sql, { tubeIds: [tube!.id] });
+  const nothing = await addKey(sql);
+
+  const served = await get(api.base, DOCUMENT);
+  const document = JSON.parse(served.body);
+
+  t.test('is public, valid OpenAPI 3.1, and counts against no limit', async (t) => {
+    t.equal(served.status, 200);
+    t.equal(served.headers['content-type'], 'application/json');
+    t.same(limits.admitted, [], 'no admission asked for the document');
+    t.same(limits.failedAuth, []);
+    const validator = new Validator();
+    const result = await validator.validate(document);
+    t.same(result.errors ?? [], [], 'no validation errors');
+    t.ok(result.valid);
+    t.equal(validator.version, '3.1');
+    t.equal(document.info.version, '1.0.0');
+  });
+
+  t.test('documents every path, GET and HEAD, and 405 for every other method', async (t) => {
+    t.same(Object.keys(document.paths).sort(), [
+      '/groundwater-monitoring-tubes/{tubeIdentifier}/measurements',
+      '/groundwater-monitoring-wells',
+      '/openapi.json',
+    ]);
+    t.same(document.servers, [{ url: '/v1', description: document.servers[0].description }]);
+    for (const item of Object.values<Record<string, Operation>>(document.paths)) {
+      for (const method of ['put', 'post', 'delete', 'options', 'patch', 'trace']) {
+        t.same(Object.keys(item[method]!.responses), ['405']);
+      }
+      t.same(Object.keys(item.head!.responses), Object.keys(item.get!.responses));
+    }
+    const measurements = document.paths['/groundwater-monitoring-tubes/{tubeIdentifier}/measurements'].get;
+    t.same(Object.keys(measurements.responses), ['200', '400', '401', '403', '404', '429', '500', '503']);
+    t.same(
+      measurements.parameters.map((p: { name: string; in: string; required: boolean }) => [
+        p.name,
+        p.in,
+        p.required,
+      ]),
+      [
+        ['tubeIdentifier', 'path', true],
+        ['from', 'query', true],
+        ['to', 'query', true],
+      ],
+    );
+    t.equal(measurements.parameters[1].schema.format, 'date-time');
+    t.same(document.paths['/openapi.json'].get.security, [], 'the document needs no key');
+    t.same(document.components.securitySchemes.ApiKey, {
+      type: 'apiKey',
+      in: 'header',
+      name: 'X-API-Key',
+      description: document.components.securitySchemes.ApiKey.description,
+    });
+  });
+
+  t.test('writes down the decisions the contract left open', async (t) => {
+    const text = JSON.stringify(document);
+    for (const decision of [
+      '"measurements\\": []', // empty interval
+      'no pagination',
+      '366 × 86,400 seconds exactly',
+      'may read no tube at all', // when 403
+      'public (no key)',
+      'Unknown query parameters are ignored',
+      'given twice is 400',
+      '%2B',
+      'case-insensitively',
+      'Allow: GET, HEAD',
+      'natural order',
+      'Retry-After',
+    ]) {
+      t.ok(text.toLowerCase().includes(decision.toLowerCase()), `mentions: ${decision}`);
+    }
+  });
+
+  t.test('ETag, Cache-Control and If-None-Match', async (t) => {
+    const etag = served.headers.etag as string;
+    t.match(etag, /^"[A-Za-z0-9_-]+"$/, 'a strong ETag');
+    t.match(served.headers['cache-control'], /max-age=\d+/);
+    for (const header of [etag, `W/${etag}`, `"other", ${etag}`, '*']) {
+      const response = await get(api.base, DOCUMENT, { 'if-none-match': header });
+      t.equal(response.status, 304, `If-None-Match: ${header}`);
+      t.equal(response.body, '');
+      t.equal(response.headers.etag, etag);
+      t.equal(response.headers['api-version'], '1.0.0');
+      t.ok(response.headers['cache-control']);
+    }
+    const changed = await get(api.base, DOCUMENT, { 'if-none-match': '"something-else"' });
+    t.equal(changed.status, 200);
+    t.equal(changed.body, served.body, 'the same document every time');
+    const head = await send(api.base, 'HEAD', DOCUMENT);
+    t.equal(head.status, 200);
+    t.equal(head.headers['content-length'], String(Buffer.byteLength(served.body)));
+    t.equal(head.body, '');
+  });
+
+  t.test('real responses of every status match the documented schemas and headers', async (t) => {
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    // ajv-formats is CommonJS: its plugin is the default export's `default`.
+    addFormats.default(ajv);
+    ajv.addSchema(document, 'openapi');
+    const resolve = <T>(value: { $ref?: string } & T): T =>
+      value.$ref
+        ? resolve(
+            value.$ref
+              .slice(2)
+              .split('/')
+              // biome-ignore lint/suspicious/noExplicitAny: walks an arbitrary JSON document by a JSON pointer
+              .reduce((node: any, key: string) => node[key], document),
+          )
+        : value;
+
+    const check = (operation: Operation, response: HttpResponse, name: string) => {
+      const documented = resolve(operation.responses[String(response.status)]!);
+      t.ok(documented, `${name}: status ${response.status} is documented`);
+      for (const [header, spec] of Object.entries(documented.headers ?? {})) {
+        const { required } = resolve(spec as { required?: boolean });
+        if (required) t.ok(response.headers[header.toLowerCase()], `${name}: header ${header}`);
+      }
+      if (response.body === '') return;
+      const mediaType = String(response.headers['content-type']);
+      const content = documented.content?.[mediaType] as { schema: { $ref?: string } } | undefined;
+      t.ok(content, `${name}: ${mediaType} is documented for ${response.status}`);
+      if (!content?.schema.$ref) return;
+      const validate = ajv.getSchema(`openapi${content.schema.$ref}`)!;
+      t.ok(validate(JSON.parse(response.body)), `${name}: body matches ${content.schema.$ref}`);
+      t.same(validate.errors ?? [], []);
+    };
+
+    const wellsOperation = document.paths['/groundwater-monitoring-wells'].get;
+    const seriesOperation = document.paths['/groundwater-monitoring-tubes/{tubeIdentifier}/measurements'].get;
+    const series = (id: string, query = DAY, key = reader.key) =>
+      get(api.base, `/v1/groundwater-monitoring-tubes/${id}/measurements${query}`, { 'x-api-key': key });
+
+    const wells = await get(api.base, '/v1/groundwater-monitoring-wells', { 'x-api-key': reader.key });
+    t.equal(wells.status, 200);
+    t.ok(wells.headers.ratelimit && wells.headers['ratelimit-policy'], 'RateLimit headers on success');
+    check(wellsOperation, wells, 'wells 200');
+    check(wellsOperation, await get(api.base, '/v1/groundwater-monitoring-wells'), 'wells 401');
+    check(
+      wellsOperation,
+      await get(api.base, '/v1/groundwater-monitoring-wells', { 'x-api-key': nothing.key }),
+      'wells 403',
+    );
+
+    const ok = await series(tube!.identifier);
+    t.equal(ok.status, 200);
+    check(seriesOperation, ok, 'series 200');
+    const empty = await series(tube!.identifier, '?from=2020-01-01T00:00:00Z&to=2020-01-02T00:00:00Z');
+    t.same(JSON.parse(empty.body).measurements, []);
+    check(seriesOperation, empty, 'series 200, empty');
+    check(seriesOperation, await series(tube!.identifier, '?from=x'), 'series 400');
+    check(seriesOperation, await series(tube!.identifier, DAY, 'gw_not-a-key'), 'series 401');
+    check(seriesOperation, await series(tube!.identifier, DAY, nothing.key), 'series 403');
+    check(seriesOperation, await series('00000000-0000-4000-8000-000000000000'), 'series 404');
+    limits.refuseNext('rate', 7);
+    const limited = await series(tube!.identifier);
+    t.equal(limited.status, 429);
+    t.equal(limited.headers['retry-after'], '7');
+    check(seriesOperation, limited, 'series 429');
+    const notAllowed = await send(
+      api.base,
+      'POST',
+      `/v1/groundwater-monitoring-tubes/${tube!.identifier}/measurements`,
+    );
+    check(
+      document.paths['/groundwater-monitoring-tubes/{tubeIdentifier}/measurements'].post,
+      notAllowed,
+      'series 405',
+    );
+
+    await sql`alter table tubes rename to tubes_elsewhere`;
+    t.teardown(() => sql`alter table tubes_elsewhere rename to tubes`);
+    const failed = await series(tube!.identifier);
+    t.equal(failed.status, 500);
+    check(seriesOperation, failed, 'series 500');
+  });
+});
