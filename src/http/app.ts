@@ -12,15 +12,12 @@ import type { Settings } from '../config.js';
 import type { Sql } from '../db/connect.js';
 import { Readiness } from '../health/readiness.js';
 import { healthRoutes } from '../health/routes.js';
-import { authenticate } from '../keys/authenticate.js';
 import { createClientResolver } from '../keys/clients.js';
-import { admitClient } from '../limits/admitClient.js';
 import { type ClientLimits, unlimited } from '../limits/types.js';
-import { measurementsRoute } from '../v1/measurements/route.js';
-import { openApiRoute } from '../v1/openapi/route.js';
-import { wellsRoute } from '../v1/wells/route.js';
+import { V1_PREFIX } from '../v1/contract.js';
+import { v1Api } from '../v1/plugin.js';
 import { connectionGates } from './connectionGates.js';
-import { acceptEveryMethod, onlyGetAndHead } from './hooks/methods.js';
+import { acceptEveryMethod } from './hooks/methods.js';
 import { closeConnectionsWithBodies } from './hooks/requestBodies.js';
 import { registerVersionHeader } from './hooks/version.js';
 import { createLogger, lazyRequestLogger, registerRequestLog } from './observability/logging.js';
@@ -28,8 +25,6 @@ import { createMetrics, type ServiceMetrics } from './observability/metrics.js';
 import { registerRequestMetrics } from './observability/requestMetrics.js';
 import { clientErrorHandler, frameworkErrors, registerProblems } from './problems/problems.js';
 import { trustProxyOption } from './trustProxy.js';
-
-export { API_VERSION } from './hooks/version.js';
 
 export interface AppDependencies {
   /** Where wells, tubes, series and readiness are read (a read replica's pool in `gwapi serve`). */
@@ -81,6 +76,8 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     requestTimeout: deps.requestTimeoutMs ?? REQUEST_TIMEOUT_MS,
     // Fastify's 503 while closing is not a problem document; in-flight and late requests are served.
     return503OnClosing: false,
+    // Every route answers HEAD itself (a series' HEAD reads no measurements).
+    exposeHeadRoutes: false,
     routerOptions: {
       // Longer path parameters are refused before routing; a tube identifier is 36 characters, and a
       // longer one should reach the route and be the ordinary 404, so the bound is generous.
@@ -96,30 +93,24 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
   // The first thing a close does (SIGTERM): the load balancer hears "not ready" from now on.
   app.addHook('preClose', async () => readiness.shutDown());
 
+  // Hooks of every response, on every path: known, unknown, inside /v1 or not.
   registerVersionHeader(app);
   registerRequestLog(app);
   registerRequestMetrics(app, metrics);
   registerProblems(app);
   closeConnectionsWithBodies(app);
+  // Set by the key check inside /v1, read by the request log of every request.
   app.decorateRequest('client', null);
 
   // Every use of a pool by a request waits at its gate, a bounded time: postgres.js's queue has no bound.
   const gates = connectionGates(settings, metrics, keysSql === sql);
-  const { gate } = gates;
   const resolver = createClientResolver(keysSql, {
     cacheSeconds: settings.KEY_CACHE_SECONDS,
     onLookup: metrics.keyLookup,
     withConnection: gates.keysGate.run,
   });
-  const methods = app.supportedMethods;
-  const publicHooks = [onlyGetAndHead];
-  // Lifted limits admit every request and advertise nothing, so they need no hook at all.
-  const admission = limits === unlimited ? [] : [admitClient(limits, settings)];
-  const clientHooks = [onlyGetAndHead, authenticate(resolver, limits), ...admission];
 
-  wellsRoute(app, { sql, gate, methods, onRequest: clientHooks });
-  measurementsRoute(app, { sql, gate, methods, onRequest: clientHooks, metrics });
-  openApiRoute(app, { settings, methods, onRequest: publicHooks });
-  healthRoutes(app, { readiness, methods, onRequest: publicHooks });
+  app.register(v1Api, { prefix: V1_PREFIX, sql, gate: gates.gate, resolver, limits, settings, metrics });
+  app.register(healthRoutes, { readiness });
   return app;
 }

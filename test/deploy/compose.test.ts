@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
 import { loadSettings } from '../../src/config.js';
-import { HEALTH_READY_PATH } from '../../src/http/paths.js';
+import { HEALTH_READY_PATH } from '../../src/health/routes.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 

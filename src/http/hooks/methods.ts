@@ -12,14 +12,21 @@ export function acceptEveryMethod(app: FastifyInstance): void {
   }
 }
 
+/** The methods a route of this API declares: it answers HEAD itself, without reading a body it won't send. */
+export const READ_METHODS = ['GET', 'HEAD'];
+
 /**
- * First hook of every route (each is registered for every method the server knows): anything but
- * GET and HEAD on a known path is 405 with `Allow`, before the key is looked at or a body is read.
+ * The routes registered in `app`'s context (a plugin's) are read-only: each is registered for every
+ * method the server knows, and anything but GET and HEAD is 405 with `Allow`, before the key is looked
+ * at or a body is read.
  */
-export function onlyGetAndHead(
-  request: FastifyRequest,
-  _reply: FastifyReply,
-  done: (error?: Error) => void,
-): void {
+export function readOnlyRoutes(app: FastifyInstance): void {
+  app.addHook('onRoute', (route) => {
+    route.method = app.supportedMethods;
+  });
+  app.addHook('onRequest', onlyGetAndHead);
+}
+
+function onlyGetAndHead(request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void {
   done(request.method === 'GET' || request.method === 'HEAD' ? undefined : methodNotAllowed(request.method));
 }

@@ -3,8 +3,7 @@
  * the id under which this request is logged, so a client can quote it to the operator.
  */
 import type { FastifyInstance } from 'fastify';
-
-export const API_VERSION = '1.0.0';
+import { API_VERSION } from '../../v1/contract.js';
 
 export function registerVersionHeader(app: FastifyInstance): void {
   // onRequest, the first hook: every later outcome (error, 404, 405, 429, 304, stream) keeps it.

@@ -10,11 +10,12 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { collectDefaultMetrics } from 'prom-client';
 import type { Settings } from '../../config.js';
-import { acceptEveryMethod, onlyGetAndHead } from '../hooks/methods.js';
+import { acceptEveryMethod, READ_METHODS, readOnlyRoutes } from '../hooks/methods.js';
 import { registerVersionHeader } from '../hooks/version.js';
-import { METRICS_PATH } from '../paths.js';
 import { clientErrorHandler, frameworkErrors, registerProblems } from '../problems/problems.js';
 import type { ServiceMetrics } from './metrics.js';
+
+export const METRICS_PATH = '/metrics';
 
 export function buildMetricsApp(metrics: ServiceMetrics, logger: FastifyBaseLogger): FastifyInstance {
   const app = Fastify({
@@ -23,15 +24,15 @@ export function buildMetricsApp(metrics: ServiceMetrics, logger: FastifyBaseLogg
     frameworkErrors,
     clientErrorHandler,
     return503OnClosing: false,
+    exposeHeadRoutes: false,
   });
   acceptEveryMethod(app);
   registerVersionHeader(app);
   registerProblems(app);
+  readOnlyRoutes(app);
   app.route({
-    method: app.supportedMethods,
+    method: READ_METHODS,
     url: METRICS_PATH,
-    exposeHeadRoute: false,
-    onRequest: [onlyGetAndHead],
     handler: async (_request, reply) =>
       reply
         .header('Cache-Control', 'no-store')

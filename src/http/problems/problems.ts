@@ -7,10 +7,9 @@ import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:ht
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ConnectionWaitAborted, ConnectionWaitTimeout } from '../../db/connectionGate.js';
-import { API_VERSION } from '../hooks/version.js';
+import { API_VERSION } from '../../v1/contract.js';
 import { compileSerializer } from '../jsonSchema.js';
 import { logWhenDone } from '../observability/logging.js';
-import { ALLOWED_METHODS, isApiPath } from '../paths.js';
 import { type ParameterName, PROBLEM_MEDIA_TYPE, Problem } from './schema.js';
 
 const serializeProblem = compileSerializer(Problem);
@@ -55,6 +54,9 @@ export function sendProblem(reply: FastifyReply, problem: ProblemError): Fastify
     .type(PROBLEM_MEDIA_TYPE)
     .send(problemBody(problem.status, problem.detail, pathOf(reply.request.url), problem.errors));
 }
+
+/** The methods every path supports (decisions.md); anything else on a known path is 405. */
+export const ALLOWED_METHODS = 'GET, HEAD';
 
 export const methodNotAllowed = (method: string) =>
   new ProblemError(405, `${method} is not supported: this API is read-only, use GET or HEAD.`, {
@@ -137,7 +139,26 @@ function refuseWhatNodeWould(request: FastifyRequest): void {
   }
 }
 
+/**
+ * The route patterns of each app, collected as routes are added: requests the router never sees (a
+ * method the HTTP parser does not know, CONNECT) are matched against them, so every route, wherever it
+ * is registered, counts as a known path without a list kept elsewhere.
+ */
+const routePatterns = new WeakMap<FastifyInstance, RegExp[]>();
+
+/** `:name` segments match one non-empty segment, as the router matches them. */
+const routePattern = (url: string) => new RegExp(`^${url.replace(/[.]/g, '\\.').replace(/:\w+/g, '[^/]+')}$`);
+
+function isKnownPath(app: FastifyInstance, path: string): boolean {
+  return routePatterns.get(app)?.some((pattern) => pattern.test(path)) ?? false;
+}
+
 export function registerProblems(app: FastifyInstance): void {
+  const patterns: RegExp[] = [];
+  routePatterns.set(app, patterns);
+  app.addHook('onRoute', (route) => {
+    patterns.push(routePattern(route.url));
+  });
   app.setErrorHandler(handleError);
   // The root onRequest hook runs before any body is read, so an unknown path is 404 before a body of
   // an unknown media type could make it 415 (route comes first, decisions.md).
@@ -150,7 +171,7 @@ export function registerProblems(app: FastifyInstance): void {
       done(error as Error);
     }
   });
-  app.server.on('connect', answerConnect);
+  app.server.on('connect', (request: IncomingMessage, socket: Duplex) => answerConnect(app, request, socket));
   app.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
     unmetExpectations.add(request);
     app.server.emit('request', request, response);
@@ -193,12 +214,13 @@ export function writeRawProblem(socket: Duplex, problem: ProblemError, instance?
 const REQUEST_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+) (\/[^ ?\r\n]*)\S* HTTP\/1\.[01]\r\n/;
 
 /** A method on a path: 405 where the path exists (decisions.md), 404 where it does not. */
-function unsupportedMethod(method: string, path: string): ProblemError {
-  return isApiPath(path) ? methodNotAllowed(method) : notFound();
+function unsupportedMethod(app: FastifyInstance, method: string, path: string): ProblemError {
+  return isKnownPath(app, path) ? methodNotAllowed(method) : notFound();
 }
 
 /** Fastify option `clientErrorHandler`: what the HTTP parser rejects (as Node itself would, in our format). */
 export function clientErrorHandler(
+  this: FastifyInstance,
   error: Error & { code?: string; rawPacket?: unknown },
   socket: Duplex,
 ): void {
@@ -207,7 +229,7 @@ export function clientErrorHandler(
     // A syntactically valid method Node does not know (or a lower-case `get`): still a method on a path.
     const line = REQUEST_LINE.exec(error.rawPacket.toString('latin1'));
     if (line) {
-      writeRawProblem(socket, unsupportedMethod(line[1]!, line[2]!), line[2]);
+      writeRawProblem(socket, unsupportedMethod(this, line[1]!, line[2]!), line[2]);
       return;
     }
   }
@@ -224,7 +246,7 @@ export function clientErrorHandler(
 }
 
 /** CONNECT never reaches the router (Node hands it to the `connect` event); it is another method too. */
-function answerConnect(request: IncomingMessage, socket: Duplex): void {
+function answerConnect(app: FastifyInstance, request: IncomingMessage, socket: Duplex): void {
   const path = pathOf(request.url ?? '');
-  writeRawProblem(socket, unsupportedMethod('CONNECT', path), path);
+  writeRawProblem(socket, unsupportedMethod(app, 'CONNECT', path), path);
 }

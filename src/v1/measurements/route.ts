@@ -1,13 +1,13 @@
 /** GET /v1/groundwater-monitoring-tubes/{tubeIdentifier}/measurements?from&to: one tube's series, streamed. */
-import type { FastifyInstance, onRequestHookHandler } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { Sql } from '../../db/connect.js';
 import type { ConnectionGate, Permit } from '../../db/connectionGate.js';
 import { retryIfConnectionLost } from '../../db/retry.js';
 import { formatInstant } from '../../domain/datetime.js';
 import { clientGoneSignal } from '../../http/clientGone.js';
 import { compressStream, negotiateCoding } from '../../http/compression.js';
+import { READ_METHODS } from '../../http/hooks/methods.js';
 import type { ServiceMetrics } from '../../http/observability/metrics.js';
-import { MEASUREMENTS_PATH } from '../../http/paths.js';
 import { forbidden, type ParameterErrors, ProblemError, tubeNotFound } from '../../http/problems/problems.js';
 import { ParameterName } from '../../http/problems/schema.js';
 import { mayRead, readsNothing } from '../../keys/clients.js';
@@ -65,23 +65,17 @@ export function canonicalTubeIdentifier(text: string): string | undefined {
   return TubeIdentifier.safeParse(text).success ? text.toLowerCase() : undefined;
 }
 
-export function measurementsRoute(
+export const MEASUREMENTS_URL = '/groundwater-monitoring-tubes/:tubeIdentifier/measurements';
+
+export async function measurementsRoute(
   app: FastifyInstance,
-  options: {
-    sql: Sql;
-    gate: ConnectionGate;
-    methods: string[];
-    onRequest: onRequestHookHandler[];
-    metrics: ServiceMetrics;
-  },
-): void {
+  options: { sql: Sql; gate: ConnectionGate; metrics: ServiceMetrics },
+): Promise<void> {
   const { sql, gate, metrics } = options;
   app.route({
-    method: options.methods,
-    url: MEASUREMENTS_PATH,
     // HEAD is answered here without reading measurements (Fastify's own HEAD would drain the stream).
-    exposeHeadRoute: false,
-    onRequest: options.onRequest,
+    method: READ_METHODS,
+    url: MEASUREMENTS_URL,
     handler: async (request, reply) => {
       const query = parseSeriesQuery(request.query);
       const client = request.client!;

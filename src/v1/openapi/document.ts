@@ -5,20 +5,20 @@
  */
 import { z } from 'zod';
 import type { Settings } from '../../config.js';
-import { API_VERSION } from '../../http/hooks/version.js';
 import { type JsonSchema, jsonSchemaOf } from '../../http/jsonSchema.js';
-import { MEASUREMENTS_PATH, OPENAPI_PATH, WELLS_PATH } from '../../http/paths.js';
 import { PROBLEM_MEDIA_TYPE } from '../../http/problems/schema.js';
 import { rateLimit, rateLimitPolicy } from '../../limits/admitClient.js';
+import { API_VERSION, V1_PREFIX } from '../contract.js';
+import { MEASUREMENTS_URL } from '../measurements/route.js';
 // Importing the schema modules registers their named schemas (Tube, Well, Measurement, …) in `components`.
 import { SeriesQuery } from '../measurements/schemas.js';
+import { WELLS_URL } from '../wells/route.js';
 import { TubeIdentifier } from '../wells/schemas.js';
 import { components } from './components.js';
+import { OPENAPI_URL } from './route.js';
 
-const BASE_PATH = '/v1';
-
-/** `/v1/a/:b/c` → `/a/{b}/c`: OpenAPI paths are relative to the server URL and name parameters in braces. */
-const openApiPath = (path: string) => path.slice(BASE_PATH.length).replace(/:(\w+)/g, '{$1}');
+/** `/a/:b/c` → `/a/{b}/c`: OpenAPI names path parameters in braces. */
+const openApiPath = (url: string) => url.replace(/:(\w+)/g, '{$1}');
 
 const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
 const schemaRef = (name: string) => ref('schemas', name);
@@ -264,10 +264,10 @@ export function openApiDocument(settings: Settings): Record<string, unknown> {
   return {
     openapi: '3.1.0',
     info: { title: 'Groundwater Monitoring Read API', version: API_VERSION, description: DESCRIPTION },
-    servers: [{ url: BASE_PATH, description: 'Version 1, on the host that serves this document.' }],
+    servers: [{ url: V1_PREFIX, description: 'Version 1, on the host that serves this document.' }],
     security: [{ ApiKey: [] }],
     paths: {
-      [openApiPath(WELLS_PATH)]: pathItem({
+      [openApiPath(WELLS_URL)]: pathItem({
         operationId: 'listWells',
         summary: 'Wells and tubes this key may read',
         description:
@@ -289,7 +289,7 @@ export function openApiDocument(settings: Settings): Record<string, unknown> {
           ),
         },
       }),
-      [openApiPath(MEASUREMENTS_PATH)]: pathItem({
+      [openApiPath(MEASUREMENTS_URL)]: pathItem({
         operationId: 'getMeasurements',
         summary: 'Level measurements of one tube over an interval',
         description:
@@ -313,7 +313,7 @@ export function openApiDocument(settings: Settings): Record<string, unknown> {
           ),
         },
       }),
-      [openApiPath(OPENAPI_PATH)]: pathItem({
+      [openApiPath(OPENAPI_URL)]: pathItem({
         operationId: 'getOpenApiDocument',
         summary: 'This document',
         description: 'Public (no key) and not counted against any limit. Supports If-None-Match.',

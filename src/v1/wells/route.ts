@@ -1,18 +1,20 @@
 /** GET /v1/groundwater-monitoring-wells: the wells and tubes the key may read, from discoveryCache.ts. */
-import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Sql } from '../../db/connect.js';
 import type { ConnectionGate } from '../../db/connectionGate.js';
 import { retryIfConnectionLost } from '../../db/retry.js';
 import { naturalCompare } from '../../domain/naturalOrder.js';
 import { clientGoneSignal } from '../../http/clientGone.js';
 import { negotiateCoding } from '../../http/compression.js';
+import { READ_METHODS } from '../../http/hooks/methods.js';
 import { compileSerializer } from '../../http/jsonSchema.js';
-import { WELLS_PATH } from '../../http/paths.js';
 import { forbidden } from '../../http/problems/problems.js';
 import { readsNothing } from '../../keys/clients.js';
 import { type CachedBody, createDiscoveryCache, worthCompressing } from './discoveryCache.js';
 import { type Well, WellList } from './schemas.js';
 import { registryVersion, type VisibleTubeRow, visibleTubes } from './sql.js';
+
+export const WELLS_URL = '/groundwater-monitoring-wells';
 
 const serializeWells = compileSerializer(WellList);
 
@@ -29,10 +31,10 @@ export function groupWells(rows: VisibleTubeRow[]): Well[] {
   return sorted;
 }
 
-export function wellsRoute(
+export async function wellsRoute(
   app: FastifyInstance,
-  options: { sql: Sql; gate: ConnectionGate; methods: string[]; onRequest: onRequestHookHandler[] },
-): void {
+  options: { sql: Sql; gate: ConnectionGate },
+): Promise<void> {
   const { sql, gate } = options;
   // Each database read waits at the gate only when it happens: a fresh cached body needs none. The
   // version read is shared by every request, so no one client leaving may call it off.
@@ -47,10 +49,8 @@ export function wellsRoute(
     },
   });
   app.route({
-    method: options.methods,
-    url: WELLS_PATH,
-    exposeHeadRoute: false,
-    onRequest: options.onRequest,
+    method: READ_METHODS,
+    url: WELLS_URL,
     // Not async: a cached body whose coding is ready (nearly every request) is sent at once, with no
     // promise and no turn of the event loop; only a load or a first compression is waited for.
     handler(request, reply) {

@@ -1,0 +1,43 @@
+/**
+ * Version 1 of the API, registered under V1_PREFIX: one encapsulated plugin that owns the hooks its
+ * routes share. Every route is read-only (405 for other methods); the data endpoints then need a key
+ * (401) and pass the client limits (429), in the order decisions.md fixes; the document is public.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Settings } from '../config.js';
+import type { Sql } from '../db/connect.js';
+import type { ConnectionGate } from '../db/connectionGate.js';
+import { readOnlyRoutes } from '../http/hooks/methods.js';
+import type { ServiceMetrics } from '../http/observability/metrics.js';
+import { authenticate } from '../keys/authenticate.js';
+import type { ClientResolver } from '../keys/clients.js';
+import { admitClient } from '../limits/admitClient.js';
+import { type ClientLimits, unlimited } from '../limits/types.js';
+import { measurementsRoute } from './measurements/route.js';
+import { openApiRoute } from './openapi/route.js';
+import { wellsRoute } from './wells/route.js';
+
+export interface V1Dependencies {
+  /** Where wells, tubes and series are read. */
+  sql: Sql;
+  /** The wait for a connection of `sql`, bounded (src/http/connectionGates.ts). */
+  gate: ConnectionGate;
+  /** API key → client. */
+  resolver: ClientResolver;
+  limits: ClientLimits;
+  settings: Settings;
+  metrics: ServiceMetrics;
+}
+
+export async function v1Api(api: FastifyInstance, deps: V1Dependencies): Promise<void> {
+  const { sql, gate, resolver, limits, settings, metrics } = deps;
+  readOnlyRoutes(api);
+  await api.register(openApiRoute, { settings });
+  await api.register(async function dataEndpoints(data) {
+    data.addHook('onRequest', authenticate(resolver, limits));
+    // Lifted limits admit every request and advertise nothing, so they need no hook at all.
+    if (limits !== unlimited) data.addHook('onRequest', admitClient(limits, settings));
+    await data.register(wellsRoute, { sql, gate });
+    await data.register(measurementsRoute, { sql, gate, metrics });
+  });
+}
