@@ -11,6 +11,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Sql } from '../../src/db/connect.js';
 import type { Client } from '../../src/keys/clients.js';
+import { jsonSeries } from '../../src/v1/measurements/jsonSeries.js';
 import { openSeriesStream } from '../../src/v1/measurements/seriesStream.js';
 import { findTube } from '../../src/v1/measurements/sql.js';
 
@@ -44,7 +45,7 @@ export function registerBaselines(app: FastifyInstance, sql: Sql): void {
   app.get<SeriesRequest>(`${BUFFERED_PATH}:tubeIdentifier`, async (request, reply) => {
     const { tubeIdentifier } = request.params;
     const { from, to } = request.query;
-    const stream = await openSeriesStream(sql, { client: EVERY_TUBE, tubeIdentifier, from, to });
+    const stream = await openSeriesStream(sql, { client: EVERY_TUBE, tubeIdentifier, from, to }, jsonSeries);
     if (!stream) return reply.code(404).send();
     const chunks: Buffer[] = [];
     for await (const chunk of stream) chunks.push(chunk as Buffer);

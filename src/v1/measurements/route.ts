@@ -12,6 +12,8 @@ import { forbidden, type ParameterErrors, ProblemError, tubeNotFound } from '../
 import { ParameterName } from '../../http/problems/schema.js';
 import { mayRead, readsNothing } from '../../keys/clients.js';
 import { TubeIdentifier } from '../wells/schemas.js';
+import { jsonSeries } from './jsonSeries.js';
+import type { SeriesRepresentation } from './representation.js';
 import { SeriesQuery } from './schemas.js';
 import { openSeriesStream, type SeriesRequest } from './seriesStream.js';
 import { findTube } from './sql.js';
@@ -39,6 +41,7 @@ async function openGatedSeriesStream(
   gate: ConnectionGate,
   metrics: ServiceMetrics,
   series: Omit<SeriesRequest, 'connection'>,
+  representation: SeriesRepresentation,
   signal: AbortSignal,
 ) {
   // Created first, so the stream gauge counts the wait at the gate as waiting.
@@ -57,7 +60,7 @@ async function openGatedSeriesStream(
       permit.release();
     },
   };
-  return openSeriesStream(sql, { ...series, connection });
+  return openSeriesStream(sql, { ...series, connection }, representation);
 }
 
 /** The lower-case form of a well-formed identifier; undefined for a malformed one (which is a 404). */
@@ -88,8 +91,9 @@ export async function measurementsRoute(
 
       // The body depends on Accept-Encoding; caches must keep the codings apart.
       const coding = negotiateCoding(request.headers['accept-encoding']);
-      const representation = () => {
-        reply.type('application/json').header('Vary', 'Accept-Encoding');
+      const representation = jsonSeries;
+      const withHeaders = () => {
+        reply.type(representation.mediaType).header('Vary', 'Accept-Encoding');
         if (coding) reply.header('Content-Encoding', coding);
         return reply;
       };
@@ -100,7 +104,7 @@ export async function measurementsRoute(
           clientGoneSignal(reply),
         );
         if (!tube || !mayRead(client, tube.id)) throw tubeNotFound();
-        return representation().send();
+        return withHeaders().send();
       }
 
       request.rowsStreamed = 0;
@@ -112,7 +116,7 @@ export async function measurementsRoute(
       // Nothing has been sent before the stream opens, so a lost connection is retried there.
       const signal = clientGoneSignal(reply);
       const stream = await retryIfConnectionLost(() =>
-        openGatedSeriesStream(sql, gate, metrics, { ...series, onRows }, signal),
+        openGatedSeriesStream(sql, gate, metrics, { ...series, onRows }, representation, signal),
       );
       if (!stream) throw tubeNotFound();
       stream.once('error', (error) => {
@@ -120,7 +124,7 @@ export async function measurementsRoute(
         // destroys the socket) and the client sees an incomplete body.
         request.log.error({ err: error }, 'series stream failed after the first byte; response cut off');
       });
-      return representation().send(coding ? compressStream(stream, coding) : stream);
+      return withHeaders().send(coding ? compressStream(stream, coding) : stream);
     },
   });
 }

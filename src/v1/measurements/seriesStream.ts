@@ -1,20 +1,15 @@
 /**
- * The body of a GroundwaterLevelSeries, as a stream of text chunks: the series head first, then the
- * measurements batch by batch from a server-side cursor, all in one read-only snapshot. Each batch is
- * one chunk (one large socket write) made by a serializer compiled at startup; nothing is done per
- * measurement but one string slice of its time and the serializer's own work.
+ * A series as a stream of chunks: the head first, then the measurements batch by batch from a
+ * server-side cursor, all in one read-only snapshot, each batch one chunk (one large socket write) in
+ * the representation asked for. Backpressure holds back the cursor, a client that leaves stops it, and
+ * an error after the first byte cuts the response off: written once here, for every representation.
  */
 import { Readable } from 'node:stream';
-import { z } from 'zod';
 import type { Queryable, Sql } from '../../db/connect.js';
 import { iterateInTransaction } from '../../db/transactionIterator.js';
-import { compileSerializer } from '../../http/jsonSchema.js';
 import { type Client, mayRead } from '../../keys/clients.js';
-import { Measurement, SeriesHead } from './schemas.js';
+import type { SeriesRepresentation } from './representation.js';
 import { findTube, measurementBatches } from './sql.js';
-
-const serializeHead = compileSerializer(SeriesHead);
-const serializeMeasurements = compileSerializer(z.array(Measurement));
 
 /**
  * Rows per FETCH: ~100 KB of JSON, so a year of 1-minute data takes ~260 FETCHes, two in flight at a
@@ -44,51 +39,42 @@ export interface SeriesRequest {
   connection?: { held(): void; released(): void };
 }
 
-const COMMA = 0x2c;
-const CLOSING = Buffer.from(']}');
-
-/**
- * Head and measurements, without the closing `]}`: that is added once the snapshot ended well.
- *
- * Each batch becomes one Buffer: the serializer's `[…]` is encoded once, its `[` overwritten with the
- * `,` that separates it from the previous batch and its `]` left out by a view. The serializer's string
- * dies at once; slicing or concatenating it as a string would first flatten it into a second copy of the
- * batch that lives until the stream converts it.
- */
-async function* seriesChunks(tx: Queryable, request: SeriesRequest): AsyncGenerator<Buffer> {
+/** Head and measurements, without the close: that is added once the snapshot ended well. */
+async function* seriesChunks(
+  tx: Queryable,
+  request: SeriesRequest,
+  representation: SeriesRepresentation,
+): AsyncGenerator<Buffer> {
   // This runs inside the transaction: the connection is ours until the transaction is over.
   request.connection?.held();
   const tube = await findTube(tx, request.tubeIdentifier);
   // Unknown and hidden tubes end the same way: no output at all.
   if (!tube || !mayRead(request.client, tube.id)) return;
-  const head = serializeHead({
+  // Sent with the first batch, in one write.
+  let head: Buffer | undefined = representation.head({
     tubeIdentifier: request.tubeIdentifier,
     from: request.from,
     to: request.to,
     unit: tube.unit,
     verticalDatum: tube.verticalDatum,
   });
-  const opening = Buffer.from(`${head.slice(0, -1)},"measurements":`);
-  let first = true;
   for await (const rows of measurementBatches(tx, tube.id, request.from, request.to, BATCH_SIZE)) {
-    const batch = Buffer.from(serializeMeasurements(rows));
+    const batch = representation.batch(rows, head !== undefined);
     const count = rows.length;
     // Emptied as soon as it is written: the batch array stays reachable a while longer (the driver's
-    // settled query holds it as its value), and its rows with it. Measured on a year: kept, nearly every
-    // batch's rows survived two young-generation collections and were promoted (~50 MB of old-generation
-    // garbage per stream); emptied, 0.3 MB.
+    // settled query holds it as its value), and its rows would survive young-generation collections
+    // and be promoted (test/v1/measurements/seriesStream.test.ts).
     rows.length = 0;
-    if (first) {
-      yield Buffer.concat([opening, batch.subarray(0, -1)]);
-      first = false;
+    if (head) {
+      yield Buffer.concat([head, batch]);
+      head = undefined;
     } else {
-      batch[0] = COMMA;
-      yield batch.subarray(0, -1);
+      yield batch;
     }
     request.onRows?.(count);
   }
   // The head alone, for an interval without measurements.
-  if (first) yield Buffer.concat([opening, Buffer.from('[')]);
+  if (head) yield head;
 }
 
 /**
@@ -96,9 +82,13 @@ async function* seriesChunks(tx: Queryable, request: SeriesRequest): AsyncGenera
  * read it. The head and the first batch are read before this resolves, so an error up to there is an
  * ordinary error (a 500 problem); a later one destroys the stream, and the response is cut off.
  */
-export async function openSeriesStream(sql: Sql, request: SeriesRequest): Promise<Readable | undefined> {
+export async function openSeriesStream(
+  sql: Sql,
+  request: SeriesRequest,
+  representation: SeriesRepresentation,
+): Promise<Readable | undefined> {
   const chunks = iterateInTransaction(sql, 'isolation level repeatable read read only', (tx) =>
-    seriesChunks(tx, request),
+    seriesChunks(tx, request, representation),
   );
   // Each way out of the transaction (no tube, a failure, the end, a client that left) is over only
   // once the connection is back in the pool: iterateInTransaction waits for that before it returns.
@@ -129,7 +119,7 @@ export async function openSeriesStream(sql: Sql, request: SeriesRequest): Promis
     // Only now, with the cursor exhausted and the transaction committed, is the document complete. A
     // connection lost between two batches can make the cursor look merely finished; the commit then
     // fails instead, and the client gets a cut-off response rather than a short well-formed one.
-    yield CLOSING;
+    yield representation.close();
   }
   const stream = Readable.from(document(), { objectMode: false, highWaterMark: READ_AHEAD_BYTES });
   stream.once('close', () => void finish());

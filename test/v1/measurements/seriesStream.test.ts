@@ -10,6 +10,7 @@ import { setImmediate as tick } from 'node:timers/promises';
 import t from 'tap';
 import { connect } from '../../../src/db/connect.js';
 import type { Client } from '../../../src/keys/clients.js';
+import { jsonSeries } from '../../../src/v1/measurements/jsonSeries.js';
 import { openSeriesStream } from '../../../src/v1/measurements/seriesStream.js';
 import { freshDatabase } from '../../helpers/database.js';
 import { addRegularSeries, addWell } from '../../helpers/fixtures.js';
@@ -29,7 +30,11 @@ t.test('a long series leaves no rows behind in the old generation', async (t) =>
   const client: Client = { keyId: 'test', allTubes: true, grants: new Set() };
 
   async function drain(to: string): Promise<number> {
-    const stream = await openSeriesStream(sql, { client, tubeIdentifier: tube!.identifier, from: FROM, to });
+    const stream = await openSeriesStream(
+      sql,
+      { client, tubeIdentifier: tube!.identifier, from: FROM, to },
+      jsonSeries,
+    );
     let bytes = 0;
     for await (const chunk of stream!) bytes += (chunk as Buffer).length;
     return bytes;
@@ -109,12 +114,16 @@ t.test("values come out as JavaScript writes them, whatever PostgreSQL's text of
   const [rounding] = await sql`select current_setting('extra_float_digits') as setting`;
   t.equal(rounding?.setting, '-3', 'the connection rounds floats');
   const client: Client = { keyId: 'test', allTubes: true, grants: new Set() };
-  const stream = await openSeriesStream(sql, {
-    client,
-    tubeIdentifier: tube!.identifier,
-    from: '2024-01-01T00:00:00Z',
-    to: '2024-01-02T00:00:00Z',
-  });
+  const stream = await openSeriesStream(
+    sql,
+    {
+      client,
+      tubeIdentifier: tube!.identifier,
+      from: '2024-01-01T00:00:00Z',
+      to: '2024-01-02T00:00:00Z',
+    },
+    jsonSeries,
+  );
   let body = '';
   for await (const chunk of stream!) body += (chunk as Buffer).toString();
   const written = [...body.matchAll(/"value":([^}]*)\}/g)].map((match) => match[1]);
