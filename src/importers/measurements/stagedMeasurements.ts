@@ -126,9 +126,9 @@ function addFound<R extends FoundRows>(
 }
 
 /**
- * The common case, new data for a time range the database has nothing for yet, costs half as much
- * through a plain INSERT as through the upsert: ON CONFLICT makes every row a speculative insertion (an extra
- * index probe and WAL record each), measured at 2.3 s against 1.1 s for a year of 1-minute data. So
+ * The common case, new data for a time range the database has nothing for yet, costs about half as much
+ * through a plain INSERT as through the upsert: ON CONFLICT makes every row a speculative insertion (an
+ * extra index probe and WAL record each; bench/README.md, "Import"). So
  * when no stored row of any tube falls inside the file's time range of that tube, a plain INSERT does
  * exactly what the upsert would. Should it still meet a conflict (a duplicate inside the file, or a
  * concurrent import of the same range), it is undone and the upsert takes over, which handles both.

@@ -12,11 +12,9 @@ import type { SeriesRepresentation } from './representation.js';
 import { findTube, measurementBatches } from './sql.js';
 
 /**
- * Rows per FETCH: ~100 KB of JSON, so a year of 1-minute data takes ~260 FETCHes, two in flight at a
- * time (measurementBatches). Measured on a year (2 cores, median of 8 rounds each): 1,500–2,500 rows
- * ran ~1.3–1.4× a bare cursor loop, 5,000 ~1.4–1.5×, 10,000 and more ~1.5–1.75×: the larger the batch,
- * the more rows are alive at each young-generation collection and get promoted, and the more time goes
- * to garbage collection. Each batch's JSON also stays under V8's large-object size (128 KB).
+ * Rows per FETCH. Larger batches keep more rows alive at each young-generation collection, which then
+ * promotes them, and spend the time saved on round trips in garbage collection (bench/README.md, "What
+ * the hot path does"). A batch's JSON also stays under V8's large-object size.
  */
 export const BATCH_SIZE = 2000;
 

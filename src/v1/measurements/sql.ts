@@ -42,10 +42,9 @@ export function seriesSelect(sql: Queryable, tubeId: number, from: string, to: s
 }
 
 /**
- * FETCHes kept in flight on the connection. With one, PostgreSQL waited a round trip at every batch
- * while Node finished decoding the last rows; with two it always has the next batch to read, and Node
- * decodes one while the other arrives. Measured on a year (2 cores): the stream went from ~1.45× to
- * ~1.15–1.2× a bare cursor loop's time; three were no faster. Bounded read-ahead: at most two batches.
+ * FETCHes kept in flight on the connection. With one, PostgreSQL waits a round trip at every batch
+ * while Node finishes decoding the last rows; with two it always has the next batch to read, and Node
+ * decodes one while the other arrives; three gain nothing (bench/README.md, "What the hot path does").
  */
 const FETCHES_IN_FLIGHT = 2;
 

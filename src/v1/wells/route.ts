@@ -56,7 +56,7 @@ export async function wellsRoute(
     handler(request, reply) {
       const client = request.client!;
       if (readsNothing(client)) throw forbidden();
-      // The signal only when the body must be loaded: an AbortController costs ~9 µs, and a cached
+      // The signal only when the body must be loaded: an AbortController is not free, and a cached
       // request waits for nothing.
       const cached = cache.get(client, () => clientGoneSignal(reply));
       if (cached instanceof Promise) return cached.then((body) => sendWells(request, reply, body));
