@@ -23,8 +23,8 @@ import {
   within,
 } from '../test/helpers/faults.js';
 import { addKey, addRegularSeries, addWell } from '../test/helpers/fixtures.js';
-import { startOwnPostgres } from '../test/helpers/ownPostgres.js';
-import { startRedis } from '../test/helpers/redis-server.js';
+import { startOwnPostgres } from '../testkit/postgres.js';
+import { startRedis } from '../testkit/redis.js';
 
 const ABORTS = Number(process.argv[2] ?? 10_000);
 const ROUNDS = Number(process.argv[3] ?? 10);

@@ -15,9 +15,9 @@
  */
 
 import { addKey, addWell } from '../test/helpers/fixtures.js';
-import { startRedis } from '../test/helpers/redis-server.js';
-import { type Replica, spawnReplica } from '../test/helpers/serve.js';
-import { processCpuMs } from './lib/cpu.js';
+import { type Replica, spawnReplica } from '../testkit/gwapi.js';
+import { processCpuMs } from '../testkit/processes.js';
+import { redisOrThrowaway } from '../testkit/redis.js';
 import { type LoadResult, load } from './lib/load.js';
 import { startBenchPostgres } from './lib/postgres.js';
 import { count, machineLine, median, ms, printTable, ratio } from './lib/stats.js';
@@ -35,18 +35,11 @@ const HIGH_LIMITS = {
 };
 
 const pg = await startBenchPostgres();
-let stopRedis = async () => {};
-let redisUrl = process.env.REDIS_URL;
-let redisPid: number | undefined;
-if (!redisUrl) {
-  const redis = await startRedis();
-  redisUrl = redis.url;
-  redisPid = redis.process.pid;
-  stopRedis = redis.stop;
-}
+const redis = await redisOrThrowaway(process.env.REDIS_URL);
+const redisPid = redis.pid;
 const replicas: Replica[] = [];
 try {
-  console.log(`Limits over HTTP — ${await machineLine()}\n${pg.description}; Redis at ${redisUrl}\n`);
+  console.log(`Limits over HTTP — ${await machineLine()}\n${pg.description}; Redis at ${redis.url}\n`);
   const { url, sql } = await pg.database('bench_limits_http');
   for (let well = 1; well <= WELLS; well++) {
     await addWell(sql, `Well ${well}`, [{ number: '1' }, { number: '2' }, { number: '3' }]);
@@ -56,7 +49,7 @@ try {
   const targets: [string, Record<string, string>][] = [
     ['limits lifted', { ...common, LIMITS_ENABLED: 'false' }],
     ['limits in process', common],
-    ['limits in Redis', { ...common, REDIS_URL: redisUrl }],
+    ['limits in Redis', { ...common, REDIS_URL: redis.url }],
   ];
   for (const [, env] of targets) replicas.push(await spawnReplica(env, { keepLogs: false }));
   console.log(
@@ -109,6 +102,6 @@ try {
   }
 } finally {
   for (const replica of replicas) await replica.stop();
-  await stopRedis();
+  await redis.stop();
   await pg.stop();
 }

@@ -9,7 +9,7 @@
 import { loadSettings } from '../src/config.js';
 import type { StoreClientLimits } from '../src/limits/clientLimits.js';
 import { createClientLimits } from '../src/limits/createClientLimits.js';
-import { startRedis } from '../test/helpers/redis-server.js';
+import { redisOrThrowaway } from '../testkit/redis.js';
 
 const OPERATIONS = Number(process.argv[2] ?? 20_000);
 const RUNS = Number(process.argv[3] ?? 3);
@@ -19,13 +19,7 @@ const PARALLEL = 64;
 const settings = loadSettings({ RATE_LIMIT_BURST: '1000000', CONCURRENCY_LIMIT: '1000' });
 const logger = { info: console.log, warn: console.warn };
 
-let stopRedis = async () => {};
-let redisUrl = process.env.REDIS_URL;
-if (!redisUrl) {
-  const redis = await startRedis();
-  redisUrl = redis.url;
-  stopRedis = redis.stop;
-}
+const redis = await redisOrThrowaway(process.env.REDIS_URL);
 
 async function admitAndRelease(limits: StoreClientLimits, key: string): Promise<void> {
   const admission = await limits.admit(key);
@@ -60,7 +54,7 @@ function report(store: string, what: string, ms: number): void {
 try {
   for (const [store, url] of [
     ['memory', undefined],
-    ['redis', redisUrl],
+    ['redis', redis.url],
   ] as const) {
     const limits = await createClientLimits(
       { ...settings, REDIS_URL: url },
@@ -86,5 +80,5 @@ try {
     }
   }
 } finally {
-  await stopRedis();
+  await redis.stop();
 }

@@ -19,8 +19,8 @@
  */
 import { Redis } from 'ioredis';
 import { freePort } from '../src/db/embedded.js';
-import { startRedis } from '../test/helpers/redis-server.js';
-import { type Replica, spawnReplica } from '../test/helpers/serve.js';
+import { type Replica, spawnReplica } from '../testkit/gwapi.js';
+import { redisOrThrowaway } from '../testkit/redis.js';
 import { startBenchPostgres } from './lib/postgres.js';
 import { type ServerSample, serverProbe } from './lib/serverProbe.js';
 import {
@@ -54,24 +54,18 @@ const SERVER_APPLICATION_NAME = 'gwapi serve';
 const slotsKey = (keyId: string) => `gwapi:limits:{${keyId}}:slots`;
 
 const pg = await startBenchPostgres();
-let redisUrl = process.env.REDIS_URL;
-let stopRedis = async () => {};
-if (!redisUrl) {
-  const redis = await startRedis();
-  redisUrl = redis.url;
-  stopRedis = redis.stop;
-}
+const redis = await redisOrThrowaway(process.env.REDIS_URL);
 let replica: Replica | undefined;
 let failures: string[] = [];
 try {
-  console.log(`Soak, ${MINUTES} min — ${await machineLine()}\n${pg.description}; Redis at ${redisUrl}`);
+  console.log(`Soak, ${MINUTES} min — ${await machineLine()}\n${pg.description}; Redis at ${redis.url}`);
   const { url, sql } = await pg.database('bench_soak');
   const fixture = await addSoakFixture(sql, CLIENTS);
   const metricsPort = await freePort();
   replica = await spawnReplica(
     {
       DATABASE_URL: url,
-      REDIS_URL: redisUrl,
+      REDIS_URL: redis.url,
       METRICS_PORT: String(metricsPort),
       LOG_LEVEL: 'info',
       SHUTDOWN_GRACE_SECONDS: '5',
@@ -131,7 +125,7 @@ try {
   await Promise.all(clients);
 
   // After the load: whatever is still held now is leaked.
-  const left = await afterLoad(probe, redisUrl, fixture.all);
+  const left = await afterLoad(probe, redis.url, fixture.all);
   const totals = tally.snapshot();
   printTotals(totals);
 
@@ -169,7 +163,7 @@ try {
   console.error(error);
 } finally {
   await replica?.stop();
-  await stopRedis();
+  await redis.stop();
   await pg.stop();
 }
 process.exit(failures.length === 0 ? 0 : 1);

@@ -4,33 +4,19 @@
  * folder, a `redis-server` on a free port) and removes them afterwards. Extra arguments go to tap.
  */
 import { spawn } from 'node:child_process';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startEmbeddedPostgres } from '../src/db/embedded.js';
-import { startRedis } from './helpers/redis-server.js';
+import { postgresOrThrowaway } from '../testkit/postgres.js';
+import { redisOrThrowaway } from '../testkit/redis.js';
 import { CAPTURE_DIR_VARIABLE, scanCaptures } from './helpers/secrets.js';
 
-const cleanups: (() => Promise<unknown>)[] = [];
 const env = { ...process.env };
-
-if (!env.TEST_DATABASE_URL) {
-  const dir = await mkdtemp(join(tmpdir(), 'gwapi-test-pg-'));
-  await chmod(dir, 0o755); // run as root, the server runs as `postgres` and must reach its folder
-  const postgres = await startEmbeddedPostgres({
-    dir: join(dir, 'data'),
-    persistent: false,
-    // Durability is irrelevant for a throwaway cluster; speed is not.
-    settings: { fsync: 'off', full_page_writes: 'off', max_connections: '300' },
-  });
-  env.TEST_DATABASE_URL = postgres.url;
-  cleanups.push(() => postgres.stop().then(() => rm(dir, { recursive: true, force: true })));
-}
-if (!env.TEST_REDIS_URL) {
-  const redis = await startRedis();
-  env.TEST_REDIS_URL = redis.url;
-  cleanups.push(redis.stop);
-}
+// Test files run in parallel, each with databases of its own on this one server.
+const postgres = await postgresOrThrowaway(env.TEST_DATABASE_URL, { max_connections: '300' });
+const redis = await redisOrThrowaway(env.TEST_REDIS_URL);
+env.TEST_DATABASE_URL = postgres.url;
+env.TEST_REDIS_URL = redis.url;
 
 // Every log line and every gwapi process output of the suite is kept here and scanned for keys at the end.
 const captureDir = await mkdtemp(join(tmpdir(), 'gwapi-test-capture-'));
@@ -47,7 +33,7 @@ const tap = spawn(
 const code = await new Promise<number>((resolve) =>
   tap.on('exit', (c, signal) => resolve(c ?? (signal ? 1 : 0))),
 );
-for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
+for (const server of [redis, postgres]) await server.stop().catch(() => {});
 
 const scan = scanCaptures(captureDir);
 const scanned = `${scan.lines.toLocaleString('en-US')} lines of ${scan.files} captured logs and outputs`;

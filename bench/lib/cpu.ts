@@ -1,20 +1,9 @@
-/** CPU time of processes, from /proc (Linux): the server, the database backends, this process. */
-import { readFileSync } from 'node:fs';
+/**
+ * CPU time of the database backends and of this process (a server process's own: processCpuMs in
+ * testkit/processes.ts).
+ */
 import type { Sql } from '../../src/db/connect.js';
-
-/** USER_HZ: 100 on every Linux this runs on (getconf CLK_TCK). */
-const CLOCK_TICKS_PER_SECOND = 100;
-
-/** utime + stime of a process, all threads, ms (10 ms resolution); 0 once it is gone. */
-export function processCpuMs(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
-  } catch {
-    return 0;
-  }
-}
+import { processCpuMs } from '../../testkit/processes.js';
 
 /** This process's CPU time, ms. */
 export const ownCpuMs = () => {

@@ -6,6 +6,7 @@
  */
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import type { Sql } from '../../src/db/connect.js';
+import { residentMb } from '../../testkit/processes.js';
 
 export interface ServerSample {
   /** ms since the probe started. */
@@ -23,9 +24,6 @@ export interface ServerSample {
   streamConnectionsHeld: number;
   streamConnectionsWaiting: number;
 }
-
-const residentMb = (pid: number) =>
-  Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 
 function socketFds(pid: number): number {
   let sockets = 0;

@@ -1,13 +1,12 @@
 /**
- * A benchmark server (benchServer.ts) in a child process, and what the parent measures of it: its
- * resident memory, exactly, through /proc. Writing 5 to clear_refs resets the kernel's peak-RSS
- * counter (VmHWM), so "peak during this request" is read from the kernel instead of being sampled.
+ * A benchmark server (benchServer.ts) in a child process, and what the parent measures of it through
+ * /proc (testkit/processes.ts): CPU time, and resident memory, exactly, its peak read from the kernel
+ * instead of being sampled.
  */
 import { type ChildProcess, fork } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { peakMb, processCpuMs, resetPeakMb, residentMb, stopProcess } from '../../testkit/processes.js';
 import type { ParentMessage, ServerMessage } from './benchServer.js';
-import { processCpuMs } from './cpu.js';
 import type { FloorRequest } from './floor.js';
 
 /**
@@ -40,9 +39,6 @@ export interface ServerProcess {
   stopProfile(file: string): Promise<void>;
   stop(): Promise<void>;
 }
-
-const statusField = (pid: number, field: string) =>
-  Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 
 export async function startServerProcess(
   kind: 'api' | 'bare',
@@ -81,9 +77,9 @@ export async function startServerProcess(
     base: listening.base,
     pid,
     cpuMs: () => processCpuMs(pid),
-    residentMb: () => statusField(pid, 'VmRSS'),
-    resetPeak: () => writeFileSync(`/proc/${pid}/clear_refs`, '5'),
-    peakMb: () => statusField(pid, 'VmHWM'),
+    residentMb: () => residentMb(pid),
+    resetPeak: () => resetPeakMb(pid),
+    peakMb: () => peakMb(pid),
     async floor(request) {
       const message = await ask({ type: 'floor', request });
       if (message.type !== 'floor') throw new Error(`floor failed: ${JSON.stringify(message)}`);
@@ -97,11 +93,6 @@ export async function startServerProcess(
       const message = await ask({ type: 'stopProfile', file });
       if (message.type !== 'profiled') throw new Error(`profiler failed: ${JSON.stringify(message)}`);
     },
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
+    stop: () => stopProcess(child),
   };
 }

@@ -4,14 +4,14 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { connect } from '../../src/db/connect.js';
 import { startEmbeddedPostgres } from '../../src/db/embedded.js';
 import { DEMO_DAYS } from '../../src/demo/seed.js';
 import { DEMO_TUBES, HIDDEN_DEMO_TUBE } from '../../src/demo/wells.js';
+import { throwawayFolder } from '../../testkit/postgres.js';
 import { runCli, spawnCli } from '../helpers/cli.js';
 
 const PER_TUBE = DEMO_DAYS * 96; // 15-minute steps
@@ -73,8 +73,7 @@ async function postgresProcesses(dir: string): Promise<number[]> {
 }
 
 t.test('gwapi demo seeds once, serves, prints a key and requests, and stops cleanly', async (t) => {
-  const folder = await mkdtemp(join(tmpdir(), 'gwapi-demo-'));
-  await chmod(folder, 0o755); // as root, PostgreSQL runs as `postgres` and must reach its folder
+  const folder = await throwawayFolder('gwapi-demo-');
   t.teardown(() => rm(folder, { recursive: true, force: true }));
   const env = { GWAPI_DATA_DIR: join(folder, 'data') };
   const clusterDir = join(folder, 'data', 'postgres');

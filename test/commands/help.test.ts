@@ -1,7 +1,8 @@
 /** `gwapi --help` and the help of every command: exit 0, every option, argument and setting named. */
 import t from 'tap';
 import { variables } from '../../src/config.js';
-import { CLI, runCli, spawnCli } from '../helpers/cli.js';
+import { GWAPI_CLI } from '../../testkit/gwapi.js';
+import { runCli, spawnCli } from '../helpers/cli.js';
 
 /** Every command, with the options and arguments its help must name (besides --help). */
 const COMMANDS: Record<string, string[]> = {
@@ -31,8 +32,8 @@ function listedCommands(help: string): string[] {
 t.test('runCli runs the TypeScript sources through tsx', async (t) => {
   const child = spawnCli(['--help']);
   t.equal(child.spawnfile, process.execPath);
-  t.same(child.spawnargs.slice(1), ['--import', 'tsx', CLI, '--help']);
-  t.match(CLI, /\/src\/cli\.ts$/);
+  t.same(child.spawnargs.slice(1), ['--import', 'tsx', GWAPI_CLI, '--help']);
+  t.match(GWAPI_CLI, /\/src\/cli\.ts$/);
   child.stdout.resume();
   t.equal(await new Promise((resolve) => child.on('close', resolve)), 0);
 });

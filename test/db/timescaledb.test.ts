@@ -11,8 +11,8 @@ import t, { type Test } from 'tap';
 import { connect, type Queryable, type Sql } from '../../src/db/connect.js';
 import { migrate, readMigrations, usesTimescaleDb } from '../../src/db/migrate.js';
 import { type MeasurementRow, measurementBatches, seriesSelect } from '../../src/v1/measurements/sql.js';
+import { startTimescale } from '../../testkit/timescale.js';
 import { freshDatabase } from '../helpers/database.js';
-import { startTimescale } from '../helpers/timescale.js';
 
 /** 2024-01-01 up to 2024-05-01 in 15-minute steps: four months, five 30-day chunks. */
 const DATA_FROM = '2024-01-01T00:00:00Z';

@@ -8,6 +8,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import t, { type Test } from 'tap';
+import { startOwnPostgres } from '../../testkit/postgres.js';
 import {
   describe,
   eventually,
@@ -19,7 +20,6 @@ import {
   within,
 } from '../helpers/faults.js';
 import { addKey, addRegularSeries, addWell } from '../helpers/fixtures.js';
-import { startOwnPostgres } from '../helpers/ownPostgres.js';
 
 /** How long the service may take to serve again once PostgreSQL accepts connections. */
 const RECOVERED_WITHIN_MS = 10_000;

@@ -6,6 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import { VERSION_FRESH_MS } from '../../src/v1/wells/discoveryCache.js';
+import { startOwnPostgres } from '../../testkit/postgres.js';
 import {
   describe,
   fetchOutcome,
@@ -16,7 +17,6 @@ import {
   WELLS,
 } from '../helpers/faults.js';
 import { addKey, addRegularSeries, addWell } from '../helpers/fixtures.js';
-import { startOwnPostgres } from '../helpers/ownPostgres.js';
 
 /** Every kind of request must succeed within this of PostgreSQL accepting connections again. */
 const RECOVERED_WITHIN_MS = 10_000;

@@ -9,11 +9,11 @@ import { freePort } from '../../src/db/embedded.js';
 import { migrate, readMigrations } from '../../src/db/migrate.js';
 import { generateApiKey } from '../../src/keys/format.js';
 import { createClientLimits } from '../../src/limits/createClientLimits.js';
+import { startRedis } from '../../testkit/redis.js';
 import { startApi, type TestApi } from '../helpers/api.js';
 import { freshDatabase } from '../helpers/database.js';
 import { get, type HttpResponse, send } from '../helpers/http.js';
 import { recordingLogger, settingsWith, unique } from '../helpers/limits.js';
-import { startRedis } from '../helpers/redis-server.js';
 import { scriptedLimits } from '../helpers/scriptedLimits.js';
 import { until } from '../helpers/until.js';
 

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { Test } from 'tap';
 import { connect, type Sql } from '../../src/db/connect.js';
 import { migrate } from '../../src/db/migrate.js';
+import { createDatabase } from '../../testkit/postgres.js';
 
 export function testDatabaseUrl(): string {
   const url = process.env.TEST_DATABASE_URL;
@@ -23,15 +24,13 @@ export interface TestDatabase {
 export async function freshDatabase(t: Test, options: { migrated?: boolean } = {}): Promise<TestDatabase> {
   const admin = connect(testDatabaseUrl(), { max: 1 });
   const name = `gwtest_${randomBytes(6).toString('hex')}`;
-  await admin.unsafe(`create database ${name}`);
-  const url = new URL(testDatabaseUrl());
-  url.pathname = `/${name}`;
-  const sql = connect(url.toString(), { max: 10 });
+  const url = await createDatabase(admin, testDatabaseUrl(), name);
+  const sql = connect(url, { max: 10 });
   t.teardown(async () => {
     await sql.end({ timeout: 1 });
     await admin.unsafe(`drop database if exists ${name} with (force)`);
     await admin.end();
   });
   if (options.migrated ?? true) await migrate(sql);
-  return { sql, url: url.toString(), name };
+  return { sql, url, name };
 }

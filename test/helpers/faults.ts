@@ -3,20 +3,13 @@
  * shared limits, requests that always come back with an outcome (a response, a cut-off body, or the
  * reason there was none: a test must fail, not hang), and readings of the replica's memory and metrics.
  */
-import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { connect } from 'node:net';
 import { freePort } from '../../src/db/embedded.js';
+import { type Replica, spawnReplica } from '../../testkit/gwapi.js';
+import { type Owner, processCpuMs, residentMb } from '../../testkit/processes.js';
 import { type OpenStream, openStream } from './http.js';
-import { type Replica, spawnReplica } from './serve.js';
-
-/** What owns a replica or a cluster and ends it: a tap test, or a benchmark's own list. */
-export interface Owner {
-  teardown(done: () => unknown): void;
-}
-
-/** The unit of /proc/PID/stat's times (USER_HZ, 100 on Linux). */
-const CLOCK_TICKS_PER_SECOND = 100;
+import { captureProcess } from './secrets.js';
 
 export const WELLS = '/v1/groundwater-monitoring-wells';
 
@@ -44,8 +37,6 @@ export async function startFaultReplica(
   env: Record<string, string | undefined> = {},
 ): Promise<FaultReplica> {
   const metricsPort = await freePort();
-  let stop = async () => {};
-  owner.teardown(() => stop());
   const replica = await spawnReplica(
     {
       DATABASE_URL: databaseUrl,
@@ -55,24 +46,15 @@ export async function startFaultReplica(
       RATE_LIMIT_PER_SECOND: '1000',
       ...env,
     },
-    { onSpawn: (stopReplica) => (stop = stopReplica) },
+    { owner, watch: captureProcess },
   );
   const metricsBase = `http://127.0.0.1:${metricsPort}`;
   const pid = replica.child.pid!;
   return {
     ...replica,
     metricsBase,
-    residentMb: () =>
-      Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024,
-    cpuSeconds() {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const [utime, stime] = stat
-        .slice(stat.lastIndexOf(')') + 2)
-        .split(' ')
-        .slice(11, 13)
-        .map(Number);
-      return (utime! + stime!) / CLOCK_TICKS_PER_SECOND;
-    },
+    residentMb: () => residentMb(pid),
+    cpuSeconds: () => processCpuMs(pid) / 1000,
     async metric(sample) {
       const text = (await fetchOutcome(metricsBase, '/metrics', {})).body;
       const line = text.split('\n').find((l) => l.startsWith(`${sample} `));

@@ -8,8 +8,8 @@ import t, { type Test } from 'tap';
 import { freePort } from '../../src/db/embedded.js';
 import type { StoreClientLimits } from '../../src/limits/clientLimits.js';
 import { createClientLimits } from '../../src/limits/createClientLimits.js';
+import { type RedisServer, startRedis } from '../../testkit/redis.js';
 import { type RecordingLogger, recordingLogger, settingsWith, sleep, unique } from '../helpers/limits.js';
-import { type RedisServer, startRedis } from '../helpers/redis-server.js';
 
 /** A bucket that will not run dry during the test, and one slot per key. */
 const env = { RATE_LIMIT_BURST: '1000', RATE_LIMIT_PER_SECOND: '0.01', CONCURRENCY_LIMIT: '1' };

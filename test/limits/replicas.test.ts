@@ -9,12 +9,13 @@
 import t, { type Test } from 'tap';
 import { generateApiKey } from '../../src/keys/format.js';
 import { createKey } from '../../src/keys/store.js';
+import { INFO, logged, type Replica, WARN } from '../../testkit/gwapi.js';
+import { type RedisServer, startRedis } from '../../testkit/redis.js';
 import { freshDatabase } from '../helpers/database.js';
 import { addRegularSeries, addWell } from '../helpers/fixtures.js';
 import { get, type HttpResponse, type OpenStream, openStream } from '../helpers/http.js';
 import { sleep, unique } from '../helpers/limits.js';
-import { type RedisServer, startRedis } from '../helpers/redis-server.js';
-import { INFO, logged, type Replica, startReplica, WARN } from '../helpers/serve.js';
+import { startReplica } from '../helpers/serve.js';
 
 const WELLS = '/v1/groundwater-monitoring-wells';
 const OPENAPI = '/v1/openapi.json';

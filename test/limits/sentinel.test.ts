@@ -6,8 +6,8 @@
 import { Redis } from 'ioredis';
 import t from 'tap';
 import { createClientLimits } from '../../src/limits/createClientLimits.js';
+import { startRedis, startSentinel } from '../../testkit/redis.js';
 import { recordingLogger, settingsWith, sleep, unique } from '../helpers/limits.js';
-import { startRedis, startSentinel } from '../helpers/redis-server.js';
 
 const NAME = 'gwapi-limits';
 

@@ -11,10 +11,11 @@ import { type Agent, request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import t, { type Test } from 'tap';
+import type { Replica } from '../../../testkit/gwapi.js';
 import { freshDatabase } from '../../helpers/database.js';
 import { addKey, addRegularSeries, addWell } from '../../helpers/fixtures.js';
 import { parseRaw } from '../../helpers/http.js';
-import { type Replica, startReplica } from '../../helpers/serve.js';
+import { startReplica } from '../../helpers/serve.js';
 
 const ROWS_IN_YEAR = 366 * 24 * 60;
 const YEAR = '?from=2024-01-01T00:00:00Z&to=2025-01-01T00:00:00Z';

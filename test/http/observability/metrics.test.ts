@@ -8,13 +8,14 @@ import { createMetrics } from '../../../src/http/observability/metrics.js';
 import { listenForMetrics } from '../../../src/http/observability/metricsServer.js';
 import { generateApiKey } from '../../../src/keys/format.js';
 import { createClientLimits } from '../../../src/limits/createClientLimits.js';
+import type { Replica } from '../../../testkit/gwapi.js';
+import { startRedis } from '../../../testkit/redis.js';
 import { startApi } from '../../helpers/api.js';
 import { addKey, addRegularSeries, addWell } from '../../helpers/fixtures.js';
 import { get, openStream, send } from '../../helpers/http.js';
 import { recordingLogger, settingsWith, sleep, unique } from '../../helpers/limits.js';
-import { startRedis } from '../../helpers/redis-server.js';
 import { scriptedLimits } from '../../helpers/scriptedLimits.js';
-import { type Replica, startReplica } from '../../helpers/serve.js';
+import { startReplica } from '../../helpers/serve.js';
 
 const WELLS = '/v1/groundwater-monitoring-wells';
 const SERIES_ROUTE = '/v1/groundwater-monitoring-tubes/:tubeIdentifier/measurements';

@@ -1,6 +1,6 @@
 /**
  * The SQL half of the import on a TimescaleDB hypertable (PGlite built with TimescaleDB, see
- * test/helpers/timescale.ts): the temporary staging table, savepoints, the plain INSERT, the upsert and
+ * testkit/timescale.ts): the temporary staging table, savepoints, the plain INSERT, the upsert and
  * its `xmax = 0` count, compressed chunks and VACUUM behave as on plain PostgreSQL. That server cannot
  * take COPY FROM STDIN, so the staged rows are inserted here; the COPY half is the same on both.
  */
@@ -11,7 +11,7 @@ import { ErrorCollector, ImportRejected } from '../../../src/importers/importErr
 import { vacuumMeasurements } from '../../../src/importers/measurements/measurements.js';
 import { createStaging, writeStaged } from '../../../src/importers/measurements/stagedMeasurements.js';
 import { upsertRegistry } from '../../../src/importers/registry/registry.js';
-import { startTimescale } from '../../helpers/timescale.js';
+import { startTimescale } from '../../../testkit/timescale.js';
 
 const TUBE = '1b4e28ba-2fa1-11d2-883f-0016d3cca427';
 const OTHER = '1b4e28ba-2fa1-11d2-883f-0016d3cca428';

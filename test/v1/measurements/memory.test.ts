@@ -6,55 +6,20 @@
  * hand: it does), while a streaming one completes, and its resident memory must grow by less than the
  * 40 MB issue 5 allows.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
+import { residentMb } from '../../../testkit/processes.js';
 import { freshDatabase } from '../../helpers/database.js';
 import { addKey, addRegularSeries, addWell } from '../../helpers/fixtures.js';
 import { get } from '../../helpers/http.js';
-import { captureProcess } from '../../helpers/secrets.js';
+import { startReplica } from '../../helpers/serve.js';
 
-const CLI = fileURLToPath(new URL('../../../src/cli.ts', import.meta.url));
 const ROWS_IN_YEAR = 366 * 24 * 60;
 /**
  * Growth of resident memory allowed while the year streams. Measured: 13.6 MB, V8's young generation
  * (28-42 MB while a stream still left its rows and number strings in the old generation).
  */
 const GROWTH_BOUND_MB = 40;
-
-/** Resident set size of a process, in MB (Linux). */
-const residentMb = (pid: number) =>
-  Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
-
-function startServe(databaseUrl: string): Promise<{ child: ChildProcess; base: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve'], {
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      DATABASE_URL: databaseUrl,
-      HOST: '127.0.0.1',
-      PORT: '0',
-      LOG_LEVEL: 'info',
-      // Tight, so that buffering the year cannot succeed (see the top of this file).
-      NODE_OPTIONS: '--max-old-space-size=64',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  // Checked for keys at the end of the suite, and still shown.
-  captureProcess(child, ['serve']);
-  child.stderr!.pipe(process.stderr);
-  return new Promise((resolve, reject) => {
-    let output = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      const address = /"address":"(http:\/\/[^"]+)"/.exec(output);
-      if (address) resolve({ child, base: address[1]! });
-    });
-    child.on('exit', (code) => reject(new Error(`gwapi serve exited with ${code}: ${output}`)));
-  });
-}
 
 /** Reads a whole response as fast as it comes; returns it and the largest server RSS seen meanwhile. */
 function fetchWhileSampling(url: string, key: string, pid: number) {
@@ -84,15 +49,13 @@ t.test('a 366-day series of 1-minute data streams in constant server memory', as
   await db.sql`vacuum analyze measurements`;
   const { key } = await addKey(db.sql, { tubeIds: [tube!.id] });
 
-  const { child, base } = await startServe(db.url);
-  t.teardown(
-    () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
-  );
+  const { child, base } = await startReplica(t, {
+    DATABASE_URL: db.url,
+    // Tight, so that buffering the year cannot succeed (see the top of this file).
+    NODE_OPTIONS: '--max-old-space-size=64',
+  });
+  // A server that dies of heap exhaustion says so there.
+  child.stderr.pipe(process.stderr);
   const path = `/v1/groundwater-monitoring-tubes/${tube!.identifier}/measurements`;
   // Warm up: every module loaded and every code path compiled once before measuring.
   const warmUp = await get(base, `${path}?from=2024-01-01T00:00:00Z&to=2024-01-08T00:00:00Z`, {

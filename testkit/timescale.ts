@@ -1,6 +1,6 @@
 /**
  * Real TimescaleDB code without Docker: PGlite built with TimescaleDB 2.23 (PostgreSQL 17 in wasm) in a
- * child process, reachable over TCP by postgres.js (see timescale-server.ts).
+ * child process, reachable over TCP by postgres.js (see timescaleServer.ts).
  *
  * What a client must know about this server (pglite-socket 0.0.20):
  * - ONE connection at a time: further connections wait in a queue (up to 60 s, then they are dropped)
@@ -12,15 +12,15 @@
  *   connect() asks for); timestamptz text output is the same `+00` form either way.
  */
 import { spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { exited, untilReady } from './processes.js';
 
 export interface TimescaleServer {
   url: string;
   stop(): Promise<void>;
 }
 
-const SERVER_SCRIPT = fileURLToPath(new URL('./timescale-server.ts', import.meta.url));
+const SERVER_SCRIPT = fileURLToPath(new URL('./timescaleServer.ts', import.meta.url));
 /** Loading the wasm module and unpacking the extension takes a few seconds; a busy CI machine, more. */
 const START_TIMEOUT_MS = 120_000;
 const STOP_TIMEOUT_MS = 10_000;
@@ -34,24 +34,11 @@ export async function startTimescale(): Promise<TimescaleServer> {
   child.stderr.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString()).slice(-4000);
   });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`PGlite/TimescaleDB did not start within ${START_TIMEOUT_MS} ms: ${stderr}`));
-    }, START_TIMEOUT_MS);
-    child.once('error', reject);
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`PGlite/TimescaleDB exited (${code ?? signal}) before listening: ${stderr}`));
-    });
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      const match = /^listening (\d+)$/.exec(line);
-      if (!match) return;
-      clearTimeout(timer);
-      resolve(Number(match[1]));
-    });
+  const port = await untilReady(child, (line) => /^listening (\d+)$/.exec(line)?.[1], {
+    what: 'PGlite/TimescaleDB',
+    timeoutMs: START_TIMEOUT_MS,
+  }).catch((error: Error) => {
+    throw new Error(`${error.message}\n${stderr}`);
   });
 
   let stopping = false;
@@ -64,11 +51,11 @@ export async function startTimescale(): Promise<TimescaleServer> {
     // PGlite has no authentication and one database; user and password are only there for the URL.
     url: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
     async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
       stopping = true;
+      if (child.exitCode !== null || child.signalCode !== null) return;
       child.stdin.end();
       const killer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
-      await exited;
+      await exited(child);
       clearTimeout(killer);
     },
   };

@@ -3,13 +3,14 @@
  * PostgreSQL: transaction pooling, a small server pool, SCRAM for clients and for the server with the
  * user and password of the upstream URL. Its files live in a temporary folder removed on stop.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { chmod, chown, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
-import { freePort } from '../../src/db/embedded.js';
+import { freePort } from '../src/db/embedded.js';
+import { stopProcess, untilReady } from './processes.js';
 
 export interface PgBouncer {
   /** `postgres://user:password@127.0.0.1:PORT/` + `database`: the upstream database through PgBouncer. */
@@ -87,7 +88,15 @@ export async function startPgBouncer(upstreamUrl: string, options: PgBouncerOpti
   const child = spawn(binary, [...(owner ? ['-u', owner.user] : []), config], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const version = await untilListening(child, port);
+  let version = '';
+  await untilReady(
+    child,
+    (line) => {
+      version ||= /PgBouncer (\d+\.\d+\.\d+)/.exec(line)?.[1] ?? '';
+      return line.includes(`listening on 127.0.0.1:${port}`) ? true : undefined;
+    },
+    { what: 'pgbouncer', timeoutMs: 10_000, streams: ['stdout', 'stderr'] },
+  );
   const admin = postgres(`postgres://${upstream.username}:${upstream.password}@127.0.0.1:${port}/pgbouncer`, {
     max: 1,
     // The admin console speaks the simple protocol only: no type query at connect, no prepared statements.
@@ -107,41 +116,9 @@ export async function startPgBouncer(upstreamUrl: string, options: PgBouncerOpti
     version,
     stop: async () => {
       await admin.end({ timeout: 1 });
-      if (child.exitCode === null && child.signalCode === null) {
-        const exited = new Promise((resolve) => child.once('exit', resolve));
-        // SIGTERM: immediate shutdown (SIGINT would wait for clients to leave).
-        child.kill('SIGTERM');
-        await exited;
-      }
+      // SIGTERM: immediate shutdown (SIGINT would wait for clients to leave).
+      await stopProcess(child, 'SIGTERM');
       await rm(dir, { recursive: true, force: true });
     },
   };
-}
-
-/** Resolves with PgBouncer's version once it listens on `port`; its log is kept for the error. */
-function untilListening(child: ChildProcess, port: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let log = '';
-    let version = '';
-    const timer = setTimeout(
-      () => reject(new Error(`pgbouncer did not listen within 10 s:\n${log}`)),
-      10_000,
-    );
-    child.on('error', (error) => reject(new Error(`cannot start pgbouncer: ${error.message}`)));
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`pgbouncer exited with ${code}:\n${log}`));
-    });
-    const read = (chunk: Buffer) => {
-      // Only the start (for an error) and then a tail are kept: PgBouncer logs every login.
-      log = (log + chunk.toString()).slice(-20_000);
-      version ||= /PgBouncer (\d+\.\d+\.\d+)/.exec(log)?.[1] ?? '';
-      if (log.includes(`listening on 127.0.0.1:${port}`)) {
-        clearTimeout(timer);
-        resolve(version);
-      }
-    };
-    child.stdout?.on('data', read);
-    child.stderr?.on('data', read);
-  });
 }

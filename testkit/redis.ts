@@ -1,9 +1,14 @@
-/** A throwaway `redis-server` (or Sentinel) on a free loopback port, with persistence off. */
+/**
+ * A throwaway `redis-server` (or Sentinel) on a free loopback port, with persistence off: the suite's
+ * shared Redis, a test's own one to stop and start under a running service, and the benchmarks' and
+ * drills' Redis when no REDIS_URL is given.
+ */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../../src/db/embedded.js';
+import { freePort } from '../src/db/embedded.js';
+import { stopProcess, untilReady } from './processes.js';
 
 export interface RedisServer {
   url: string;
@@ -18,9 +23,7 @@ export async function startRedis(port?: number, extraArgs: string[] = []): Promi
   const child = spawn(
     'redis-server',
     ['--port', String(chosen), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...extraArgs],
-    {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
+    { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   await started(child, 'Ready to accept connections');
   return serverOn(chosen, child);
@@ -51,37 +54,27 @@ export async function startSentinel(masterPort: number, name: string): Promise<R
   return { ...server, stop: () => server.stop().then(() => rm(dir, { recursive: true, force: true })) };
 }
 
+/**
+ * The Redis at `url`, or a throwaway one when none is given (then stopped by `stop`). `pid` is the
+ * throwaway server's, whose CPU time a benchmark may measure.
+ */
+export async function redisOrThrowaway(
+  url: string | undefined,
+): Promise<{ url: string; pid?: number; stop(): Promise<void> }> {
+  if (url) return { url, stop: async () => {} };
+  const redis = await startRedis();
+  return { url: redis.url, pid: redis.process.pid, stop: redis.stop };
+}
+
 function started(child: ChildProcess, readyLine: string): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    let output = '';
-    child.on('error', (error) =>
-      reject(
-        new Error(
-          `cannot start redis-server (${error.message}): install it (apt-get install redis-server) or set TEST_REDIS_URL`,
-        ),
-      ),
-    );
-    child.on('exit', (code) => reject(new Error(`redis-server exited with ${code}: ${output}`)));
-    child.stdout?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes(readyLine)) {
-        child.stdout?.resume();
-        resolve();
-      }
-    });
-  });
+  return untilReady(child, (line) => (line.includes(readyLine) ? true : undefined), {
+    what: 'redis-server',
+    timeoutMs: 30_000,
+    spawnError: (error) =>
+      `cannot be started (${error.message}): install it (apt-get install redis-server) or set TEST_REDIS_URL`,
+  }).then(() => {});
 }
 
 function serverOn(port: number, child: ChildProcess): RedisServer {
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    port,
-    process: child,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
-  };
+  return { url: `redis://127.0.0.1:${port}`, port, process: child, stop: () => stopProcess(child) };
 }

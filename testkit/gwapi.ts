@@ -1,0 +1,92 @@
+/**
+ * `gwapi` as the operator runs it, from the TypeScript sources: any command as a process, and
+ * `gwapi serve` as a replica of its own on a free port, its JSON log lines collected. Tests, benchmarks
+ * and drills start their servers with it.
+ */
+import { type ChildProcess, type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { type Owner, stopProcess, untilReady } from './processes.js';
+
+export const GWAPI_CLI = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
+
+export interface GwapiOptions {
+  /** Environment on top of a minimal one (PATH, HOME); the caller's settings do not leak in. */
+  env?: Record<string, string | undefined>;
+  cwd?: string;
+}
+
+/** Starts `gwapi ARGS` (tsx on src/cli.ts) and returns the running process. */
+export function spawnGwapi(args: string[], options: GwapiOptions = {}): ChildProcessWithoutNullStreams {
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' };
+  for (const [name, value] of Object.entries(options.env ?? {})) if (value !== undefined) env[name] = value;
+  return spawn(process.execPath, ['--import', 'tsx', GWAPI_CLI, ...args], {
+    env,
+    cwd: options.cwd ?? fileURLToPath(new URL('..', import.meta.url)),
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+}
+
+export interface LogLine {
+  level: number;
+  msg: string;
+}
+
+export interface Replica {
+  /** `http://127.0.0.1:PORT` */
+  base: string;
+  child: ChildProcessWithoutNullStreams;
+  /** Every log line written so far. */
+  logs: LogLine[];
+  /** Sends `signal` and waits for the process to end. */
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** pino's numeric levels. */
+export const INFO = 30;
+export const WARN = 40;
+
+/** How long a replica may take to start on a busy machine (tsx compiles the sources first). */
+const START_TIMEOUT_MS = 60_000;
+
+export interface ReplicaOptions {
+  /** Stops the replica when it ends (a test): registered at once, so a replica that fails to listen is stopped too. */
+  owner?: Owner;
+  /** Sees the process as soon as it is spawned (the test suite copies its output for the key scan). */
+  watch?: (child: ChildProcess, args: string[]) => void;
+  /** false: log lines after the listening line are dropped unread (a benchmark's load would pile up). */
+  keepLogs?: boolean;
+}
+
+/** `gwapi serve` with `env` on a free port; resolves once it listens. */
+export async function spawnReplica(
+  env: Record<string, string | undefined>,
+  options: ReplicaOptions = {},
+): Promise<Replica> {
+  const args = ['serve'];
+  const child = spawnGwapi(args, { env: { HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env } });
+  options.watch?.(child, args);
+  const stop = (signal: NodeJS.Signals = 'SIGTERM') => stopProcess(child, signal);
+  options.owner?.teardown(() => stop());
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+
+  const logs: LogLine[] = [];
+  const keep = (line: string) => {
+    const parsed = JSON.parse(line) as LogLine & { address?: string };
+    logs.push(parsed);
+    return parsed.address;
+  };
+  const base = await untilReady(child, keep, {
+    what: 'gwapi serve',
+    timeoutMs: START_TIMEOUT_MS,
+    afterReady: options.keepLogs === false ? undefined : keep,
+  }).catch((error: Error) => {
+    throw new Error(`${error.message}\n${stderr}`);
+  });
+  return { base, child, logs, stop };
+}
+
+/** The messages of `replica`'s log lines that match `pattern`, with their levels. */
+export function logged(replica: Replica, pattern: RegExp): LogLine[] {
+  return replica.logs.filter((line) => pattern.test(line.msg));
+}
