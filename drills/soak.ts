@@ -3,7 +3,7 @@
  * log at info: the production code path) under mixed load for a while, watched from outside: resident
  * memory, heap, open connections and database sessions over time, and every error a client saw.
  *
- * Load (bench/lib/soakClients.ts), each client with a key of its own, polite ones under the contract's
+ * Load (drills/lib/soakClients.ts), each client with a key of its own, polite ones under the contract's
  * limits: discovery clients, short-series clients (a day; some empty, some 404 and 400), year-long
  * series clients (read whole, plain and brotli, or left after the first chunk or mid-body), a greedy
  * client driven into 429 by its rate, and a crowding client refused for a third request in flight. Their
@@ -18,10 +18,11 @@
  *   (DATABASE_URL and REDIS_URL, or a throwaway embedded PostgreSQL and redis-server)
  */
 import { Redis } from 'ioredis';
+import { startBenchPostgres } from '../bench/lib/postgres.js';
+import { count, machineLine, median, printTable } from '../bench/lib/stats.js';
 import { freePort } from '../src/db/embedded.js';
 import { type Replica, spawnReplica } from '../testkit/gwapi.js';
 import { redisOrThrowaway } from '../testkit/redis.js';
-import { startBenchPostgres } from './lib/postgres.js';
 import { type ServerSample, serverProbe } from './lib/serverProbe.js';
 import {
   crowdClient,
@@ -33,7 +34,6 @@ import {
 } from './lib/soakClients.js';
 import { addSoakFixture, type SoakKey } from './lib/soakFixture.js';
 import { createTally, since, type TallySnapshot, total } from './lib/soakTally.js';
-import { count, machineLine, median, printTable } from './lib/stats.js';
 
 const MINUTES = Number(process.argv[2] ?? process.env.SOAK_MINUTES ?? 10);
 if (!(MINUTES > 0)) {

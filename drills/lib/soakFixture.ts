@@ -3,9 +3,15 @@
  * tubes with 30 days of 10-minute data, and a key per simulated client, with grants that make the
  * answer each must get certain (how many wells its discovery lists).
  */
+
+import {
+  addSeriesFixture,
+  dayAfterStart,
+  MINUTES_PER_DAY,
+  SERIES_START,
+} from '../../bench/lib/seriesFixture.js';
 import type { Sql } from '../../src/db/connect.js';
 import { addKey, addRegularSeries, addWell } from '../../test/helpers/fixtures.js';
-import { addSeriesFixture, dayAfterStart, MINUTES_PER_DAY, SERIES_START } from './seriesFixture.js';
 import type { SoakTube } from './soakClients.js';
 
 const WELLS = 40;

@@ -7,8 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import { Agent } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { dayAfterStart } from '../../bench/lib/seriesFixture.js';
 import { type CountedGetOptions, type CountedResponse, countedGet } from './countedGet.js';
-import { dayAfterStart } from './seriesFixture.js';
 import type { Tally } from './soakTally.js';
 
 export interface SoakTube {
