@@ -8,7 +8,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const ALL = ['series', 'storeSize', 'concurrent', 'discovery', 'import', 'limits', 'limits-http'];
+const ALL = ['series', 'storeSize', 'concurrent', 'discovery', 'import', 'limits', 'limitsHttp'];
 const chosen = process.argv.slice(2);
 const unknown = chosen.filter((name) => !ALL.includes(name));
 if (unknown.length > 0) {

