@@ -49,7 +49,7 @@ export const WARN = 40;
 const START_TIMEOUT_MS = 60_000;
 
 export interface ReplicaOptions {
-  /** Stops the replica when it ends (a test): registered at once, so a replica that fails to listen is stopped too. */
+  /** Stops the replica when it ends (a test); registered at once, so one that never listens stops too. */
   owner?: Owner;
   /** Sees the process as soon as it is spawned (the test suite copies its output for the key scan). */
   watch?: (child: ChildProcess, args: string[]) => void;

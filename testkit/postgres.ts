@@ -67,7 +67,7 @@ export async function postgresOrThrowaway(
   return { ...(await startThrowawayPostgres(settings)), throwaway: true };
 }
 
-/** Creates database `name` on the server `admin` is connected to (dropped first if a run left it); its URL. */
+/** Creates database `name` on the server `admin` is on (dropped first if a run left it); returns its URL. */
 export async function createDatabase(admin: Sql, serverUrl: string, name: string): Promise<string> {
   await admin.unsafe(`drop database if exists ${name} with (force)`);
   await admin.unsafe(`create database ${name}`);

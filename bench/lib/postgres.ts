@@ -21,9 +21,12 @@ export async function startBenchPostgres(): Promise<BenchPostgres> {
   const [{ version }] = (await admin`select split_part(version(), ' ', 2) as version`) as [
     { version: string },
   ];
+  const where = server.throwaway
+    ? 'embedded PostgreSQL (default settings, fsync off)'
+    : 'PostgreSQL at DATABASE_URL';
   const opened: Sql[] = [];
   return {
-    description: `${server.throwaway ? 'embedded PostgreSQL (default settings, fsync off)' : 'PostgreSQL at DATABASE_URL'} ${version}`,
+    description: `${where} ${version}`,
     async database(name) {
       const url = await createDatabase(admin, server.url, name);
       const sql = connect(url, { max: 4, applicationName: 'gwapi bench setup' });
