@@ -20,6 +20,7 @@ import {
   pausedStreams,
   seriesPath,
   startFaultReplica,
+  timedAborts,
   within,
 } from '../test/helpers/faults.js';
 import { addKey, addRegularSeries, addWell } from '../test/helpers/fixtures.js';
@@ -77,11 +78,7 @@ try {
   await abortMany(replica.base, paths, keys, 500);
   await eventually(busy, 0);
   const baselineMb = replica.residentMb();
-  const cpuBefore = replica.cpuSeconds();
-  const started = performance.now();
-  const statuses = await abortMany(replica.base, paths, keys, ABORTS);
-  const seconds = (performance.now() - started) / 1000;
-  const cpu = replica.cpuSeconds() - cpuBefore;
+  const { statuses, seconds, serverCpu: cpu } = await timedAborts(replica, paths, keys, ABORTS);
   report(
     `${ABORTS} aborts`,
     `${seconds.toFixed(1)} s, ${((cpu / ABORTS) * 1000).toFixed(1)} ms server CPU each; ${countStatuses(statuses, 200)} saw 200, ${countStatuses(statuses, 429)} saw 429`,

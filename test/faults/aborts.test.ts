@@ -16,6 +16,7 @@ import {
   pausedStreams,
   seriesPath,
   startFaultReplica,
+  timedAborts,
 } from '../helpers/faults.js';
 import { addKey, addRegularSeries, addWell } from '../helpers/fixtures.js';
 
@@ -67,11 +68,7 @@ t.test(`${ABORTS} client aborts in a row leak nothing`, async (t) => {
   t.equal(await eventually(busyBackends, 0), 0, 'after the warm-up, no backend in a transaction');
   const baselineMb = replica.residentMb();
 
-  const started = performance.now();
-  const cpuBefore = replica.cpuSeconds();
-  const statuses = await abortMany(replica.base, paths, keyTexts, ABORTS);
-  const seconds = (performance.now() - started) / 1000;
-  const serverCpu = replica.cpuSeconds() - cpuBefore;
+  const { statuses, seconds, serverCpu } = await timedAborts(replica, paths, keyTexts, ABORTS);
   t.comment(`the server used ${serverCpu.toFixed(1)} s of CPU for them`);
   t.comment(`statuses seen by the leaving clients, by where they left: ${JSON.stringify(statuses)}`);
   const count = (status?: number) => countStatuses(statuses, status);

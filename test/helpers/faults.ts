@@ -248,6 +248,20 @@ export async function abortMany(
   return statuses;
 }
 
+/** `count` aborts (abortMany), timed: their statuses, wall seconds and the server's CPU seconds. */
+export async function timedAborts(
+  replica: FaultReplica,
+  paths: Record<'short' | 'long', string>,
+  keys: string[],
+  count: number,
+) {
+  const started = performance.now();
+  const cpuBefore = replica.cpuSeconds();
+  const statuses = await abortMany(replica.base, paths, keys, count);
+  const seconds = (performance.now() - started) / 1000;
+  return { statuses, seconds, serverCpu: replica.cpuSeconds() - cpuBefore };
+}
+
 /** How many aborts saw `status` (all of them when not given). */
 export const countStatuses = (statuses: AbortStatuses, status?: number) =>
   Object.values(statuses)
