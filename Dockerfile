@@ -7,8 +7,9 @@
 # The image always runs against DATABASE_URL: the embedded PostgreSQL of `gwapi serve`/`gwapi demo`
 # without DATABASE_URL is for development and is not installed here.
 
-# Node 20 is the runtime CI tests on; move this and CI to a newer LTS together.
-ARG NODE_IMAGE=node:20.20.2-bookworm-slim
+# Node 24 LTS, the runtime CI tests on (.ci/run) and package.json `engines` requires; move all three to a
+# newer LTS together (test/deploy/dockerfile.test.ts checks they agree).
+ARG NODE_IMAGE=node:24.21.0-bookworm-slim
 
 # --- build: compile TypeScript with the dev dependencies ---------------------------------------------
 FROM ${NODE_IMAGE} AS build

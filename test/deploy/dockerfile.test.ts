@@ -1,7 +1,8 @@
 /**
  * The Dockerfile, checked without a Docker engine: what its runtime stage promises (non-root, production
- * dependencies only, `gwapi` as entry point), that the build context holds every file it copies, and that
- * its HEALTHCHECK command really tells a live server from a failing or absent one.
+ * dependencies only, `gwapi` as entry point), that the build context holds every file it copies, that
+ * its HEALTHCHECK command really tells a live server from a failing or absent one, and that it runs the
+ * Node that package.json `engines` names and CI (.ci/run) tests on.
  */
 import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
@@ -60,6 +61,34 @@ t.test('the image runs Node with the heap settings the benchmarks measured', asy
     .match(/NODE_OPTIONS=(\S+)/)?.[1];
   t.equal(nodeOptions, SERVICE_NODE_OPTIONS.join(' '));
 });
+
+const engines = JSON.parse(await readFile(new URL('package.json', ROOT), 'utf8')).engines?.node as string;
+/** The Node major the project ships on: its one source is package.json `engines` (`>=24`). */
+const nodeMajor = engines.match(/^>=(\d+)$/)?.[1];
+/** The exact Node CI installs and tests on (.ci/run's NODE_VERSION). */
+const ciNode = (await readFile(new URL('.ci/run', ROOT), 'utf8')).match(/^NODE_VERSION=(\S+)$/m)?.[1];
+
+t.test('the image, CI and package.json engines agree on the Node the project ships on', async (t) => {
+  t.ok(nodeMajor, `engines.node is >=MAJOR (${engines})`);
+  const image = instructions
+    .find((i) => i.keyword === 'ARG' && i.args.startsWith('NODE_IMAGE='))
+    ?.args.slice('NODE_IMAGE='.length);
+  t.match(image, /^node:\d+\.\d+\.\d+-bookworm-slim$/, 'a pinned Node image');
+  const stages = instructions.filter((i) => i.keyword === 'FROM');
+  t.ok(stages.length > 0 && stages.every((i) => /^\$\{NODE_IMAGE\}\s/.test(i.args)), 'every stage runs it');
+  t.equal(image?.match(/^node:(\d+)\./)?.[1], nodeMajor, 'the image runs the engines major');
+  t.equal(ciNode?.split('.')[0], nodeMajor, 'CI installs the engines major');
+  t.equal(image, `node:${ciNode}-bookworm-slim`, 'CI tests the exact Node of the image');
+});
+
+// Elsewhere the suite may run on another Node (the machine's own, say); under CI it runs on the pinned one.
+t.test(
+  'under CI, the suite runs on the Node CI installs',
+  { skip: process.env.CI ? false : `not under CI (this is Node ${process.versions.node})` },
+  async (t) => {
+    t.equal(process.versions.node, ciNode);
+  },
+);
 
 t.test('.dockerignore lets in every file the Dockerfile copies, and nothing else', async (t) => {
   const patterns = (await readFile(new URL('.dockerignore', ROOT), 'utf8'))
