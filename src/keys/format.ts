@@ -3,7 +3,7 @@
  * scanners and people can tell one when they see it. Only the SHA-256 hash is stored: a key has far
  * too much entropy to be brute-forced from its hash, so a slow password hash would only cost latency.
  */
-import crypto, { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 const PREFIX = 'gw_';
 const KEY_SHAPE = /^gw_[A-Za-z0-9_-]{43}$/;
@@ -25,13 +25,9 @@ export function looksLikeApiKey(value: string): boolean {
 /**
  * SHA-256 of a key as hex: what the key cache is keyed by, on every request. The one-shot crypto.hash
  * straight to hex skips a Hash object and the native ArrayBuffer Node makes for every Buffer digest.
- * It exists from Node 20.12 on (read off the module object, not imported by name, so that older 20.x
- * still start).
  */
 export function apiKeyDigest(key: string): string {
-  return typeof crypto.hash === 'function'
-    ? crypto.hash('sha256', key, 'hex')
-    : createHash('sha256').update(key, 'utf8').digest('hex');
+  return hash('sha256', key, 'hex');
 }
 
 /** SHA-256 of a key as bytes: what the database stores (api_keys.key_hash) and looks up. */
