@@ -13,7 +13,7 @@ import type { FloorRequest } from './floor.js';
  * The V8 heap settings the service runs with (the Dockerfile's NODE_OPTIONS, which say why; test/deploy
  * checks they are the same), so that the benchmarks measure the server as it is deployed.
  */
-export const SERVICE_NODE_OPTIONS = ['--max-old-space-size=384'];
+export const SERVICE_NODE_OPTIONS = ['--max-old-space-size=384', '--max-semi-space-size=16'];
 
 /** application_name of the bench server's database connections (to find its backends). */
 export const SERVER_APPLICATION_NAME = 'gwapi bench api';

@@ -58,8 +58,8 @@ t.test('the runtime stage runs gwapi as a non-root user with production dependen
 t.test('the image runs Node with the heap settings the benchmarks measured', async (t) => {
   const nodeOptions = argsOf('ENV')
     .join(' ')
-    .match(/NODE_OPTIONS=(\S+)/)?.[1];
-  t.equal(nodeOptions, SERVICE_NODE_OPTIONS.join(' '));
+    .match(/NODE_OPTIONS=(?:"([^"]*)"|(\S+))/);
+  t.equal(nodeOptions?.[1] ?? nodeOptions?.[2], SERVICE_NODE_OPTIONS.join(' '));
 });
 
 const engines = JSON.parse(await readFile(new URL('package.json', ROOT), 'utf8')).engines?.node as string;

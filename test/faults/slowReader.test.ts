@@ -33,7 +33,9 @@ t.test('a slow reader of a year-long series holds bounded server memory', async 
   await db.sql`vacuum analyze measurements`;
   const { key } = await addKey(db.sql, { tubeIds: [tube!.id] });
   // Tight, so that buffering the year cannot succeed (see test/v1/measurements/memory.test.ts).
-  const replica = await startFaultReplica(t, db.url, { NODE_OPTIONS: '--max-old-space-size=64' });
+  const replica = await startFaultReplica(t, db.url, {
+    NODE_OPTIONS: '--max-old-space-size=64 --max-semi-space-size=16',
+  });
   const streamed = async () => (await replica.metric('gwapi_measurements_streamed_total')) ?? 0;
   const path = (to: string) => seriesPath(tube!.identifier, '2024-01-01T00:00:00Z', to);
 
