@@ -10,11 +10,12 @@ import { ConnectionWaitAborted, ConnectionWaitTimeout } from '../../db/connectio
 import { API_VERSION } from '../../v1/contract.js';
 import { compileSerializer } from '../jsonSchema.js';
 import { logWhenDone } from '../observability/logging.js';
-import { type ParameterName, PROBLEM_MEDIA_TYPE, Problem } from './schema.js';
+import { PROBLEM_MEDIA_TYPE, Problem } from './schema.js';
 
 const serializeProblem = compileSerializer(Problem);
 
-export type ParameterErrors = Partial<Record<ParameterName, string[]>>;
+/** Only on 400: each parameter to change, by name, with its messages. */
+export type ParameterErrors = Record<string, string[]>;
 
 /** An error that is answered as it is: its status, a detail for people, and headers it needs. */
 export class ProblemError extends Error {

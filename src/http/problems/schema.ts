@@ -4,10 +4,6 @@ import { components } from '../../v1/openapi/components.js';
 
 export const PROBLEM_MEDIA_TYPE = 'application/problem+json';
 
-/** The query parameters a 400 can name in `errors`. */
-export const ParameterName = z.enum(['from', 'to']);
-export type ParameterName = z.infer<typeof ParameterName>;
-
 export const Problem = z
   .object({
     type: z.literal('about:blank').meta({
@@ -28,15 +24,17 @@ export const Problem = z
         description: 'The request path without the query string.',
         examples: ['/v1/groundwater-monitoring-wells'],
       }),
+    // Any parameter of the route's query schema may be named: a closed list here would turn the 400 of
+    // a parameter added later into a 500.
     errors: z
-      .partialRecord(ParameterName, z.array(z.string()).min(1))
+      .record(z.string(), z.array(z.string()).min(1))
       .optional()
       .meta({
         description:
-          'Only with 400: maps each query parameter that has to change (`from`, `to`) to its messages. ' +
-          'Missing or malformed parameter: that parameter; `to` not later than `from`, or an interval ' +
-          'longer than 366 days: `to`.',
-        examples: [{ to: ['must be later than from (2024-01-01T00:00:00Z)'] }],
+          "Only with 400: maps each query parameter that has to change (one of the operation's " +
+          'parameters) to its messages. Missing or malformed parameter: that parameter; a rule between ' +
+          'parameters names the one to change (the operation says which).',
+        examples: [{ to: ['must be later than from'] }],
       }),
   })
   .register(components, { id: 'Problem' });

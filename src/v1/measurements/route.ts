@@ -9,7 +9,6 @@ import { compressStream, negotiateCoding } from '../../http/compression.js';
 import { READ_METHODS } from '../../http/hooks/methods.js';
 import type { ServiceMetrics } from '../../http/observability/metrics.js';
 import { forbidden, type ParameterErrors, ProblemError, tubeNotFound } from '../../http/problems/problems.js';
-import { ParameterName } from '../../http/problems/schema.js';
 import { mayRead, readsNothing } from '../../keys/clients.js';
 import { TubeIdentifier } from '../wells/schemas.js';
 import { jsonSeries } from './jsonSeries.js';
@@ -24,7 +23,8 @@ export function parseSeriesQuery(query: unknown): SeriesQuery {
   if (parsed.success) return parsed.data;
   const errors: ParameterErrors = {};
   for (const issue of parsed.error.issues) {
-    const name = ParameterName.parse(issue.path[0]);
+    // Each issue is of one parameter: a property of the query object, or a rule that names one.
+    const name = String(issue.path[0]);
     errors[name] = [...(errors[name] ?? []), issue.message];
   }
   throw new ProblemError(400, 'The query parameters are not valid: see errors.', {}, errors);

@@ -101,7 +101,8 @@ function responses(settings: Settings) {
   return {
     BadRequest: problemResponse(
       'A query parameter is missing, repeated or malformed, `to` is not later than `from`, or the ' +
-        'interval is longer than 366 days. `errors` names each parameter to change and why.',
+        'interval is longer than 366 days. `errors` names each parameter to change and why: a missing ' +
+        'or malformed one itself; `to` when it is not later than `from` or the interval is too long.',
       [],
       {
         type: 'about:blank',
