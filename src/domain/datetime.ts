@@ -21,6 +21,17 @@ const PLUS_AS_SPACE = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d+)? \d{2}:\
 
 export const EXAMPLE = '2024-01-01T00:00:00Z';
 
+/** Fraction digits an instant keeps: microseconds. A text with more is refused, never rounded. */
+export const FRACTION_DIGITS = 6;
+
+/**
+ * The accepted form in words, for every text that states it (the OpenAPI document's description and
+ * parameters): `YYYY-MM-DDTHH:MM:SS`, an optional fraction, then `Z` or an offset.
+ */
+export const DATE_TIME_FORM =
+  `\`YYYY-MM-DDTHH:MM:SS\`, an optional fraction of 1 to ${FRACTION_DIGITS} digits, then \`Z\` or ` +
+  '`±HH:MM`';
+
 const fail = (reason: string): ParseResult => ({ ok: false, reason });
 
 function daysInMonth(year: number, month: number): number {
@@ -52,7 +63,7 @@ interface Fields {
   minute: number;
   second: number;
   fractionDigits: number;
-  /** The first 6 fraction digits as microseconds. */
+  /** The first FRACTION_DIGITS fraction digits as microseconds. */
   micros: number;
   /** 0 for Z, else +1 or -1. */
   offsetSign: number;
@@ -108,11 +119,11 @@ function scanFields(text: string, f: Fields): boolean {
   f.micros = 0;
   if (isCode(text, i, 46, 46 /* . */)) {
     for (let d = digitAt(text, ++i); d >= 0; d = digitAt(text, ++i)) {
-      if (f.fractionDigits < 6) f.micros = f.micros * 10 + d;
+      if (f.fractionDigits < FRACTION_DIGITS) f.micros = f.micros * 10 + d;
       f.fractionDigits++;
     }
     if (f.fractionDigits === 0) return false;
-    for (let n = f.fractionDigits; n < 6; n++) f.micros *= 10;
+    for (let n = f.fractionDigits; n < FRACTION_DIGITS; n++) f.micros *= 10;
   }
   if (isCode(text, i, 90, 122 /* Z z */)) {
     f.offsetSign = 0;
@@ -145,8 +156,8 @@ export function parseDateTime(text: string): ParseResult {
   if (f.hour > 23) return fail(`hour ${text.slice(11, 13)} does not exist (00 to 23)`);
   if (f.minute > 59) return fail(`minute ${text.slice(14, 16)} does not exist (00 to 59)`);
   if (f.second > 59) return fail(`second ${text.slice(17, 19)} is not supported (00 to 59; no leap seconds)`);
-  if (f.fractionDigits > 6) {
-    return fail('has more than 6 fractional digits (the precision is one microsecond)');
+  if (f.fractionDigits > FRACTION_DIGITS) {
+    return fail(`has more than ${FRACTION_DIGITS} fractional digits (the precision is one microsecond)`);
   }
   let offsetMinutes = 0;
   if (f.offsetSign !== 0) {
@@ -184,7 +195,7 @@ export function formatInstant({ seconds, micros }: Instant): string {
   const hour = Math.floor(secondOfDay / 3_600);
   const minute = Math.floor((secondOfDay % 3_600) / 60);
   const second = secondOfDay % 60;
-  const fraction = micros === 0 ? '' : `.${String(micros).padStart(6, '0').replace(/0+$/, '')}`;
+  const fraction = micros === 0 ? '' : `.${String(micros).padStart(FRACTION_DIGITS, '0').replace(/0+$/, '')}`;
   return `${String(year).padStart(4, '0')}-${pad2(month)}-${pad2(day)}T${pad2(hour)}:${pad2(minute)}:${pad2(second)}${fraction}Z`;
 }
 

@@ -12,8 +12,8 @@ import { forbidden, type ParameterErrors, ProblemError, tubeNotFound } from '../
 import { mayRead, readsNothing } from '../../keys/clients.js';
 import { TubeIdentifier } from '../wells/schemas.js';
 import { jsonSeries } from './jsonSeries.js';
+import { SeriesQuery } from './query.js';
 import type { SeriesRepresentation } from './representation.js';
-import { SeriesQuery } from './schemas.js';
 import { openSeriesStream, type SeriesRequest } from './seriesStream.js';
 import { findTube } from './sql.js';
 

@@ -5,13 +5,21 @@
  */
 import { z } from 'zod';
 import type { Settings } from '../../config.js';
+import { DATE_TIME_FORM } from '../../domain/datetime.js';
 import { type JsonSchema, jsonSchemaOf } from '../../http/jsonSchema.js';
 import { PROBLEM_MEDIA_TYPE } from '../../http/problems/schema.js';
 import { rateLimit, rateLimitPolicy } from '../../limits/admitClient.js';
 import { API_VERSION, V1_PREFIX } from '../contract.js';
+import {
+  count,
+  MAX_INTERVAL_DAYS,
+  MAX_INTERVAL_RULE,
+  MOST_MINUTELY_MEASUREMENTS,
+  SeriesQuery,
+} from '../measurements/query.js';
 import { MEASUREMENTS_URL } from '../measurements/route.js';
 // Importing the schema modules registers their named schemas (Tube, Well, Measurement, …) in `components`.
-import { SeriesQuery } from '../measurements/schemas.js';
+import '../measurements/schemas.js';
 import { WELLS_URL } from '../wells/route.js';
 import { TubeIdentifier } from '../wells/schemas.js';
 import { components } from './components.js';
@@ -101,8 +109,8 @@ function responses(settings: Settings) {
   return {
     BadRequest: problemResponse(
       'A query parameter is missing, repeated or malformed, `to` is not later than `from`, or the ' +
-        'interval is longer than 366 days. `errors` names each parameter to change and why: a missing ' +
-        'or malformed one itself; `to` when it is not later than `from` or the interval is too long.',
+        `interval is longer than ${MAX_INTERVAL_DAYS} days. \`errors\` names each parameter to change and ` +
+        'why: a missing or malformed one itself; `to` when it is not later than `from` or the interval is too long.',
       [],
       {
         type: 'about:blank',
@@ -227,7 +235,7 @@ function seriesParameters(): unknown[] {
 }
 
 const DESCRIPTION = `Read-only access to groundwater level data: the monitoring wells and tubes an API key may
-read, and the level measurements of one tube over an interval of up to 366 days.
+read, and the level measurements of one tube over an interval of up to ${MAX_INTERVAL_DAYS} days.
 
 **Authentication.** Send the key in the \`X-API-Key\` header on both data endpoints. This document is
 public. Missing, unknown or revoked key: 401. A key that may read no tube at all: 403 on both data
@@ -237,14 +245,15 @@ endpoints. A tube the key may not read is 404, exactly like an unknown or malfor
 parameters (400) → access (403/404). Requests with a valid key count against its limits whatever
 their outcome.
 
-**Date-times.** RFC 3339 with a required offset (\`Z\` or \`±HH:MM\`), optional fraction of 1 to 6
-digits; any offset is accepted and normalised to UTC. Responses use UTC ending in \`Z\`, with a
+**Date-times.** RFC 3339 (${DATE_TIME_FORM}): the offset is
+required; any offset is accepted and normalised to UTC. Responses use UTC ending in \`Z\`, with a
 fraction only when it is not zero. Microseconds are kept, never rounded. URL-encode \`+\` as \`%2B\`.
 
-**Series.** \`from\` is inclusive, \`to\` exclusive; \`to - from\` is at most 366 × 86,400 seconds exactly
+**Series.** \`from\` is inclusive, \`to\` exclusive; \`to - from\` is at most ${MAX_INTERVAL_RULE}
 (one microsecond more is 400). An interval without measurements is 200 with \`"measurements": []\`.
 There is no pagination: the whole interval comes in one streamed response (a year of 1-minute data
-is 527,040 measurements, about 30 MB). A response cut off before its end is incomplete: retry it.
+is ${count(MOST_MINUTELY_MEASUREMENTS)} measurements, about 30 MB). A response cut off before its end is
+incomplete: retry it.
 
 **Parameters.** Unknown query parameters are ignored (later versions may add optional ones); a
 required parameter given twice is 400. Tube identifiers compare case-insensitively; responses carry
