@@ -4,6 +4,7 @@
  * (401) and pass the client limits (429), in the order decisions.md fixes; the document is public.
  */
 import type { FastifyInstance } from 'fastify';
+import { validatorCompiler } from 'fastify-type-provider-zod';
 import type { Settings } from '../config.js';
 import type { Sql } from '../db/connect.js';
 import type { ConnectionGate } from '../db/connectionGate.js';
@@ -32,6 +33,8 @@ export interface V1Dependencies {
 export async function v1Api(api: FastifyInstance, deps: V1Dependencies): Promise<void> {
   const { sql, gate, resolver, limits, settings, metrics } = deps;
   readOnlyRoutes(api);
+  // Route schemas (querystring) are zod schemas; what one refuses is a 400 problem (problems.ts).
+  api.setValidatorCompiler(validatorCompiler);
   await api.register(openApiRoute, { settings });
   await api.register(async function dataEndpoints(data) {
     data.addHook('onRequest', authenticate(resolver, limits));

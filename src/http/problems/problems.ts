@@ -6,6 +6,7 @@
 import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { ConnectionWaitAborted, ConnectionWaitTimeout } from '../../db/connectionGate.js';
 import { API_VERSION } from '../../v1/contract.js';
 import { compileSerializer } from '../jsonSchema.js';
@@ -29,6 +30,23 @@ export class ProblemError extends Error {
     super(detail);
     this.name = 'ProblemError';
   }
+}
+
+/** The `detail` of every 400 of a query its route's schema refused. */
+export const INVALID_QUERY_DETAIL = 'The query parameters are not valid: see errors.';
+
+/**
+ * The 400 of a query its route's schema refused (what Fastify's validatorCompiler reports, one entry
+ * per zod issue, in the order zod found them): `errors` names the parameter of each issue, the first
+ * step of its path, with the issue's message. Any parameter of the schema may be named.
+ */
+export function invalidQuery(issues: readonly { instancePath: string; message?: string }[]): ProblemError {
+  const errors: ParameterErrors = {};
+  for (const { instancePath, message = '' } of issues) {
+    const name = instancePath.split('/')[1] ?? '';
+    errors[name] = [...(errors[name] ?? []), message];
+  }
+  return new ProblemError(400, INVALID_QUERY_DETAIL, {}, errors);
 }
 
 export const reasonPhrase = (status: number): string => STATUS_CODES[status] ?? 'Error';
@@ -100,12 +118,16 @@ function connectionNotGiven(error: ConnectionWaitTimeout | ConnectionWaitAborted
 }
 
 /**
- * Errors that reach the error handler. Fastify's own client errors (FST_ERR_*) describe the request,
+ * Errors that reach the error handler. A query its route's zod schema refused is a 400 that names each
+ * parameter (invalidQuery). Fastify's own client errors (FST_ERR_*) describe the request,
  * so their message is shown; anything else is a fault of ours: logged in full with the request id,
  * answered without a word about internals.
  */
 function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   if (error instanceof ProblemError) return sendProblem(reply, error);
+  if (error.validationContext === 'querystring' && hasZodFastifySchemaValidationErrors(error)) {
+    return sendProblem(reply, invalidQuery(error.validation));
+  }
   if (error instanceof ConnectionWaitTimeout || error instanceof ConnectionWaitAborted) {
     return sendProblem(reply, connectionNotGiven(error, request));
   }

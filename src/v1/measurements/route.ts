@@ -1,5 +1,6 @@
 /** GET /v1/groundwater-monitoring-tubes/{tubeIdentifier}/measurements?from&to: one tube's series, streamed. */
 import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Sql } from '../../db/connect.js';
 import type { ConnectionGate, Permit } from '../../db/connectionGate.js';
 import { retryIfConnectionLost } from '../../db/retry.js';
@@ -8,7 +9,7 @@ import { clientGoneSignal } from '../../http/clientGone.js';
 import { compressStream, negotiateCoding } from '../../http/compression.js';
 import { READ_METHODS } from '../../http/hooks/methods.js';
 import type { ServiceMetrics } from '../../http/observability/metrics.js';
-import { forbidden, type ParameterErrors, ProblemError, tubeNotFound } from '../../http/problems/problems.js';
+import { forbidden, tubeNotFound } from '../../http/problems/problems.js';
 import { mayRead, readsNothing } from '../../keys/clients.js';
 import { TubeIdentifier } from '../wells/schemas.js';
 import { jsonSeries } from './jsonSeries.js';
@@ -16,19 +17,6 @@ import { SeriesQuery } from './query.js';
 import type { SeriesRepresentation } from './representation.js';
 import { openSeriesStream, type SeriesRequest } from './seriesStream.js';
 import { findTube } from './sql.js';
-
-/** `from` and `to`, or a 400 whose `errors` name each parameter to change (decisions.md). */
-export function parseSeriesQuery(query: unknown): SeriesQuery {
-  const parsed = SeriesQuery.safeParse(query);
-  if (parsed.success) return parsed.data;
-  const errors: ParameterErrors = {};
-  for (const issue of parsed.error.issues) {
-    // Each issue is of one parameter: a property of the query object, or a rule that names one.
-    const name = String(issue.path[0]);
-    errors[name] = [...(errors[name] ?? []), issue.message];
-  }
-  throw new ProblemError(400, 'The query parameters are not valid: see errors.', {}, errors);
-}
 
 /**
  * The series stream with a permit of the connection gate for as long as it holds its pooled connection.
@@ -75,12 +63,17 @@ export async function measurementsRoute(
   options: { sql: Sql; gate: ConnectionGate; metrics: ServiceMetrics },
 ): Promise<void> {
   const { sql, gate, metrics } = options;
-  app.route({
+  app.withTypeProvider<ZodTypeProvider>().route({
     // HEAD is answered here without reading measurements (Fastify's own HEAD would drain the stream).
     method: READ_METHODS,
     url: MEASUREMENTS_URL,
+    // Fastify validates the query, for GET and HEAD alike, after the key and the limits (onRequest hooks)
+    // and before the handler: a refused one is a 400 naming each parameter (problems.ts). The path
+    // parameter is not validated there: a malformed identifier is the 404 of an unknown tube, which comes
+    // after the 400 and the 403 (decisions.md), and Fastify would check params before the query.
+    schema: { querystring: SeriesQuery },
     handler: async (request, reply) => {
-      const query = parseSeriesQuery(request.query);
+      const { query } = request;
       const client = request.client!;
       if (readsNothing(client)) throw forbidden();
       const { tubeIdentifier: requested } = request.params as { tubeIdentifier: string };
