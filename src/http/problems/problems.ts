@@ -6,7 +6,8 @@
 import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { hasZodFastifySchemaValidationErrors, validatorCompiler } from 'fastify-type-provider-zod';
+import type { z } from 'zod';
 import { ConnectionWaitAborted, ConnectionWaitTimeout } from '../../db/connectionGate.js';
 import { API_VERSION } from '../../v1/contract.js';
 import { compileSerializer } from '../jsonSchema.js';
@@ -49,6 +50,16 @@ export function invalidQuery(issues: readonly { instancePath: string; message?: 
   return new ProblemError(400, INVALID_QUERY_DETAIL, {}, errors);
 }
 
+/**
+ * What a route whose query schema is `schema` answers to `query`, through the same validatorCompiler:
+ * its 400, or undefined for a valid query. For examples that must be what the service sends.
+ */
+export function refusalOf(schema: z.ZodType, query: Record<string, unknown>): ProblemError | undefined {
+  const validate = validatorCompiler({ schema, method: 'GET', url: '', httpPart: 'querystring' });
+  const result = validate(query) as { error?: { instancePath: string; message?: string }[] };
+  return result.error ? invalidQuery(result.error) : undefined;
+}
+
 export const reasonPhrase = (status: number): string => STATUS_CODES[status] ?? 'Error';
 
 /** The request path without its query string: the `instance` of a problem. */
@@ -57,12 +68,18 @@ export const pathOf = (url: string): string => {
   return query === -1 ? url : url.slice(0, query);
 };
 
-function problemBody(status: number, detail: string, instance?: string, errors?: ParameterErrors): Buffer {
+/** The problem document of `problem`, as answered to a request for `instance`. */
+export function problemDocument(problem: ProblemError, instance?: string): Problem {
+  const { status, detail, errors } = problem;
   const body: Problem = { type: 'about:blank', title: reasonPhrase(status), status, detail };
   if (instance !== undefined) body.instance = instance;
   if (errors !== undefined) body.errors = errors;
+  return body;
+}
+
+function problemBody(problem: ProblemError, instance?: string): Buffer {
   // A Buffer keeps the media type exactly as set (Fastify appends a charset to JSON strings).
-  return Buffer.from(serializeProblem(body));
+  return Buffer.from(serializeProblem(problemDocument(problem, instance)));
 }
 
 export function sendProblem(reply: FastifyReply, problem: ProblemError): FastifyReply {
@@ -71,7 +88,7 @@ export function sendProblem(reply: FastifyReply, problem: ProblemError): Fastify
   return reply
     .code(problem.status)
     .type(PROBLEM_MEDIA_TYPE)
-    .send(problemBody(problem.status, problem.detail, pathOf(reply.request.url), problem.errors));
+    .send(problemBody(problem, pathOf(reply.request.url)));
 }
 
 /** The methods every path supports (decisions.md); anything else on a known path is 405. */
@@ -221,7 +238,7 @@ export function frameworkErrors(error: FastifyError, request: FastifyRequest, re
 /** A problem written to a bare socket, for requests the HTTP parser refused before Fastify saw them. */
 export function writeRawProblem(socket: Duplex, problem: ProblemError, instance?: string): void {
   if (!socket.writable) return;
-  const body = problemBody(problem.status, problem.detail, instance, problem.errors);
+  const body = problemBody(problem, instance);
   const head = [
     `HTTP/1.1 ${problem.status} ${reasonPhrase(problem.status)}`,
     `Content-Type: ${PROBLEM_MEDIA_TYPE}`,

@@ -53,11 +53,14 @@ function dateTimeParameter(description: string) {
       return z.NEVER;
     })
     .meta({
-      description:
-        `${description} RFC 3339 date-time (${DATE_TIME_FORM}); the offset is required and any offset ` +
-        'is accepted. Impossible dates, date-only values and values without offset are 400. URL-encode ' +
-        "it: `:` as `%3A` and a '+' offset as `%2B` (a `+` left unencoded arrives as a space and is 400 " +
-        'with a message saying so).',
+      // On the parameter, where OpenAPI readers look (zod-openapi), not repeated in its schema.
+      param: {
+        description:
+          `${description} RFC 3339 date-time (${DATE_TIME_FORM}); the offset is required and any ` +
+          'offset is accepted. Impossible dates, date-only values and values without offset are 400. ' +
+          "URL-encode it: `:` as `%3A` and a '+' offset as `%2B` (a `+` left unencoded arrives as a " +
+          'space and is 400 with a message saying so).',
+      },
       format: 'date-time',
       examples: ['2024-01-01T00:00:00Z', '2024-01-01T01:00:00+01:00'],
     });

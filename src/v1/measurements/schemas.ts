@@ -1,7 +1,6 @@
 /** The measurements endpoint's one response shape: the series of a tube. */
 import { z } from 'zod';
 import { FRACTION_DIGITS } from '../../domain/datetime.js';
-import { components } from '../openapi/components.js';
 import { TubeIdentifier } from '../wells/schemas.js';
 import { count, MOST_MINUTELY_MEASUREMENTS } from './query.js';
 
@@ -11,19 +10,22 @@ const UTC_DATE_TIME = {
   description: `RFC 3339 in UTC, ending in \`Z\`; fractional seconds (up to ${FRACTION_DIGITS} digits) only when not zero.`,
 } as const;
 
-export const Measurement = z
-  .object({
-    observedAt: z
-      .string()
-      .meta({ ...UTC_DATE_TIME, description: `Moment of observation. ${UTC_DATE_TIME.description}` }),
-    value: z.number().meta({
-      description:
-        'Groundwater level in the unit of the series. The decimal as imported (up to 15 significant ' +
-        'digits), written as a JSON number.',
-      examples: [-1.23],
-    }),
-  })
-  .register(components, { id: 'Measurement' });
+/*
+ * An object another named schema refers to is strict (closed), as its JSON Schema is in a response
+ * anyway (additionalProperties: false): zod-openapi renders it for the request side too, and an
+ * open object there would give the document a second component (`…Output`) for the same shape.
+ */
+export const Measurement = z.strictObject({
+  observedAt: z
+    .string()
+    .meta({ ...UTC_DATE_TIME, description: `Moment of observation. ${UTC_DATE_TIME.description}` }),
+  value: z.number().meta({
+    description:
+      'Groundwater level in the unit of the series. The decimal as imported (up to 15 significant ' +
+      'digits), written as a JSON number.',
+    examples: [-1.23],
+  }),
+});
 
 export type Measurement = z.infer<typeof Measurement>;
 
@@ -47,17 +49,15 @@ const seriesFields = {
   }),
 };
 
-export const GroundwaterLevelSeries = z
-  .object({
-    ...seriesFields,
-    measurements: z.array(Measurement).meta({
-      description:
-        'Every measurement of the interval, oldest first; `[]` when there is none. No pagination: the ' +
-        `whole interval (up to ${count(MOST_MINUTELY_MEASUREMENTS)} measurements for a year of 1-minute data) comes in this ` +
-        'one response, streamed.',
-    }),
-  })
-  .register(components, { id: 'GroundwaterLevelSeries' });
+export const GroundwaterLevelSeries = z.object({
+  ...seriesFields,
+  measurements: z.array(Measurement).meta({
+    description:
+      'Every measurement of the interval, oldest first; `[]` when there is none. No pagination: the ' +
+      `whole interval (up to ${count(MOST_MINUTELY_MEASUREMENTS)} measurements for a year of 1-minute data) comes in this ` +
+      'one response, streamed.',
+  }),
+});
 
 /** Everything of a series before its measurements: written first, before the rows are read. */
 export const SeriesHead = z.object(seriesFields);

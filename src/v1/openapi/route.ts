@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Settings } from '../../config.js';
 import { READ_METHODS } from '../../http/hooks/methods.js';
 import { openApiDocument } from './document.js';
+import { OPENAPI_URL } from './documentPath.js';
 
 const CACHE_CONTROL = 'public, max-age=300';
 
@@ -15,8 +16,6 @@ export function noneMatch(header: string | undefined, etag: string): boolean {
     return trimmed === '*' || trimmed.replace(/^W\//, '') === etag;
   });
 }
-
-export const OPENAPI_URL = '/openapi.json';
 
 export async function openApiRoute(app: FastifyInstance, options: { settings: Settings }): Promise<void> {
   // Built once: the document depends only on the code and the limits settings.

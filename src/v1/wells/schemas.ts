@@ -1,46 +1,46 @@
-/** Discovery: the wells and tubes a key may see. */
+/** Discovery: the wells and tubes a key may see (named in the OpenAPI document by wells/openapi.ts). */
 import { z } from 'zod';
-import { components } from '../openapi/components.js';
+
+/** The tube identifier of the examples. */
+export const EXAMPLE_TUBE_IDENTIFIER = '2f1c7a4e-9b1d-4c3e-8f55-0a6d3c9e1b42';
 
 /** A tube identifier as the API returns it: a UUID in lower case. */
 export const TubeIdentifier = z.guid().meta({
   description:
     'Stable identifier of a tube (a UUID). The API returns it in lower case; in paths it is matched ' +
     'case-insensitively.',
-  examples: ['2f1c7a4e-9b1d-4c3e-8f55-0a6d3c9e1b42'],
+  examples: [EXAMPLE_TUBE_IDENTIFIER],
 });
 
-export const Tube = z
-  .object({
-    identifier: TubeIdentifier,
-    number: z.string().meta({
-      description: 'Tube or filter number within its well, for people; not an identifier.',
-      examples: ['1'],
+/*
+ * Objects another named schema refers to are strict (closed), as their JSON Schema is in a response
+ * anyway (additionalProperties: false): zod-openapi renders them for the request side too, and an
+ * open object there would give the document a second component (`…Output`) for the same shape.
+ */
+export const Tube = z.strictObject({
+  identifier: TubeIdentifier,
+  number: z.string().meta({
+    description: 'Tube or filter number within its well, for people; not an identifier.',
+    examples: ['1'],
+  }),
+});
+
+export const Well = z.strictObject({
+  name: z.string().meta({ description: 'Name of the well, for people; never used to address data.' }),
+  tubes: z
+    .array(Tube)
+    .min(1)
+    .meta({
+      description:
+        'Only the tubes this key may read, in natural order of their numbers (`2` before `10`). Tubes ' +
+        'the key may not read are left out without a trace.',
     }),
-  })
-  .register(components, { id: 'Tube' });
+});
 
-export const Well = z
-  .object({
-    name: z.string().meta({ description: 'Name of the well, for people; never used to address data.' }),
-    tubes: z
-      .array(Tube)
-      .min(1)
-      .meta({
-        description:
-          'Only the tubes this key may read, in natural order of their numbers (`2` before `10`). Tubes ' +
-          'the key may not read are left out without a trace.',
-      }),
-  })
-  .register(components, { id: 'Well' });
-
-export const WellList = z
-  .array(Well)
-  .meta({
-    description:
-      'Every well with at least one tube this key may read, in natural order of their names ' +
-      '(`Well 2` before `Well 10`).',
-  })
-  .register(components, { id: 'WellList' });
+export const WellList = z.array(Well).meta({
+  description:
+    'Every well with at least one tube this key may read, in natural order of their names ' +
+    '(`Well 2` before `Well 10`).',
+});
 
 export type Well = z.infer<typeof Well>;
