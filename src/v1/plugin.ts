@@ -30,11 +30,19 @@ export interface V1Dependencies {
   metrics: ServiceMetrics;
 }
 
+/**
+ * What every route of `api` (a plugin's context) shares: it is read-only (405 for other methods), and
+ * its schema's querystring is a zod schema, validated after the onRequest hooks and before the
+ * handler; what it refuses is a 400 problem naming each parameter (problems.ts).
+ */
+export function v1Routes(api: FastifyInstance): void {
+  readOnlyRoutes(api);
+  api.setValidatorCompiler(validatorCompiler);
+}
+
 export async function v1Api(api: FastifyInstance, deps: V1Dependencies): Promise<void> {
   const { sql, gate, resolver, limits, settings, metrics } = deps;
-  readOnlyRoutes(api);
-  // Route schemas (querystring) are zod schemas; what one refuses is a 400 problem (problems.ts).
-  api.setValidatorCompiler(validatorCompiler);
+  v1Routes(api);
   await api.register(openApiRoute, { settings });
   await api.register(async function dataEndpoints(data) {
     data.addHook('onRequest', authenticate(resolver, limits));
