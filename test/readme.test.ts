@@ -1,6 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import t from 'tap';
-import { variables } from '../src/config.js';
+import { loadSettings, variables } from '../src/config.js';
+import { DEMO_DAYS, DEMO_STEP_MINUTES } from '../src/demo/seed.js';
+import { FRACTION_DIGITS } from '../src/domain/datetime.js';
+import { rateLimit, rateLimitPolicy } from '../src/limits/admitClient.js';
+import { MAX_INTERVAL_DAYS } from '../src/v1/measurements/query.js';
 
 // The README's settings table is documentation operators rely on: it must list exactly the settings
 // the program reads, with the defaults the program uses.
@@ -17,4 +21,41 @@ t.test('README settings table matches src/config.ts', async (t) => {
     if (expected) t.equal(row?.default, expected, `${name} default`);
     else t.match(row?.default, /^\(.+\)$/, `${name} has no default`);
   }
+});
+
+// Numbers the README states in prose: each must be what the code enforces. Where the README can't
+// derive them, this test holds them to the constants and defaults they come from.
+t.test('README prose states the limits the code enforces', async (t) => {
+  const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8');
+  const defaults = loadSettings({});
+  const numbers = (pattern: RegExp) => [...readme.matchAll(pattern)].map((match) => Number(match[1]));
+
+  const intervals = numbers(/(?:up to|at most) (\d+) days/g);
+  t.ok(intervals.length >= 2, 'the longest interval is stated');
+  t.same([...new Set(intervals)], [MAX_INTERVAL_DAYS], 'the longest interval, in days');
+  t.match(readme, `and ${DEMO_DAYS} days of ${DEMO_STEP_MINUTES}-minute groundwater levels`, 'the demo data');
+  t.equal(FRACTION_DIGITS, 6, 'the README says microseconds are kept');
+  t.match(readme, 'microseconds are kept');
+
+  // `NAME` (60), `NAME` (0.5/s), `NAME` (default 5), (`NAME`, 10 s): the default of a setting.
+  const mentions = [...readme.matchAll(/`([A-Z][A-Z_]+)`(?: \((?:default )?|, )(\d+(?:\.\d+)?)/g)];
+  const stated = mentions.filter(([, name]) => name! in variables);
+  t.ok(stated.length >= 8, 'settings named with their value');
+  for (const [text, name, value] of stated) {
+    t.equal(Number(value), defaults[name as keyof typeof variables], `${text}: the default of ${name}`);
+  }
+
+  const burst = defaults.RATE_LIMIT_BURST;
+  const secondsPerToken = 1 / defaults.RATE_LIMIT_PER_SECOND;
+  t.same(numbers(/\((\d+) per minute\)/g), [defaults.RATE_LIMIT_PER_SECOND * 60], 'refill per minute');
+  t.match(
+    readme,
+    `${burst} quick requests pass, the ${burst + 1}st is 429 with\n  \`Retry-After: ${Math.ceil(secondsPerToken)}\``,
+    'the burst, then the wait for the next token',
+  );
+  const ordinals = ['zeroth', 'first', 'second', 'third', 'fourth', 'fifth'];
+  t.match(readme, `in flight; a ${ordinals[defaults.CONCURRENCY_LIMIT + 1]} is 429`, 'the concurrency limit');
+  t.match(readme, `\`RateLimit-Policy: ${rateLimitPolicy(defaults)}\``, 'the RateLimit-Policy example');
+  t.match(readme, `full again after ${burst * secondsPerToken} s`, 'the window of the policy');
+  t.match(readme, `\`RateLimit: ${rateLimit(burst - 1, secondsPerToken)}\``, 'the RateLimit example');
 });
