@@ -20,7 +20,7 @@ import { connectionGates } from './connectionGates.js';
 import { acceptEveryMethod } from './hooks/methods.js';
 import { closeConnectionsWithBodies } from './hooks/requestBodies.js';
 import { registerVersionHeader } from './hooks/version.js';
-import { createLogger, lazyRequestLogger, registerRequestLog } from './observability/logging.js';
+import { createLogger, registerRequestLog } from './observability/logging.js';
 import { createMetrics, type ServiceMetrics } from './observability/metrics.js';
 import { registerRequestMetrics } from './observability/requestMetrics.js';
 import { clientErrorHandler, frameworkErrors, registerProblems } from './problems/problems.js';
@@ -60,7 +60,6 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     trustProxy: trustProxyOption(settings.TRUST_PROXY),
     // One line per request is written by registerRequestLog, with the fields Fastify's lines lack.
     logController: new LogController({ disableRequestLogging: true }),
-    childLoggerFactory: lazyRequestLogger,
     genReqId: () => randomUUID(),
     frameworkErrors,
     clientErrorHandler,

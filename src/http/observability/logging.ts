@@ -4,9 +4,8 @@
  * logged, the header path is redacted should anything log headers, and as a last guard every line is
  * scrubbed of anything shaped like a key (a key pasted into a URL would otherwise be logged with it).
  */
-import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Bindings, ChildLoggerOptions } from 'fastify/types/logger.js';
-import { type DestinationStream, type LogFn, type Logger, pino } from 'pino';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { type DestinationStream, type Logger, pino } from 'pino';
 import type { Settings } from '../../config.js';
 import { synchronousLines } from './synchronousLines.js';
 
@@ -53,22 +52,17 @@ export function createLogger(level: Settings['LOG_LEVEL'], stream?: DestinationS
 }
 
 /**
- * One line per request, written when the response is over (complete, failed or abandoned). Through the
- * root logger, naming the request id itself, so that no request needs a child logger of its own; a
- * route with a log level of its own (the health checks: warn) writes it through its request's logger,
- * which has that level and names the id.
+ * One line per request, written when the response is over (complete, failed or abandoned), through the
+ * request's logger: it names the request id, and has the route's own level where a route sets one (the
+ * health checks: warn).
  */
 export function logWhenDone(request: FastifyRequest, reply: FastifyReply): void {
   reply.raw.once('close', () => {
-    // Read once: Fastify builds this object anew on every access.
-    const { url: route, logLevel } = request.routeOptions;
-    const ownLevel = logLevel !== ''; // '' unless the route has a level of its own
-    (ownLevel ? request.log : request.server.log).info(
+    request.log.info(
       {
-        reqId: ownLevel ? undefined : request.id, // undefined: left out of the line
         method: request.method,
         url: request.url,
-        route: request.is404 ? null : (route ?? null),
+        route: request.is404 ? null : (request.routeOptions.url ?? null),
         status: reply.statusCode,
         durationMs: Math.round(reply.elapsedTime * 10) / 10,
         keyId: request.client?.keyId ?? null,
@@ -80,65 +74,6 @@ export function logWhenDone(request: FastifyRequest, reply: FastifyReply): void 
     );
   });
 }
-
-const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-
-/**
- * `request.log`: the pino child that carries the request id, made only when something logs through it
- * (a warning or an error, which few requests have). Fastify's default makes one for every request, and
- * pino formats its bindings each time: ~3 µs of a cached discovery request (perf), for a logger that the
- * request's own line (logWhenDone) does not need.
- */
-class LazyRequestLogger implements FastifyBaseLogger {
-  #child: FastifyBaseLogger | undefined;
-
-  constructor(
-    private readonly parent: FastifyBaseLogger,
-    private readonly bindings: Bindings,
-    private readonly options: ChildLoggerOptions,
-  ) {}
-
-  private get logger(): FastifyBaseLogger {
-    this.#child ??= this.parent.child(this.bindings, this.options);
-    return this.#child;
-  }
-
-  get level(): string {
-    return this.logger.level;
-  }
-
-  set level(level: string) {
-    this.logger.level = level;
-  }
-
-  child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
-    return this.logger.child(bindings, options);
-  }
-
-  declare fatal: LogFn;
-  declare error: LogFn;
-  declare warn: LogFn;
-  declare info: LogFn;
-  declare debug: LogFn;
-  declare trace: LogFn;
-  declare silent: LogFn;
-
-  // On the prototype, not as fields: nothing is made per request but the object itself.
-  static {
-    for (const level of LEVELS) {
-      LazyRequestLogger.prototype[level] = function log(this: LazyRequestLogger, ...args: unknown[]) {
-        (this.logger[level] as (...args: unknown[]) => void)(...args);
-      };
-    }
-  }
-}
-
-/** Fastify's `childLoggerFactory`: each request's logger, made lazily (LazyRequestLogger). */
-export const lazyRequestLogger = (
-  parent: FastifyBaseLogger,
-  bindings: Bindings,
-  options: ChildLoggerOptions,
-): FastifyBaseLogger => new LazyRequestLogger(parent, bindings, options);
 
 export function registerRequestLog(app: FastifyInstance): void {
   app.decorateRequest('rowsStreamed', null);

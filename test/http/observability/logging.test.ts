@@ -73,6 +73,23 @@ t.test('request log and key redaction', async (t) => {
       rows: 2,
       complete: true,
     });
+    // The fields, in this order: pino's own, the request id (the request logger's binding), ours.
+    t.same(Object.keys(streamed), [
+      'level',
+      'time',
+      'pid',
+      'hostname',
+      'reqId',
+      'method',
+      'url',
+      'route',
+      'status',
+      'durationMs',
+      'keyId',
+      'rows',
+      'complete',
+      'msg',
+    ]);
     const denied = requests.find((r) => r.status === 401);
     t.equal(denied.keyId, null);
   });
