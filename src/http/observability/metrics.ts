@@ -12,9 +12,10 @@
  * short queries too, passes the connection gate (src/db/connectionGate.ts), whose counts are exported
  * as they change; a request that waited there in vain is a 503, counted apart.
  */
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Registry } from 'prom-client';
 import type { GateCounts } from '../../db/connectionGate.js';
 import type { ClientLimits, LimitsState } from '../../limits/types.js';
+import { createResponseTally } from './responseTally.js';
 
 export interface MetricsSources {
   /** Asked on each scrape where the limits are kept (the Redis state). */
@@ -27,13 +28,6 @@ export interface MetricsSources {
 export interface ConnectionUse {
   held(): void;
   released(): void;
-}
-
-interface RequestLabels {
-  method: string;
-  /** The route pattern, or `unmatched`. */
-  route: string;
-  status: string;
 }
 
 export const UNMATCHED_ROUTE = 'unmatched';
@@ -55,23 +49,21 @@ export function createMetrics(sources: MetricsSources) {
   const gauge = <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
     new Gauge<L>({ name, help, labelNames, registers });
 
-  const requests = counter(
-    'gwapi_http_requests_total',
-    'HTTP responses by method, route pattern and status, counted when each is over (complete or cut off).',
-    ['method', 'route', 'status'],
-  );
-  const duration = new Histogram({
-    name: 'gwapi_http_request_duration_seconds',
-    help: 'Time from request to the end of its response (the whole streamed body), by method, route pattern and status.',
-    labelNames: ['method', 'route', 'status'] as const,
-    buckets: DURATION_BUCKETS,
-    registers,
+  const responses = createResponseTally(registry, {
+    requests: {
+      name: 'gwapi_http_requests_total',
+      help: 'HTTP responses by method, route pattern and status, counted when each is over (complete or cut off).',
+    },
+    duration: {
+      name: 'gwapi_http_request_duration_seconds',
+      help: 'Time from request to the end of its response (the whole streamed body), by method, route pattern and status.',
+      buckets: DURATION_BUCKETS,
+    },
+    bytes: {
+      name: 'gwapi_http_response_bytes_total',
+      help: 'Bytes written to client connections (headers and body), by route pattern.',
+    },
   });
-  const bytes = counter(
-    'gwapi_http_response_bytes_total',
-    'Bytes written to client connections (headers and body), by route pattern.',
-    ['route'],
-  );
   const measurements = counter(
     'gwapi_measurements_streamed_total',
     'Measurements written to series responses.',
@@ -125,11 +117,7 @@ export function createMetrics(sources: MetricsSources) {
     registry,
 
     /** A response is over: counted once, with how long it took and how many bytes it wrote. */
-    responseDone(labels: RequestLabels, seconds: number, bytesWritten: number): void {
-      requests.inc(labels);
-      duration.observe(labels, seconds);
-      bytes.inc({ route: labels.route }, bytesWritten);
-    },
+    responseDone: responses.add,
 
     /** A streamed response began; `ended` is to be called once when it is over. */
     streamStarted(): () => void {
