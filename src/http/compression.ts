@@ -1,20 +1,15 @@
 /**
  * Response compression: which coding a client asked for (Accept-Encoding, RFC 9110 §12.5.3) and the
- * streaming compressors. A small pipeline through node:zlib rather than @fastify/compress: the series
- * needs exact control of how a failure travels (a database error after the first byte must cut the
- * compressed response off, a client that leaves must stop the cursor), which a `pipeline` of two
- * streams gives directly; the plugin would add hooks to every route and a dependency for ~50 lines.
+ * compressors. Ours rather than @fastify/compress, which compresses a body on every response: the
+ * discovery body is compressed once per registry version and then sent from the cache, a cost the
+ * plugin would pay on every request (bench/compare.ts; figures, and why the series stays here too, in
+ * bench/README.md). A HEAD must also name the coding a GET would use, so the negotiation is ours in any
+ * case. The series is a `pipeline` of two streams: a database
+ * error after the first byte cuts the compressed response off, and a client that leaves stops the cursor.
  *
- * Levels are chosen for streaming: the cheapest that still compresses well. Measured on a year of
- * 1-minute data (27.6 MB of JSON, CPU time of the compressor):
- *
- *   gzip 1: 2.93 MB,  75 ms      brotli 1: 1.87 MB,  51 ms
- *   gzip 4: 2.59 MB, 120 ms      brotli 3: 1.86 MB, 125 ms
- *   gzip 6: 2.62 MB, 266 ms      brotli 5: 1.50 MB, 343 ms
- *
- * Brotli 1 is both smaller and cheaper than any gzip level, so it is preferred when a client accepts
- * both equally. Bodies compressed once and then served many times (the discovery cache) can afford
- * far more: see CACHED_LEVELS.
+ * Streaming levels are the cheapest that still compress the series well; brotli 1 is both smaller and
+ * cheaper than any gzip level, so it is preferred when a client accepts both equally. Bodies compressed
+ * once and then served many times (the discovery cache) can afford far more: see CACHED_LEVELS.
  */
 import { pipeline, type Readable, type Transform } from 'node:stream';
 import { promisify } from 'node:util';
@@ -31,14 +26,9 @@ const CHUNK_SIZE = 64 * 1024;
 const STREAMING_LEVELS = { gzip: 1, br: 1 } as const;
 /**
  * Bodies compressed once and sent many times (the discovery cache) are compressed on libuv's thread
- * pool, off the event loop, so they can afford brotli's slow levels. Measured on discovery for 1,000
- * wells × 3 tubes (230,894 B of JSON whose identifiers are random UUIDs):
- *
- *   gzip 6: 69,366 B,  7 ms      brotli 5: 69,881 B,  22 ms      brotli 10: 60,456 B, 120 ms
- *   gzip 9: 69,082 B, 10 ms      brotli 9: 69,928 B,  44 ms      brotli 11: 59,354 B, 333 ms
- *
- * Random identifiers leave little to find: only brotli's optimal parsing (10 and 11) gains, 13 %, and
- * 10 gets nearly all of it for a third of 11's time. The time is paid once per body and version.
+ * pool, off the event loop, so they can afford brotli's slow levels. Discovery's random identifiers
+ * leave little to find: only brotli's optimal parsing (10 and 11) gains much, and 10 gets nearly all of
+ * 11's gain for a third of its time, paid once per body and version (bench/README.md).
  */
 const CACHED_LEVELS = { gzip: 6, br: 10 } as const;
 const gzip = promisify(zlib.gzip);
