@@ -7,6 +7,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type DestinationStream, type Logger, pino } from 'pino';
 import type { Settings } from '../../config.js';
+import { synchronousLines } from './synchronousLines.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -20,16 +21,15 @@ const KEY_PREFIX = 'gw_';
 const KEY_LIKE = /gw_[A-Za-z0-9_-]{16,}/g;
 
 /**
- * Standard output, one synchronous write per line (pino's synchronous destination). pino's default
- * destination hands each line to a write on libuv's thread pool (and a wake-up of the event loop when
- * it is done), and its batching (`minLength`) measures the whole pending batch again on every line;
- * either cost a cached discovery request more server CPU than writing its line at once (paired rounds,
- * bench/README.md). A line written at once is also never lost when the process dies and never waits to
- * be seen. A full pipe is waited for and written again, so no line is dropped or cut; the price is that
- * a reader of standard output that stops reading stalls the process (a buffer would fill its memory).
- * A reader that is gone for good (EPIPE) ends the logging, not the process.
+ * Standard output, one synchronous write per line (synchronousLines.ts: what pino's synchronous
+ * destination does, for less per line). pino's default destination hands each line to a
+ * write on libuv's thread pool (and a wake-up of the event loop when it is done), and its batching
+ * (`minLength`) measures the whole pending batch again on every line; either cost a cached discovery
+ * request more server CPU than writing its line at once (paired rounds, bench/README.md). A line
+ * written at once is also never lost when the process dies and never waits to be seen. The price: a
+ * reader of standard output that stops reading stalls the process (a buffer would fill its memory).
  */
-const standardOutput = () => pino.destination({ dest: 1, sync: true });
+const standardOutput = () => synchronousLines(1);
 
 /**
  * The service's logger, shared by the app and the parts it depends on (the limits report Redis
