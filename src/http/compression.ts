@@ -36,8 +36,8 @@ const brotliCompress = promisify(zlib.brotliCompress);
 
 /**
  * Answers for the Accept-Encoding values seen, which are few (one or two per client library): parsing
- * one costs ~2 µs, a noticeable part of a cached discovery request. Only short values are kept, and
- * the map is emptied when it is full, so that odd values cannot grow it (at most ~32 KB).
+ * one is a noticeable part of a cached discovery request. Only short values are kept, and the map is
+ * emptied when it is full, so that odd values cannot grow it.
  */
 const negotiated = new Map<string, Coding | undefined>();
 const NEGOTIATED_MAX = 256;

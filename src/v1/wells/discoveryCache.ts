@@ -37,7 +37,7 @@ export interface DiscoverySource {
 
 /**
  * How long one reading of the registry version answers for every request. Without it each request
- * cost a database round trip (~a third of a cached discovery request's server CPU); with it a change
+ * would cost a database round trip, the larger part of a cached discovery request; with it a change
  * still shows within a second, well inside the 10 s a revocation may take.
  */
 export const VERSION_FRESH_MS = 1000;
