@@ -52,7 +52,7 @@ const notFound: ZodOpenApiResponseObject = {
   ),
 };
 
-export const measurementsDocument: DocumentPart = {
+export const measurementsDocumentPart: DocumentPart = {
   paths: {
     [openApiPath(MEASUREMENTS_URL)]: readOnlyPathItem({
       operationId: 'getMeasurements',

@@ -10,20 +10,24 @@ import type { Settings } from '../../config.js';
 import { DATE_TIME_FORM } from '../../domain/datetime.js';
 import { Problem } from '../../http/problems/schema.js';
 import { API_VERSION, V1_PREFIX } from '../contract.js';
-import { measurementsDocument } from '../measurements/openapi.js';
+import { measurementsDocumentPart } from '../measurements/openapi.js';
 import {
   count,
   MAX_INTERVAL_DAYS,
   MAX_INTERVAL_RULE,
   MOST_MINUTELY_MEASUREMENTS,
 } from '../measurements/query.js';
-import { wellsDocument } from '../wells/openapi.js';
+import { wellsDocumentPart } from '../wells/openapi.js';
 import { headers, problemResponses } from './components.js';
-import { documentDocument } from './documentPath.js';
+import { openApiDocumentPart } from './ownPart.js';
 import type { DocumentPart } from './pathItem.js';
 
 /** Every endpoint's part, in the order of the document's paths. */
-export const PARTS: readonly DocumentPart[] = [wellsDocument, measurementsDocument, documentDocument];
+export const PARTS: readonly DocumentPart[] = [
+  wellsDocumentPart,
+  measurementsDocumentPart,
+  openApiDocumentPart,
+];
 
 const DESCRIPTION = `Read-only access to groundwater level data: the monitoring wells and tubes an API key may
 read, and the level measurements of one tube over an interval of up to ${MAX_INTERVAL_DAYS} days.

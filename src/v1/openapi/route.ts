@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Settings } from '../../config.js';
 import { READ_METHODS } from '../../http/hooks/methods.js';
 import { openApiDocument } from './document.js';
-import { OPENAPI_URL } from './documentPath.js';
+import { OPENAPI_URL } from './ownPart.js';
 
 const CACHE_CONTROL = 'public, max-age=300';
 

@@ -4,7 +4,7 @@ import { type DocumentPart, openApiPath, readOnlyPathItem } from '../openapi/pat
 import { WELLS_URL } from './route.js';
 import { Tube, Well, WellList } from './schemas.js';
 
-export const wellsDocument: DocumentPart = {
+export const wellsDocumentPart: DocumentPart = {
   paths: {
     [openApiPath(WELLS_URL)]: readOnlyPathItem({
       operationId: 'listWells',

@@ -8,7 +8,7 @@ export const OPENAPI_URL = '/openapi.json';
 
 const documentHeaders = () => headerRefs('API-Version', 'X-Request-Id', 'ETag', 'Cache-Control');
 
-export const documentDocument: DocumentPart = {
+export const openApiDocumentPart: DocumentPart = {
   paths: {
     [openApiPath(OPENAPI_URL)]: readOnlyPathItem({
       operationId: 'getOpenApiDocument',
