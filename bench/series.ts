@@ -1,13 +1,9 @@
 /**
  * Series benchmark: a year of 1-minute data for one tube (527,040 measurements, ~28 MB of JSON) over
- * real HTTP on loopback, against
- *   - the floor: the same rows read by a bare cursor loop in the same kind of process (no HTTP, no
- *     serialization); the faster of DECLARE/FETCH and postgres.js `.cursor()` counts;
- *   - a naive buffered handler (all rows at once, JSON.stringify, send): the baseline;
- *   - ours buffered (the same stream collected whole, then sent): what streaming itself saves.
- * Each round runs every variant once, one after the other, so drift of the shared machine hits all of
- * them alike; the median of the rounds is printed. Then server memory: peak minus idle resident set of
- * a fresh server process (the kernel's VmHWM), for 30, 183 and 366 days, ours and naive.
+ * real HTTP on loopback, against the floor (lib/floor.ts) and the naive and buffered baselines
+ * (lib/naiveSeries.ts). Each round runs every variant once, one after the other, so drift of the
+ * shared machine hits all of them alike; the median of the rounds is printed. Then server memory: peak
+ * minus idle resident set of a fresh server process (the kernel's VmHWM), for 30, 183 and 366 days.
  *
  *   node --import tsx bench/series.ts [ROUNDS] [MEMORY_RUNS]     (DATABASE_URL, or an embedded PostgreSQL)
  */
@@ -105,8 +101,7 @@ try {
     printTable(
       ['target', 'measured', 'met'],
       [
-        // The issue's floor is a bare postgres.js cursor; the endpoint's own pipelined DECLARE/FETCH
-        // reading, bare, is the stricter one (the faster of the two is the "vs floor" column).
+        // Against each floor: the issue's is a bare postgres.js cursor, the other is stricter (lib/floor.ts).
         ['ours ≤ 1.3 × postgres.js .cursor()', ratio(ours / cursor), ours / cursor <= 1.3 ? 'yes' : 'NO'],
         ['ours ≤ 1.3 × DECLARE/FETCH loop', ratio(ours / declared), ours / declared <= 1.3 ? 'yes' : 'NO'],
         ['naive / ours ≥ 1.5', ratio(naive / ours), naive / ours >= 1.5 ? 'yes' : 'NO'],
@@ -143,7 +138,7 @@ try {
       throw new Error('the buffered baseline sent other measurements');
     }
     const naive = await timedGet(baselineUrl('naive', server.base, 366), {}, true);
-    // Its Date objects print milliseconds: `…00:00.000Z` where ours drop a zero fraction.
+    // Its times carry milliseconds (lib/naiveSeries.ts).
     if (
       JSON.stringify(JSON.parse(naive.body!.toString()).measurements).replaceAll('.000Z', 'Z') !== expected
     ) {

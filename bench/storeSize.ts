@@ -1,8 +1,7 @@
 /**
  * Store size benchmark: the year-long series of one tube from a store that holds only it, and from a
- * store that holds 10× more measurements of other tubes, written interleaved in time with ours (so its
- * index pages are scattered among theirs). Two databases, a server for each, alternating rounds;
- * medians. Prints the plan of the series query on the large store.
+ * store that holds 10× more measurements of other tubes (lib/seriesFixture.ts). Two databases, a
+ * server for each, alternating rounds; medians. Prints the plan of the series query on the large store.
  *
  *   node --import tsx bench/storeSize.ts [ROUNDS] [OTHER_TUBES]
  */

@@ -57,7 +57,6 @@ export async function runServer(
     options.onListening?.(address);
     await stopped;
     app.log.info({ graceSeconds: settings.SHUTDOWN_GRACE_SECONDS }, 'shutting down');
-    // Not ready at once, no new connections, running streams get the grace period (src/http/lifecycle/shutdown.ts).
     await closeGracefully(app, settings.SHUTDOWN_GRACE_SECONDS * 1000);
   } finally {
     // Metrics stay scrapable while the replica drains.

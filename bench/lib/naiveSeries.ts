@@ -4,7 +4,7 @@
  *
  * - naive: what a straightforward handler does: `select observed_at, value`, rows with Date objects
  *   (postgres.js's default for timestamptz) and numbers, JSON.stringify. Its times carry milliseconds
- *   (`…00:00.000Z`) where ours drop a zero fraction, so its body is ~2 MB larger for a year.
+ *   (`…00:00.000Z`) where ours drop a zero fraction, so its body is larger.
  * - buffered: the endpoint's own stream (its SQL, cursor and serializer), collected whole and then
  *   sent: it differs from ours only in buffering versus streaming.
  */

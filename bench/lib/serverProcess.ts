@@ -1,7 +1,6 @@
 /**
  * A benchmark server (benchServer.ts) in a child process, and what the parent measures of it through
- * /proc (testkit/processes.ts): CPU time, and resident memory, exactly, its peak read from the kernel
- * instead of being sampled.
+ * /proc (testkit/processes.ts): CPU time, and resident memory with its peak.
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';

@@ -12,9 +12,9 @@
  *   (`gwapi serve` refuses to start on an old schema, so this passes at the first check there). Checked
  *   on the request pool: a read replica replicates the migrations table, so a replica that has not yet
  *   replayed a migration is not ready for this version's queries.
- * - redis: a warning only, never a failure. Redis holds limits shared by every replica; when it fails
- *   each replica limits on its own and keeps serving (issue 4). Failing readiness would take every
- *   replica out of the load balancer at once and turn a degraded limiter into an outage.
+ * - redis: a warning only, never a failure. Without Redis each replica limits on its own and keeps
+ *   serving (src/limits/failover.ts, issue 4); failing readiness would take every replica out of the
+ *   load balancer at once and turn a degraded limiter into an outage.
  * - shutdown: fails from the moment the replica begins to shut down (SIGTERM).
  *
  * The answer says what fails, in words for an operator, never a driver message or an address: those

@@ -1,9 +1,7 @@
 /**
  * buildApp(deps) → a Fastify instance with every route and plugin, not yet listening. Tests and
- * benchmarks build it with their own pool; `gwapi serve` adds listen() and signal handling.
- *
- * A request to a data endpoint passes, in the order decisions.md fixes: route (404, 405) → key (401)
- * → client limits (429) → parameters (400) → access (403/404) → response.
+ * benchmarks build it with their own pool; `gwapi serve` adds listen() and signal handling. The order
+ * of a data request's checks is v1/plugin.ts's.
  */
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
@@ -30,8 +28,8 @@ export interface AppDependencies {
   /** Where wells, tubes, series and readiness are read (a read replica's pool in `gwapi serve`). */
   sql: Sql;
   /**
-   * Where API keys are looked up: the primary when `sql` is a read replica, so a revocation or a new key
-   * takes effect whatever the replica's lag. `sql` when not given.
+   * Where API keys are looked up: the primary when `sql` is a read replica (commands/database.ts says
+   * why); `sql` when not given.
    */
   keysSql?: Sql;
   settings: Settings;
@@ -75,7 +73,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     requestTimeout: deps.requestTimeoutMs ?? REQUEST_TIMEOUT_MS,
     // Fastify's 503 while closing is not a problem document; in-flight and late requests are served.
     return503OnClosing: false,
-    // Every route answers HEAD itself (a series' HEAD reads no measurements).
+    // Routes declare HEAD themselves (READ_METHODS, hooks/methods.ts).
     exposeHeadRoutes: false,
     routerOptions: {
       // Longer path parameters are refused before routing; a tube identifier is 36 characters, and a
@@ -89,7 +87,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
   const metrics = deps.metrics ?? createMetrics({ limits, poolMax: settings.DATABASE_POOL_MAX });
   const keysSql = deps.keysSql ?? sql;
   const readiness = new Readiness({ sql, keysSql, limits, logger: app.log });
-  // The first thing a close does (SIGTERM): the load balancer hears "not ready" from now on.
+  // The first thing a close does: not ready from now on (lifecycle/shutdown.ts).
   app.addHook('preClose', async () => readiness.shutDown());
 
   // Hooks of every response, on every path: known, unknown, inside /v1 or not.
@@ -101,7 +99,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
   // Set by the key check inside /v1, read by the request log of every request.
   app.decorateRequest('client', null);
 
-  // Every use of a pool by a request waits at its gate, a bounded time: postgres.js's queue has no bound.
+  // Every use of a pool by a request passes its gate (src/db/connectionGate.ts).
   const gates = connectionGates(settings, metrics, keysSql === sql);
   const resolver = createClientResolver(keysSql, {
     cacheSeconds: settings.KEY_CACHE_SECONDS,

@@ -2,14 +2,13 @@
  * Response compression: which coding a client asked for (Accept-Encoding, RFC 9110 §12.5.3) and the
  * compressors. Ours rather than @fastify/compress, which compresses a body on every response: the
  * discovery body is compressed once per registry version and then sent from the cache, a cost the
- * plugin would pay on every request (bench/compare.ts; figures, and why the series stays here too, in
- * bench/README.md). A HEAD must also name the coding a GET would use, so the negotiation is ours in any
- * case. The series is a `pipeline` of two streams: a database
- * error after the first byte cuts the compressed response off, and a client that leaves stops the cursor.
+ * plugin would pay on every request. A HEAD must also name the coding a GET would use, so the
+ * negotiation is ours in any case. (bench/README.md, "Home-made parts against their libraries": the
+ * runs, and why the series stays here too.)
  *
  * Streaming levels are the cheapest that still compress the series well; brotli 1 is both smaller and
- * cheaper than any gzip level, so it is preferred when a client accepts both equally. Bodies compressed
- * once and then served many times (the discovery cache) can afford far more: see CACHED_LEVELS.
+ * cheaper than any gzip level, so it is preferred when a client accepts both equally (bench/README.md,
+ * "What the hot path does"). Cached bodies: CACHED_LEVELS.
  */
 import { pipeline, type Readable, type Transform } from 'node:stream';
 import { promisify } from 'node:util';
@@ -28,7 +27,8 @@ const STREAMING_LEVELS = { gzip: 1, br: 1 } as const;
  * Bodies compressed once and sent many times (the discovery cache) are compressed on libuv's thread
  * pool, off the event loop, so they can afford brotli's slow levels. Discovery's random identifiers
  * leave little to find: only brotli's optimal parsing (10 and 11) gains much, and 10 gets nearly all of
- * 11's gain for a third of its time, paid once per body and version (bench/README.md).
+ * 11's gain in far less time, paid once per body and version (bench/README.md, "Home-made parts
+ * against their libraries").
  */
 const CACHED_LEVELS = { gzip: 6, br: 10 } as const;
 const gzip = promisify(zlib.gzip);
@@ -36,8 +36,9 @@ const brotliCompress = promisify(zlib.brotliCompress);
 
 /**
  * Answers for the Accept-Encoding values seen, which are few (one or two per client library): parsing
- * one is a noticeable part of a cached discovery request. Only short values are kept, and the map is
- * emptied when it is full, so that odd values cannot grow it.
+ * one is a noticeable part of a cached discovery request (bench/README.md, "Small per-request costs
+ * behind choices in the code"). Only short values are kept, and the map is emptied when it is full, so
+ * that odd values cannot grow it.
  */
 const negotiated = new Map<string, Coding | undefined>();
 const NEGOTIATED_MAX = 256;
@@ -45,7 +46,8 @@ const NEGOTIATED_LENGTH_MAX = 128;
 
 /**
  * The coding to use for an Accept-Encoding header, or undefined for none (identity). Weights (`q`) are
- * honoured, `q=0` refuses a coding, `*` stands for any coding not named, `x-gzip` is gzip.
+ * honoured, `q=0` refuses a coding, `*` stands for any coding not named, `x-gzip` is gzip. A response
+ * whose coding this decides carries `Vary: Accept-Encoding`, so that caches keep the codings apart.
  */
 export function negotiateCoding(header: string | string[] | undefined): Coding | undefined {
   if (header === undefined) return undefined;

@@ -31,7 +31,7 @@ export function authenticate(resolver: ClientResolver, limits: ClientLimits) {
     );
   }
 
-  // Callback style, so that a key the cache knows (nearly every request) costs no promise and no turn.
+  // Callback style, so that a key the resolver answers at once is checked in this turn.
   return function authenticateHook(
     request: FastifyRequest,
     _reply: FastifyReply,

@@ -1,7 +1,7 @@
 /**
  * The request path's side of client limits (src/limits/types.ts): one admission per authenticated
- * request, after the key and before the parameters (decisions.md), and its concurrency slot released
- * when the response is over, streamed body included, or the client went away.
+ * request (its place among the checks: src/v1/plugin.ts), and its concurrency slot released when the
+ * response is over, streamed body included, or the client went away.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Settings } from '../config.js';

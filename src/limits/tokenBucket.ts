@@ -25,8 +25,7 @@ export function takeToken(
 
 /**
  * Tokens left and the time until the next one comes back, from how far the TAT is ahead of now
- * (`aheadUs`, which is also the time until the bucket is full). Until that next token `remaining` is
- * all the client may use: the "effective window" of the IETF RateLimit field.
+ * (`aheadUs`, which is also the time until the bucket is full).
  */
 export function bucketLevel(aheadUs: number, intervalUs: number, burst: number) {
   const remaining = Math.floor((burst * intervalUs - aheadUs) / intervalUs);

@@ -1,7 +1,7 @@
 /**
  * The seam between the request path and client limits. The API calls `admit` once per authenticated
- * request (after the key is known, before parameters are checked) and `release` when the response has
- * been sent or aborted; `admitFailedAuth` guards requests without a valid key.
+ * request (admitClient.ts) and `release` when the response has been sent or aborted;
+ * `admitFailedAuth` guards requests without a valid key.
  */
 
 export interface RateLimitState {
@@ -9,10 +9,7 @@ export interface RateLimitState {
   limit: number;
   /** Tokens left after this request. */
   remaining: number;
-  /**
-   * Seconds until the next token comes back; until then `remaining` is all the key may use (the
-   * "effective window" of the IETF RateLimit field).
-   */
+  /** Seconds until the next token comes back: RateLimit's `t` (admitClient.ts). */
   resetSeconds: number;
 }
 

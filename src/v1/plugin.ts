@@ -1,7 +1,9 @@
 /**
  * Version 1 of the API, registered under V1_PREFIX: one encapsulated plugin that owns the hooks its
- * routes share. Every route is read-only (405 for other methods); the data endpoints then need a key
- * (401) and pass the client limits (429), in the order decisions.md fixes; the document is public.
+ * routes share. A request to a data endpoint passes, in the order decisions.md fixes: route (404, 405)
+ * → key (401) → client limits (429) → parameters (400) → access (403/404) → response. The router and
+ * v1Routes give the first, onRequest hooks of the data endpoints the next two in that order, the
+ * route's query schema the 400 and its handler the rest. The document is public.
  */
 import type { FastifyInstance } from 'fastify';
 import { validatorCompiler } from 'fastify-type-provider-zod';

@@ -12,7 +12,10 @@ export function acceptEveryMethod(app: FastifyInstance): void {
   }
 }
 
-/** The methods a route of this API declares: it answers HEAD itself, without reading a body it won't send. */
+/**
+ * The methods a route of this API declares. HEAD is answered by the route itself: Fastify's own HEAD
+ * route runs the GET handler and drops the body, so a series' HEAD would read and drain the stream.
+ */
 export const READ_METHODS = ['GET', 'HEAD'];
 
 /**

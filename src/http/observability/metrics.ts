@@ -116,7 +116,6 @@ export function createMetrics(sources: MetricsSources) {
   return {
     registry,
 
-    /** A response is over: counted once, with how long it took and how many bytes it wrote. */
     responseDone: responses.add,
 
     /** A streamed response began; `ended` is to be called once when it is over. */

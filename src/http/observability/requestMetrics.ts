@@ -10,7 +10,7 @@ import { LimitRefusal } from '../../limits/admitClient.js';
 import { whenResponseClosed } from '../responseClosed.js';
 import { type ServiceMetrics, UNMATCHED_ROUTE } from './metrics.js';
 
-/** The route pattern: a client-chosen path never becomes a label (it could hold anything, a key even). */
+/** The `route` label: the route's pattern (metrics.ts says why). */
 const routeLabel = (request: FastifyRequest): string =>
   request.is404 ? UNMATCHED_ROUTE : (request.routeOptions.url ?? UNMATCHED_ROUTE);
 

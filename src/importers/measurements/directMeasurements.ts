@@ -1,9 +1,7 @@
 /**
- * The import's direct path: the rows go by binary COPY straight into `measurements`, which is what
- * the upsert would do as long as no row meets a stored row or another row of the file. Node watches
- * for that as it reads (DirectRows; each tube looked up here when the file first names it) and throws
- * `DirectPathRefused` at the first sign of anything else: the staging path then takes the whole file
- * (measurements.ts).
+ * The import's direct path (when and why: measurements.ts): binary COPY straight into `measurements`,
+ * each tube looked up here when the file first names it, the rows watched by DirectRows. It throws
+ * `DirectPathRefused` at the first sign that the staging path must take the file.
  */
 import type { TransactionSql } from 'postgres';
 import { ErrorCollector } from '../importErrors.js';

@@ -126,11 +126,10 @@ function addFound<R extends FoundRows>(
 }
 
 /**
- * The common case, new data for a time range the database has nothing for yet, costs about half as much
- * through a plain INSERT as through the upsert: ON CONFLICT makes every row a speculative insertion (an
- * extra index probe and WAL record each; bench/README.md, "Import"). So
- * when no stored row of any tube falls inside the file's time range of that tube, a plain INSERT does
- * exactly what the upsert would. Should it still meet a conflict (a duplicate inside the file, or a
+ * The common case, new data for a time range the database has nothing for yet, costs far less through a
+ * plain INSERT than through the upsert: ON CONFLICT makes every row a speculative insertion (an extra
+ * index probe and WAL record each; bench/README.md, "Import"). So when no stored row of any tube falls
+ * inside the file's time range of that tube, a plain INSERT does exactly what the upsert would. Should it still meet a conflict (a duplicate inside the file, or a
  * concurrent import of the same range), it is undone and the upsert takes over, which handles both.
  */
 async function insertIfAllNew(

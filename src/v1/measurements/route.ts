@@ -19,10 +19,9 @@ import { openSeriesStream, type SeriesRequest } from './seriesStream.js';
 import { findTube } from './sql.js';
 
 /**
- * The series stream with a permit of the connection gate for as long as it holds its pooled connection.
- * openSeriesStream reports each way out (no tube, a failure, the end, a client that left) through
- * `connection.released`, once the connection is back in the pool; the permit goes back then. Each
- * attempt takes its own permit, so a retry after a lost connection waits its turn like any request.
+ * The series stream with a permit of the connection gate for as long as it holds its pooled connection:
+ * the permit goes back with `connection.released`. Each attempt takes its own permit, so a retry after
+ * a lost connection waits its turn like any request.
  */
 async function openGatedSeriesStream(
   sql: Sql,
@@ -64,13 +63,11 @@ export async function measurementsRoute(
 ): Promise<void> {
   const { sql, gate, metrics } = options;
   app.withTypeProvider<ZodTypeProvider>().route({
-    // HEAD is answered here without reading measurements (Fastify's own HEAD would drain the stream).
     method: READ_METHODS,
     url: MEASUREMENTS_URL,
-    // Fastify validates the query, for GET and HEAD alike, after the key and the limits (onRequest hooks)
-    // and before the handler: a refused one is a 400 naming each parameter (problems.ts). The path
-    // parameter is not validated there: a malformed identifier is the 404 of an unknown tube, which comes
-    // after the 400 and the 403 (decisions.md), and Fastify would check params before the query.
+    // The query only, for GET and HEAD alike (v1/plugin.ts). Not the path parameter: a malformed
+    // identifier is the 404 of an unknown tube, which comes after the 400 and the 403, and Fastify
+    // would check params before the query.
     schema: { querystring: SeriesQuery },
     handler: async (request, reply) => {
       const { query } = request;
@@ -82,7 +79,6 @@ export async function measurementsRoute(
       const from = formatInstant(query.from);
       const to = formatInstant(query.to);
 
-      // The body depends on Accept-Encoding; caches must keep the codings apart.
       const coding = negotiateCoding(request.headers['accept-encoding']);
       const representation = jsonSeries;
       const withHeaders = () => {

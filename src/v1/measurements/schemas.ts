@@ -10,11 +10,7 @@ const UTC_DATE_TIME = {
   description: `RFC 3339 in UTC, ending in \`Z\`; fractional seconds (up to ${FRACTION_DIGITS} digits) only when not zero.`,
 } as const;
 
-/*
- * An object another named schema refers to is strict (closed), as its JSON Schema is in a response
- * anyway (additionalProperties: false): zod-openapi renders it for the request side too, and an
- * open object there would give the document a second component (`…Output`) for the same shape.
- */
+// Strict, as wells/schemas.ts's objects are, for the reason given there.
 export const Measurement = z.strictObject({
   observedAt: z
     .string()

@@ -33,7 +33,10 @@ export interface SeriesRequest {
   to: string;
   /** Told how many measurements each chunk holds (for the request log). */
   onRows?: (count: number) => void;
-  /** Told when the stream's pooled connection is taken and given back (for metrics). */
+  /**
+   * Told when the stream's pooled connection is taken, and when it is back in the pool, after any way
+   * out (no tube, a failure, the end, a client that left).
+   */
   connection?: { held(): void; released(): void };
 }
 
@@ -88,8 +91,7 @@ export async function openSeriesStream(
   const chunks = iterateInTransaction(sql, 'isolation level repeatable read read only', (tx) =>
     seriesChunks(tx, request, representation),
   );
-  // Each way out of the transaction (no tube, a failure, the end, a client that left) is over only
-  // once the connection is back in the pool: iterateInTransaction waits for that before it returns.
+  // Called once iterateInTransaction has returned, which it does with the connection back in the pool.
   const released = () => request.connection?.released();
   let first: IteratorResult<Buffer, void>;
   try {

@@ -1,6 +1,6 @@
 /**
  * The SQL of the measurements endpoint. Times travel as RFC 3339 text both ways (no Date objects), and
- * values as PostgreSQL's text of the double (no parsing into a number only to write it out again).
+ * values as PostgreSQL's text of the double (why: asNumber in src/http/jsonSchema.ts).
  */
 import type { Queryable } from '../../db/connect.js';
 
@@ -21,10 +21,7 @@ export async function findTube(sql: Queryable, identifier: string): Promise<Tube
 export interface MeasurementRow {
   /** RFC 3339 in UTC, as the API returns it: `2024-01-01T00:00:00.5Z`. */
   observedAt: string;
-  /**
-   * The stored double as PostgreSQL writes it: the shortest text that reads back as the same double
-   * (`-1.23`), the digits JavaScript would write; the serializer passes it on (asNumber).
-   */
+  /** The stored double as PostgreSQL's shortest text (`-1.23`), which the serializer passes on. */
   value: string;
 }
 
@@ -84,8 +81,7 @@ export async function* measurementBatches(
   while (true) {
     const rows = await inFlight.shift()!;
     const more = rows.length === batchSize;
-    // Sent before the caller gets this batch: PostgreSQL reads ahead while this one is serialized and
-    // written, instead of each side waiting for the other. (Past the end a FETCH returns no rows.)
+    // Refilled before the caller gets this batch (FETCHES_IN_FLIGHT). Past the end a FETCH returns no rows.
     if (more) while (inFlight.length < FETCHES_IN_FLIGHT) inFlight.push(fetch());
     if (rows.length > 0) yield rows;
     if (!more) return;

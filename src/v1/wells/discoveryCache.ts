@@ -8,8 +8,8 @@
  * - after an import or any change of wells or tubes: the change raises the version in its own
  *   transaction, so every request that starts VERSION_FRESH_MS after the commit, on every replica, sees
  *   a new version and rebuilds;
- * - after a grant change or a revocation: grants come with the client from the key cache, which a
- *   replica trusts for at most KEY_CACHE_SECONDS (≤ 10 s); a new set of grants is another cache entry.
+ * - after a grant change or a revocation: grants come with the client from the key cache, as fresh as
+ *   it keeps them (src/keys/clients.ts); a new set of grants is another cache entry.
  * Entries are dropped oldest first beyond a byte budget, so many distinct keys cannot grow the process.
  */
 
@@ -37,8 +37,9 @@ export interface DiscoverySource {
 
 /**
  * How long one reading of the registry version answers for every request. Without it each request
- * would cost a database round trip, the larger part of a cached discovery request; with it a change
- * still shows within a second, well inside the 10 s a revocation may take.
+ * would cost a database round trip, a large part of a cached discovery request (bench/README.md, "Small
+ * per-request costs behind choices in the code"); with it a change still shows within a second, well
+ * inside the 10 s a revocation may take.
  */
 export const VERSION_FRESH_MS = 1000;
 
@@ -118,10 +119,7 @@ export function createDiscoveryCache(source: DiscoverySource, options: { maxByte
   }
 
   let versionRead: { at: number; pending: Promise<bigint>; version?: bigint } | undefined;
-  /**
-   * The version as read at most VERSION_FRESH_MS ago (a promise while that read is in flight); one
-   * read serves every request.
-   */
+  /** The version as read at most VERSION_FRESH_MS ago; a promise while that read is in flight. */
   function recentVersion(): bigint | Promise<bigint> {
     const now = performance.now();
     if (!versionRead || now - versionRead.at >= VERSION_FRESH_MS) {

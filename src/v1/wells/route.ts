@@ -51,13 +51,13 @@ export async function wellsRoute(
   app.route({
     method: READ_METHODS,
     url: WELLS_URL,
-    // Not async: a cached body whose coding is ready (nearly every request) is sent at once, with no
-    // promise and no turn of the event loop; only a load or a first compression is waited for.
+    // Not async, so that what cache.get answers at once is sent in this turn; only a load or a first
+    // compression is waited for.
     handler(request, reply) {
       const client = request.client!;
       if (readsNothing(client)) throw forbidden();
-      // The signal only when the body must be loaded: an AbortController is not free, and a cached
-      // request waits for nothing.
+      // The signal only when the body must be loaded: an AbortController is not free (bench/README.md,
+      // "Small per-request costs behind choices in the code"), and a cached request waits for nothing.
       const cached = cache.get(client, () => clientGoneSignal(reply));
       if (cached instanceof Promise) return cached.then((body) => sendWells(request, reply, body));
       return sendWells(request, reply, cached);
@@ -70,7 +70,6 @@ function sendWells(
   reply: FastifyReply,
   cached: CachedBody,
 ): undefined | Promise<FastifyReply> {
-  // The body depends on Accept-Encoding; caches must keep the codings apart.
   reply.type('application/json').header('Vary', 'Accept-Encoding');
   const coding = worthCompressing(cached) ? negotiateCoding(request.headers['accept-encoding']) : undefined;
   if (coding) reply.header('Content-Encoding', coding);
