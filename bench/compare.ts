@@ -13,11 +13,12 @@
  * 1.5 s each, 16 connections.
  */
 import { resolve } from 'node:path';
+import { reportComparisons } from './lib/abReport.js';
 import { addDiscoveryFixture } from './lib/discoveryFixture.js';
 import { load } from './lib/load.js';
 import { startBenchPostgres } from './lib/postgres.js';
 import { startServerProcess } from './lib/serverProcess.js';
-import { count, machineLine, median, printTable, ratio } from './lib/stats.js';
+import { count, machineLine, median, printTable, ratio, spread } from './lib/stats.js';
 
 const [other, coding = 'br', pairs = '4', rounds = '6', seconds = '1.5', connections = '16'] =
   process.argv.slice(2);
@@ -85,11 +86,24 @@ try {
       `${medianOf(name, 'serverUs').toFixed(1)} µs`,
     ]),
   );
-  const sorted = [...ratios].sort((a, b) => a - b);
   console.log(
-    `server CPU per request, this / other: median ${ratio(median(ratios))} over ${ratios.length} rounds ` +
-      `(quartiles ${ratio(sorted[Math.floor(sorted.length / 4)]!)} – ${ratio(sorted[Math.floor((3 * sorted.length) / 4)]!)}); ` +
+    `server CPU per request, this / other: ${spread(ratios)} over ${ratios.length} rounds; ` +
       `per pair of processes ${pairRatios.map(ratio).join(', ')}`,
+  );
+  reportComparisons(
+    [
+      {
+        benchmark: `discovery (${coding})`,
+        metric: 'server CPU/request',
+        unit: 'µs',
+        this: medianOf('this', 'serverUs'),
+        other: medianOf('other', 'serverUs'),
+        ratios,
+        pairs: pairRatios,
+      },
+    ],
+    other,
+    pg.description,
   );
 } finally {
   await pg.stop();

@@ -12,11 +12,12 @@
  */
 import { resolve } from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { reportComparisons } from './lib/abReport.js';
 import { timedGet } from './lib/http.js';
 import { startBenchPostgres } from './lib/postgres.js';
 import { addSeriesFixture, dayAfterStart, SERIES_START } from './lib/seriesFixture.js';
 import { type ServerProcess, startServerProcess } from './lib/serverProcess.js';
-import { machineLine, mb, median, ms, printTable, ratio } from './lib/stats.js';
+import { machineLine, mb, median, ms, printTable, ratio, spread } from './lib/stats.js';
 
 const [other, coding = 'br', pairs = '3', rounds = '5'] = process.argv.slice(2);
 if (!other || !['plain', 'gzip', 'br'].includes(coding)) {
@@ -25,6 +26,8 @@ if (!other || !['plain', 'gzip', 'br'].includes(coding)) {
 }
 const DECODE = { plain: (body: Buffer) => body, gzip: gunzipSync, br: brotliDecompressSync };
 type Name = 'this' | 'other';
+/** Resident growths below this are noise (a warmed-up process grows by about a megabyte a request). */
+const SMALL_GROWTH_MB = 5;
 interface Sample {
   totalMs: number;
   cpuMs: number;
@@ -111,10 +114,6 @@ try {
       mb(medianOf(name, 'bytes') / 1e6),
     ]),
   );
-  const spread = (values: number[]) => {
-    const sorted = [...values].sort((a, b) => a - b);
-    return `median ${ratio(median(values))} (quartiles ${ratio(sorted[Math.floor(sorted.length / 4)]!)} – ${ratio(sorted[Math.floor((3 * sorted.length) / 4)]!)})`;
-  };
   const n = ratios.cpuMs.length;
   console.log(`this / other over ${n} rounds:`);
   console.log(
@@ -122,6 +121,30 @@ try {
   );
   console.log(`  total time  ${spread(ratios.totalMs)}`);
   console.log(`  RSS growth  ${spread(ratios.growthMb)}`);
+  const row = (metric: string, field: keyof typeof ratios, unit: 'ms' | 'MB') => ({
+    benchmark: `series (${coding})`,
+    metric,
+    unit,
+    this: medianOf('this', field),
+    other: medianOf('other', field),
+    ratios: ratios[field],
+  });
+  reportComparisons(
+    [
+      { ...row('server CPU', 'cpuMs', 'ms'), pairs: pairCpu },
+      row('time to last byte', 'totalMs', 'ms'),
+      {
+        ...row('RSS growth', 'growthMb', 'MB'),
+        // A warmed-up process grows by about a megabyte either way; a ratio of such figures means nothing.
+        unjudged:
+          Math.max(medianOf('this', 'growthMb'), medianOf('other', 'growthMb')) < SMALL_GROWTH_MB
+            ? `both under ${SMALL_GROWTH_MB} MB`
+            : undefined,
+      },
+    ],
+    other,
+    pg.description,
+  );
 } finally {
   await pg.stop();
 }

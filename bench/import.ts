@@ -12,7 +12,7 @@
  * machine is shared, and noise only ever adds time.
  */
 import { createReadStream } from 'node:fs';
-import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -23,13 +23,19 @@ import { openInput } from '../src/importers/inputFile.js';
 import { importMeasurements, vacuumMeasurements } from '../src/importers/measurements/measurements.js';
 import { upsertRegistry } from '../src/importers/registry/registry.js';
 import { postgresOrThrowaway } from '../testkit/postgres.js';
+import {
+  DURABLE_SETTINGS,
+  IMPORT_REGISTRY,
+  IMPORT_START,
+  timed,
+  writeYearCsv,
+  YEAR_ROWS,
+} from './lib/importFixture.js';
 
-const ROWS = Number(process.argv[2] ?? 527_040);
+const ROWS = Number(process.argv[2] ?? YEAR_ROWS);
 const RUNS = Number(process.argv[3] ?? 3);
-const TUBE = '5a1c0b9e-6f3d-4c1e-9d2a-0b7e4f8a1c33';
-const START = Date.UTC(2023, 0, 1) / 1000;
 /** One minute after the file's last row. */
-const AFTER_THE_FILE = formatInstant({ seconds: START + ROWS * 60, micros: 0 });
+const AFTER_THE_FILE = formatInstant({ seconds: IMPORT_START + ROWS * 60, micros: 0 });
 
 const seconds = (s: number) => `${s.toFixed(3).padStart(5)} s`;
 
@@ -43,16 +49,14 @@ const LABELS = {
 };
 
 const dir = await mkdtemp(join(tmpdir(), 'gwapi-bench-import-'));
-// Durable, unlike the other benchmarks' server: every import and COPY here ends in a commit whose WAL
-// flush is part of its cost on a real server (and the figures in bench/README.md were measured so).
-const postgres = await postgresOrThrowaway(process.env.DATABASE_URL, { fsync: 'on', full_page_writes: 'on' });
+const postgres = await postgresOrThrowaway(process.env.DATABASE_URL, DURABLE_SETTINGS);
 const sql = connect(postgres.url, { max: 2, applicationName: 'gwapi bench import' });
 
 try {
   await migrate(sql);
-  await upsertRegistry(sql, [{ name: 'bench', tubes: [{ identifier: TUBE, number: '1' }] }]);
+  await upsertRegistry(sql, IMPORT_REGISTRY);
   const file = join(dir, 'year.csv');
-  await writeYear(file);
+  await writeYearCsv(file, ROWS);
   const size = (await stat(file)).size;
   const [server] = await sql<{ version: string }[]>`select current_setting('server_version') as version`;
   console.log(
@@ -112,22 +116,6 @@ try {
   await sql.end({ timeout: 5 });
   await postgres.stop();
   await rm(dir, { recursive: true, force: true });
-}
-
-async function timed(work: () => Promise<unknown>): Promise<number> {
-  const started = performance.now();
-  await work();
-  return (performance.now() - started) / 1000;
-}
-
-/** One value a minute from 2023-01-01, like a logger's export. */
-async function writeYear(file: string): Promise<void> {
-  const lines = ['tubeIdentifier,observedAt,value'];
-  for (let i = 0; i < ROWS; i++) {
-    const level = (-1.5 + Math.sin(i / 1440) * 0.4 + (i % 97) / 1000).toFixed(3);
-    lines.push(`${TUBE},${formatInstant({ seconds: START + i * 60, micros: 0 })},${level}`);
-  }
-  await writeFile(file, `${lines.join('\n')}\n`);
 }
 
 /** `indexed`: with the primary key measurements has, which alone about doubles the cost of loading. */

@@ -2,8 +2,12 @@
  * CPU time of the database backends and of this process (a server process's own: processCpuMs in
  * testkit/processes.ts).
  */
+import { readFileSync } from 'node:fs';
 import type { Sql } from '../../src/db/connect.js';
 import { processCpuMs } from '../../testkit/processes.js';
+
+/** USER_HZ, the unit of /proc's times (testkit/processes.ts). */
+const CLOCK_TICKS_PER_SECOND = 100;
 
 /** This process's CPU time, ms. */
 export const ownCpuMs = () => {
@@ -36,4 +40,16 @@ export function backendCpuMeter(sql: Sql, applicationName: string) {
       return total;
     },
   };
+}
+
+/**
+ * CPU time of this process's children that have ended and been waited for (cutime + cstime in
+ * /proc/self/stat, which include their own waited-for children), ms; 10 ms resolution. The difference
+ * across a child's run, from its start to its exit event, is what that child used, when no other child
+ * ends meanwhile.
+ */
+export function endedChildrenCpuMs(): number {
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[13]) + Number(fields[14])) * 1000) / CLOCK_TICKS_PER_SECOND;
 }

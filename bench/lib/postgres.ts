@@ -10,20 +10,28 @@ import { createDatabase, postgresOrThrowaway } from '../../testkit/postgres.js';
 export interface BenchPostgres {
   /** A new, migrated database named `name` (dropped first if a previous run left it). */
   database(name: string): Promise<{ url: string; sql: Sql }>;
+  /** A new database named `name` without any schema (dropped first if it exists); its URL. */
+  emptyDatabase(name: string): Promise<string>;
+  dropDatabase(name: string): Promise<void>;
+  /** A CHECKPOINT: what earlier work left in the WAL is written out now, not during what comes next. */
+  checkpoint(): Promise<void>;
   /** Where it runs, for the report. */
   description: string;
   stop(): Promise<void>;
 }
 
-export async function startBenchPostgres(): Promise<BenchPostgres> {
-  const server = await postgresOrThrowaway(process.env.DATABASE_URL);
+/** `settings`: of the throwaway server, on top of the testkit's fast ones (bench/lib/importFixture.ts). */
+export async function startBenchPostgres(settings: Record<string, string> = {}): Promise<BenchPostgres> {
+  const server = await postgresOrThrowaway(process.env.DATABASE_URL, settings);
   const admin = connect(server.url, { max: 1, applicationName: 'gwapi bench' });
   const [{ version }] = (await admin`select split_part(version(), ' ', 2) as version`) as [
     { version: string },
   ];
-  const where = server.throwaway
-    ? 'embedded PostgreSQL (default settings, fsync off)'
-    : 'PostgreSQL at DATABASE_URL';
+  const where = !server.throwaway
+    ? 'PostgreSQL at DATABASE_URL'
+    : settings.fsync === 'on'
+      ? 'embedded PostgreSQL (default settings, fsync on)'
+      : 'embedded PostgreSQL (default settings, fsync off)';
   const opened: Sql[] = [];
   return {
     description: `${where} ${version}`,
@@ -33,6 +41,13 @@ export async function startBenchPostgres(): Promise<BenchPostgres> {
       opened.push(sql);
       await migrate(sql);
       return { url, sql };
+    },
+    emptyDatabase: (name) => createDatabase(admin, server.url, name),
+    async dropDatabase(name) {
+      await admin.unsafe(`drop database if exists ${name} with (force)`);
+    },
+    async checkpoint() {
+      await admin`checkpoint`;
     },
     async stop() {
       for (const sql of opened) await sql.end({ timeout: 1 });

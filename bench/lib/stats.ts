@@ -9,15 +9,33 @@ export function median(values: (number | undefined)[]): number {
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
-/** Columns padded to their widest cell; the first column left-aligned, the others right-aligned. */
-export function printTable(header: string[], rows: string[][]): void {
+/** The lower and upper quartiles (the values a quarter and three quarters of the way up the sorted list). */
+export function quartiles(values: number[]): [number, number] {
+  const sorted = [...values].sort((a, b) => a - b);
+  return [sorted[Math.floor(sorted.length / 4)]!, sorted[Math.floor((3 * sorted.length) / 4)]!];
+}
+
+/** Ratios as the A/B scripts print them: `median 1.02× (quartiles 0.97× – 1.08×)`. */
+export function spread(ratios: number[]): string {
+  const [lower, upper] = quartiles(ratios);
+  return `median ${ratio(median(ratios))} (quartiles ${ratio(lower)} – ${ratio(upper)})`;
+}
+
+/**
+ * Columns padded to their widest cell; the columns in `left` (the first unless told) left-aligned, the
+ * others right-aligned.
+ */
+export function printTable(header: string[], rows: string[][], left: number[] = [0]): void {
   const widths = header.map((title, column) =>
     Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)),
   );
   const line = (cells: string[]) =>
     cells
-      .map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!)))
-      .join('  ');
+      .map((cell, column) =>
+        left.includes(column) ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!),
+      )
+      .join('  ')
+      .trimEnd();
   console.log(line(header));
   console.log(widths.map((width) => '-'.repeat(width)).join('  '));
   for (const row of rows) console.log(line(row));
