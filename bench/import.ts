@@ -2,9 +2,9 @@
  * Import benchmark: a year of 1-minute data for one tube (527,040 rows) through `importMeasurements`,
  * as `gwapi import measurements FILE` runs it, against a plain `COPY … (format csv)` of the same file
  * into a bare table (no index, no checks): the floor of what PostgreSQL can ingest. For context also
- * the same COPY into a table with measurements' primary key, the import's staging path (which takes
- * re-imports, corrections, unsorted files and files with errors; forced here by one stored row just
- * after the file's range, see measurementsPaths.test.ts), and a re-import of the same file.
+ * the same COPY into a table with measurements' primary key, the import's staging path (forced here by
+ * one stored row just after the file's range, see measurementsPaths.test.ts), and a re-import of the
+ * same file.
  *
  *   node --import tsx bench/import.ts [ROWS] [RUNS]      (DATABASE_URL, or an embedded PostgreSQL)
  *
@@ -118,7 +118,7 @@ try {
   await rm(dir, { recursive: true, force: true });
 }
 
-/** `indexed`: with the primary key measurements has, which alone about doubles the cost of loading. */
+/** `indexed`: with the primary key measurements has, most of an import's cost (bench/README.md). */
 async function plainCopy(sql: Sql, file: string, indexed: boolean): Promise<void> {
   await sql`drop table if exists bare`;
   await sql`create table bare (tube uuid, observed_at timestamptz, value float8)`;
