@@ -27,12 +27,13 @@ const SCRIPTS: Record<string, string> = {
 
 /**
  * Enough rounds for medians that hold on two shared cores: two discovery servers of the same code
- * differ by up to ~10 % for their whole life (bench/README.md), hence 8 fresh pairs of them; a
- * year-long request or an import is seconds, so more rounds cost little.
+ * differ by up to ~10 % for their whole life with br, hence 8 fresh pairs of them, and by up to ~40 %
+ * when they send the 230 kB plain body (an A/A run: pairs 0.76–1.41×), hence 16; a year-long request or
+ * an import is seconds, so more rounds cost little (bench/README.md).
  */
 const DEFAULTS = [
   'discovery:br:8:6',
-  'discovery:plain:8:6',
+  'discovery:plain:16:6',
   'series:plain:6:5',
   'series:br:6:5',
   'import:10',
