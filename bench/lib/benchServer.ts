@@ -15,21 +15,9 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { loadSettings } from '../../src/config.js';
 import { connect } from '../../src/db/connect.js';
 import { buildApp } from '../../src/http/app.js';
-import { type FloorRequest, readWithCursor, readWithDeclaredCursor } from './floor.js';
+import { readWithCursor, readWithDeclaredCursor } from './floor.js';
 import { registerBaselines } from './naiveSeries.js';
-import { SERVER_APPLICATION_NAME } from './serverProcess.js';
-
-export type ServerMessage =
-  | { type: 'listening'; base: string }
-  | { type: 'floor'; ms: number; rows: number }
-  | { type: 'profiling' }
-  | { type: 'profiled'; file: string }
-  | { type: 'error'; message: string };
-
-export type ParentMessage =
-  | { type: 'floor'; request: FloorRequest }
-  | { type: 'startProfile' }
-  | { type: 'stopProfile'; file: string };
+import { type ParentMessage, SERVER_APPLICATION_NAME, type ServerMessage } from './serverProtocol.js';
 
 const [kind, databaseUrl] = process.argv.slice(2);
 const send = (message: ServerMessage) => process.send!(message);

@@ -5,8 +5,8 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { peakMb, processCpuMs, resetPeakMb, residentMb, stopProcess } from '../../testkit/processes.js';
-import type { ParentMessage, ServerMessage } from './benchServer.js';
 import type { FloorRequest } from './floor.js';
+import type { ParentMessage, ServerMessage } from './serverProtocol.js';
 
 /**
  * The V8 heap settings the service runs with (the Dockerfile's NODE_OPTIONS, which say why; test/deploy
@@ -14,8 +14,7 @@ import type { FloorRequest } from './floor.js';
  */
 export const SERVICE_NODE_OPTIONS = ['--max-old-space-size=384', '--max-semi-space-size=16'];
 
-/** application_name of the bench server's database connections (to find its backends). */
-export const SERVER_APPLICATION_NAME = 'gwapi bench api';
+export { SERVER_APPLICATION_NAME } from './serverProtocol.js';
 
 const ENTRY = fileURLToPath(new URL('./benchServer.ts', import.meta.url));
 
