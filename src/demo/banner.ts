@@ -1,4 +1,7 @@
-/** What `gwapi demo` prints once it listens: the data, the demo key and requests to paste. */
+/**
+ * What `gwapi demo` prints once it listens: the data, the demo key, the interactive reference and
+ * requests to paste.
+ */
 import type { DemoData } from './seed.js';
 import { DEMO_WELLS, type DemoTube, EXAMPLE_DEMO_TUBE, HIDDEN_DEMO_TUBE } from './wells.js';
 
@@ -68,6 +71,8 @@ export function demoBanner({ address, database, data, key, keyId }: BannerInput)
     key,
     `Key id: ${keyId}`,
     `It may read every demo tube except ${describeTube(HIDDEN_DEMO_TUBE)}, which stays hidden from it.`,
+    '',
+    `Interactive reference: ${base}/docs (in a browser: Authorize with the key, then Try it out).`,
     '',
     'Try:',
     '  # the wells and tubes this key may see',

@@ -3,7 +3,8 @@
  * routes share. A request to a data endpoint passes, in the order decisions.md fixes: route (404, 405)
  * → key (401) → client limits (429) → parameters (400) → access (403/404) → response. The router and
  * v1Routes give the first, onRequest hooks of the data endpoints the next two in that order, the
- * route's query schema the 400 and its handler the rest. The document is public.
+ * route's query schema the 400 and its handler the rest. The document and the
+ * interactive reference (docs/) are public.
  */
 import type { FastifyInstance } from 'fastify';
 import { validatorCompiler } from 'fastify-type-provider-zod';
@@ -16,6 +17,7 @@ import { authenticate } from '../keys/authenticate.js';
 import type { ClientResolver } from '../keys/clients.js';
 import { admitClient } from '../limits/admitClient.js';
 import { type ClientLimits, unlimited } from '../limits/types.js';
+import { docsRoute } from './docs/plugin.js';
 import { measurementsRoute } from './measurements/route.js';
 import { openApiRoute } from './openapi/route.js';
 import { wellsRoute } from './wells/route.js';
@@ -46,6 +48,7 @@ export async function v1Api(api: FastifyInstance, deps: V1Dependencies): Promise
   const { sql, gate, resolver, limits, settings, metrics } = deps;
   v1Routes(api);
   await api.register(openApiRoute, { settings });
+  await api.register(docsRoute, { settings });
   await api.register(async function dataEndpoints(data) {
     data.addHook('onRequest', authenticate(resolver, limits));
     // Lifted limits admit every request and advertise nothing, so they need no hook at all.

@@ -83,6 +83,7 @@ t.test('gwapi demo seeds once, serves, prints a key and requests, and stops clea
   t.notMatch(first.stdout, 'seeded by an earlier run');
   t.match(first.stdout, `curl -s -H 'X-API-Key: ${first.key}' ${first.base}/groundwater-monitoring-wells`);
   t.match(first.stdout, `curl -s ${first.base}/openapi.json`);
+  t.match(first.stdout, `Interactive reference: ${first.base}/docs `);
   const example = /'(http:[^']+\/measurements\?from=([^&]+)&to=([^']+))'/.exec(first.stdout);
   t.ok(example, 'a measurements request');
   const [, , from, to] = example!;
@@ -137,6 +138,10 @@ t.test('gwapi demo seeds once, serves, prints a key and requests, and stops clea
   const response = await fetch(`${first.base}/openapi.json`);
   t.equal(response.headers.get('api-version'), '1.0.0', 'the HTTP server answers on the printed address');
   await response.body?.cancel();
+  const reference = await fetch(`${first.base}/docs`);
+  t.equal(reference.status, 200, 'the printed reference is served');
+  t.equal(reference.headers.get('content-type'), 'text/html; charset=utf-8');
+  await reference.body?.cancel();
 
   // `gwapi keys` works beside the running demo, on the same embedded database.
   const list = await runCli(['keys', 'list'], { env });

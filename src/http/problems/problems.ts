@@ -186,8 +186,9 @@ function refuseWhatNodeWould(request: FastifyRequest): void {
  */
 const routePatterns = new WeakMap<FastifyInstance, RegExp[]>();
 
-/** `:name` segments match one non-empty segment, as the router matches them. */
-const routePattern = (url: string) => new RegExp(`^${url.replace(/[.]/g, '\\.').replace(/:\w+/g, '[^/]+')}$`);
+/** `:name` segments match one non-empty segment and a trailing `*` anything, as the router matches them. */
+const routePattern = (url: string) =>
+  new RegExp(`^${url.replace(/[.]/g, '\\.').replace(/:\w+/g, '[^/]+').replace(/\*$/, '.*')}$`);
 
 function isKnownPath(app: FastifyInstance, path: string): boolean {
   return routePatterns.get(app)?.some((pattern) => pattern.test(path)) ?? false;
@@ -200,6 +201,9 @@ export function registerProblems(app: FastifyInstance): void {
     patterns.push(routePattern(route.url));
   });
   app.setErrorHandler(handleError);
+  // A route may find nothing after all (@fastify/static, for a file that is not there) and call
+  // reply.callNotFound(), which runs this handler but no onRequest hook.
+  app.setNotFoundHandler((_request, reply) => sendProblem(reply, notFound()));
   // The root onRequest hook runs before any body is read, so an unknown path is 404 before a body of
   // an unknown media type could make it 415 (route comes first, decisions.md).
   // Callback style: an async hook costs every request a promise and a microtask turn.
