@@ -17,18 +17,22 @@ export const API_KEY_HEADER = 'x-api-key';
 /** RFC 9110 wants a challenge on every 401; this one names the header the key belongs in. */
 const CHALLENGE = { 'WWW-Authenticate': 'ApiKey header="X-API-Key"' };
 
+/** The 401 of a request without a key (`presented` false) or with one that is not valid. */
+export const unauthorized = (presented: boolean) =>
+  new ProblemError(
+    401,
+    presented
+      ? 'The API key is not valid: it is unknown, revoked or mistyped. Ask the operator for a key.'
+      : 'This endpoint needs an API key in the X-API-Key header.',
+    CHALLENGE,
+  );
+
 export function authenticate(resolver: ClientResolver, limits: ClientLimits) {
   async function refuse(request: FastifyRequest, presented: unknown): Promise<never> {
     // Guessing keys costs the guesser, not the database: failures are limited per address.
     const admission = await limits.admitFailedAuth(request.ip);
     if (!admission.admitted) throw tooManyRequests('failed-auth', admission.retryAfterSeconds);
-    throw new ProblemError(
-      401,
-      presented
-        ? 'The API key is not valid: it is unknown, revoked or mistyped. Ask the operator for a key.'
-        : 'This endpoint needs an API key in the X-API-Key header.',
-      CHALLENGE,
-    );
+    throw unauthorized(Boolean(presented));
   }
 
   // Callback style, so that a key the resolver answers at once is checked in this turn.

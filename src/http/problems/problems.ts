@@ -134,6 +134,13 @@ function connectionNotGiven(error: ConnectionWaitTimeout | ConnectionWaitAborted
   return serviceBusy(error.waitedMs);
 }
 
+/** A fault of ours: nothing about internals, only the request id that finds it in the log. */
+export const unexpectedError = (requestId: string) =>
+  new ProblemError(
+    500,
+    `An unexpected error occurred. If it persists, tell the operator this request id: ${requestId}.`,
+  );
+
 /**
  * Errors that reach the error handler. A query its route's zod schema refused is a 400 that names each
  * parameter (invalidQuery). Fastify's own client errors (FST_ERR_*) describe the request,
@@ -153,13 +160,7 @@ function handleError(error: FastifyError, request: FastifyRequest, reply: Fastif
     return sendProblem(reply, new ProblemError(status, error.message));
   }
   request.log.error({ err: error }, 'request failed');
-  return sendProblem(
-    reply,
-    new ProblemError(
-      500,
-      `An unexpected error occurred. If it persists, tell the operator this request id: ${request.id}.`,
-    ),
-  );
+  return sendProblem(reply, unexpectedError(request.id));
 }
 
 /**
@@ -170,9 +171,12 @@ function handleError(error: FastifyError, request: FastifyRequest, reply: Fastif
  */
 const unmetExpectations = new WeakSet<IncomingMessage>();
 
+export const expectationFailed = () =>
+  new ProblemError(417, 'This server meets no expectation but 100-continue: leave out Expect.');
+
 function refuseWhatNodeWould(request: FastifyRequest): void {
   if (unmetExpectations.has(request.raw)) {
-    throw new ProblemError(417, 'This server meets no expectation but 100-continue: leave out Expect.');
+    throw expectationFailed();
   }
   if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
     throw new ProblemError(400, 'An HTTP/1.1 request must carry a Host header (RFC 9112).');

@@ -5,11 +5,12 @@
 
 import { z } from 'zod';
 import type { ZodOpenApiOverrideMetaContext, ZodOpenApiResponseObject } from 'zod-openapi';
-import { problemDocument, refusalOf } from '../../http/problems/problems.js';
-import { V1_PREFIX } from '../contract.js';
-import { dataResponses, problemResponse } from '../openapi/components.js';
-import { type DocumentPart, openApiPath, readOnlyPathItem } from '../openapi/pathItem.js';
+import { formatInstant } from '../../domain/datetime.js';
+import { refusalOf, tubeNotFound } from '../../http/problems/problems.js';
+import { dataResponses, problemExample, problemResponse } from '../openapi/components.js';
+import { type DocumentPart, openApiPath, readOnlyPathItem, type Tag } from '../openapi/pathItem.js';
 import { EXAMPLE_TUBE_IDENTIFIER, TubeIdentifier } from '../wells/schemas.js';
+import { jsonSeries } from './jsonSeries.js';
 import { MAX_INTERVAL_DAYS, SeriesQuery } from './query.js';
 import { MEASUREMENTS_URL } from './route.js';
 import { GroundwaterLevelSeries, Measurement } from './schemas.js';
@@ -25,11 +26,44 @@ const pathParameters = z.object({
   }),
 });
 
+const TAG: Tag = {
+  name: 'Measurements',
+  description: 'Groundwater level series: the measurements of one tube over an interval.',
+};
+
+/** The interval of the examples, as a client might send it: with an offset, normalised in the answer. */
+const EXAMPLE_QUERY = { from: '2024-03-01T01:00:00+01:00', to: '2024-03-01T02:00:00+01:00' };
+
+/** A series of an hour of quarter-hourly measurements, written as the service writes one. */
+function seriesExample() {
+  const { from, to } = SeriesQuery.parse(EXAMPLE_QUERY);
+  const written = Buffer.concat([
+    jsonSeries.head({
+      tubeIdentifier: EXAMPLE_TUBE_IDENTIFIER,
+      from: formatInstant(from),
+      to: formatInstant(to),
+      unit: 'm',
+      verticalDatum: 'NAP',
+    }),
+    jsonSeries.batch(
+      [
+        { observedAt: '2024-03-01T00:00:00Z', value: '-1.23' },
+        { observedAt: '2024-03-01T00:15:00Z', value: '-1.24' },
+        { observedAt: '2024-03-01T00:30:00Z', value: '-1.24' },
+        { observedAt: '2024-03-01T00:45:00Z', value: '-1.26' },
+      ],
+      true,
+    ),
+    jsonSeries.close(),
+  ]);
+  return JSON.parse(written.toString());
+}
+
 /** The 400 this endpoint answers when `to` is not later than `from`, as the service writes it. */
 function refusedExample() {
-  const refusal = refusalOf(SeriesQuery, { from: '2024-01-02T00:00:00Z', to: '2024-01-01T00:00:00Z' });
-  const instance = V1_PREFIX + MEASUREMENTS_URL.replace(':tubeIdentifier', EXAMPLE_TUBE_IDENTIFIER);
-  return refusal && problemDocument(refusal, instance);
+  const refusal = refusalOf(SeriesQuery, { from: EXAMPLE_QUERY.to, to: EXAMPLE_QUERY.from });
+  if (!refusal) throw new Error('the example of a refused query was accepted');
+  return problemExample(refusal, MEASUREMENTS_URL);
 }
 
 const badRequest: ZodOpenApiResponseObject = {
@@ -49,13 +83,17 @@ const notFound: ZodOpenApiResponseObject = {
     'No tube with this identifier that this key may read. Unknown, malformed and hidden ' +
       'identifiers give the same answer; a stored identifier that now gives 404 is unavailable to ' +
       'this client.',
+    [],
+    problemExample(tubeNotFound(), MEASUREMENTS_URL),
   ),
 };
 
 export const measurementsDocumentPart: DocumentPart = {
+  tag: TAG,
   paths: {
     [openApiPath(MEASUREMENTS_URL)]: readOnlyPathItem({
       operationId: 'getMeasurements',
+      tags: [TAG.name],
       summary: 'Level measurements of one tube over an interval',
       description:
         'The series of one tube in [from, to), oldest first, with the unit and vertical datum of the ' +
@@ -65,6 +103,7 @@ export const measurementsDocumentPart: DocumentPart = {
         ...dataResponses(
           'The series; `measurements` is `[]` when the interval holds none.',
           GroundwaterLevelSeries,
+          seriesExample(),
         ),
         '400': badRequest,
         '404': notFound,

@@ -11,17 +11,19 @@ const UTC_DATE_TIME = {
 } as const;
 
 // Strict, as wells/schemas.ts's objects are, for the reason given there.
-export const Measurement = z.strictObject({
-  observedAt: z
-    .string()
-    .meta({ ...UTC_DATE_TIME, description: `Moment of observation. ${UTC_DATE_TIME.description}` }),
-  value: z.number().meta({
-    description:
-      'Groundwater level in the unit of the series. The decimal as imported (up to 15 significant ' +
-      'digits), written as a JSON number.',
-    examples: [-1.23],
-  }),
-});
+export const Measurement = z
+  .strictObject({
+    observedAt: z
+      .string()
+      .meta({ ...UTC_DATE_TIME, description: `Moment of observation. ${UTC_DATE_TIME.description}` }),
+    value: z.number().meta({
+      description:
+        'Groundwater level in the unit of the series. The decimal as imported (up to 15 significant ' +
+        'digits), written as a JSON number.',
+      examples: [-1.23],
+    }),
+  })
+  .meta({ description: 'One groundwater level measurement of the tube.' });
 
 export type Measurement = z.infer<typeof Measurement>;
 
@@ -45,15 +47,19 @@ const seriesFields = {
   }),
 };
 
-export const GroundwaterLevelSeries = z.object({
-  ...seriesFields,
-  measurements: z.array(Measurement).meta({
-    description:
-      'Every measurement of the interval, oldest first; `[]` when there is none. No pagination: the ' +
-      `whole interval (up to ${count(MOST_MINUTELY_MEASUREMENTS)} measurements for a year of 1-minute data) comes in this ` +
-      'one response, streamed.',
-  }),
-});
+export const GroundwaterLevelSeries = z
+  .object({
+    ...seriesFields,
+    measurements: z.array(Measurement).meta({
+      description:
+        'Every measurement of the interval, oldest first; `[]` when there is none. No pagination: the ' +
+        `whole interval (up to ${count(MOST_MINUTELY_MEASUREMENTS)} measurements for a year of 1-minute data) comes in this ` +
+        'one response, streamed.',
+    }),
+  })
+  .meta({
+    description: 'The measurements of one tube over an interval, with their unit and vertical datum.',
+  });
 
 /** Everything of a series before its measurements: written first, before the rows are read. */
 export const SeriesHead = z.object(seriesFields);

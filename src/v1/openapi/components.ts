@@ -1,14 +1,29 @@
 /**
  * The components every endpoint shares: the response headers, the problem responses of more than one
  * endpoint, and the references the endpoints' parts of the document (their openapi.ts) use to name them.
+ * Every example body is made by the code that writes the real one.
  */
 import { z } from 'zod';
 import type { ZodOpenApiResponseObject } from 'zod-openapi';
 import type { Settings } from '../../config.js';
 import { jsonSchemaOf } from '../../http/jsonSchema.js';
+import {
+  expectationFailed,
+  forbidden,
+  type ProblemError,
+  problemDocument,
+  serviceBusy,
+  unexpectedError,
+} from '../../http/problems/problems.js';
 import { PROBLEM_MEDIA_TYPE, Problem } from '../../http/problems/schema.js';
-import { rateLimit, rateLimitPolicy } from '../../limits/admitClient.js';
-import { API_VERSION } from '../contract.js';
+import { unauthorized } from '../../keys/authenticate.js';
+import { rateLimit, rateLimitPolicy, tooManyRequests } from '../../limits/admitClient.js';
+import { API_VERSION, V1_PREFIX } from '../contract.js';
+import { WELLS_URL } from '../wells/route.js';
+import { EXAMPLE_TUBE_IDENTIFIER } from '../wells/schemas.js';
+
+/** The request id of the examples. */
+const EXAMPLE_REQUEST_ID = '0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9';
 
 const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
 
@@ -27,7 +42,7 @@ export function headers(settings: Settings) {
     },
     'X-Request-Id': stringHeader(
       'Id of this request in the service log. Quote it when you report a problem to the operator.',
-      '0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9',
+      EXAMPLE_REQUEST_ID,
     ),
     'Retry-After': {
       description: 'Whole seconds to wait before the next request (at least 1).',
@@ -47,11 +62,6 @@ export function headers(settings: Settings) {
         '`w` seconds.',
       rateLimitPolicy(settings),
     ),
-    Allow: {
-      description: 'The methods this path supports.',
-      required: true,
-      schema: jsonSchemaOf(z.literal('GET, HEAD')),
-    },
     'WWW-Authenticate': stringHeader('Where the key belongs.', 'ApiKey header="X-API-Key"'),
     ETag: stringHeader('Strong entity tag of this document; send it back in If-None-Match.', '"3q2-7w"'),
     'Cache-Control': stringHeader(
@@ -66,57 +76,78 @@ type HeaderName = keyof ReturnType<typeof headers>;
 export const headerRefs = (...names: HeaderName[]) =>
   Object.fromEntries(names.map((name) => [name, ref('headers', name)]));
 
+/** The body the service writes for `problem` on a request for `url` (a path under /v1): an example. */
+export const problemExample = (problem: ProblemError, url: string) =>
+  problemDocument(problem, V1_PREFIX + url.replace(':tubeIdentifier', EXAMPLE_TUBE_IDENTIFIER));
+
 /** A problem response of one status (an endpoint's own ones too, with an `id` to name it). */
 export function problemResponse(
   description: string,
-  extraHeaders: HeaderName[] = [],
-  example?: unknown,
+  extraHeaders: HeaderName[],
+  example: Problem,
 ): ZodOpenApiResponseObject {
   return {
     description,
     headers: headerRefs('API-Version', 'X-Request-Id', ...extraHeaders),
-    content: { [PROBLEM_MEDIA_TYPE]: { schema: Problem, ...(example ? { example } : {}) } },
+    content: { [PROBLEM_MEDIA_TYPE]: { schema: Problem, example } },
   };
 }
 
-/** The problem responses of more than one endpoint, by name, with their status. */
+/**
+ * The problem responses of more than one endpoint, by name, with their status. Their examples are on
+ * discovery's path: one example each, though the data endpoints share them.
+ */
 export function problemResponses(settings: Settings) {
   const perMinute = settings.RATE_LIMIT_PER_SECOND * 60;
+  const example = (problem: ProblemError) => problemExample(problem, WELLS_URL);
   return {
+    ClientError: problemResponse(
+      'A request this service could not take as it came, before any operation saw it: not valid ' +
+        'HTTP/1.1 or without Host (400), too slow to arrive (408), with an Expect other than ' +
+        '100-continue (417), or with headers larger than the server accepts (431). `detail` says which.',
+      [],
+      example(expectationFailed()),
+    ),
     Unauthorized: problemResponse(
       'The X-API-Key header is missing, or the key is unknown or revoked (a revocation takes effect ' +
         'within 10 seconds).',
       ['WWW-Authenticate'],
+      example(unauthorized(false)),
     ),
     Forbidden: problemResponse(
       'The key is valid but may read no tube at all. A key with at least one tube never gets 403: ' +
         'discovery lists what it may read, and any other tube is 404.',
+      [],
+      example(forbidden()),
     ),
-    MethodNotAllowed: problemResponse('Only GET and HEAD are supported.', ['Allow']),
     TooManyRequests: problemResponse(
       `A limit of this key was reached: ${settings.RATE_LIMIT_BURST} requests at once, refilled at ` +
         `${perMinute} per minute, and at most ${settings.CONCURRENCY_LIMIT} requests in progress at a ` +
         'time; or, without a valid key, too many failed attempts from this address. Wait at least ' +
         'Retry-After seconds, back off further after repeated 429s, and add jitter.',
       ['Retry-After'],
+      example(tooManyRequests('rate', 1 / settings.RATE_LIMIT_PER_SECOND)),
     ),
     InternalServerError: problemResponse(
       'An unexpected error. The body says nothing about internals; X-Request-Id lets the operator ' +
         'find it in the log. A GET may be retried a limited number of times.',
+      [],
+      example(unexpectedError(EXAMPLE_REQUEST_ID)),
     ),
     ServiceUnavailable: problemResponse(
       'The service is busy: every database connection stayed in use (by other long responses) for ' +
         `the whole wait of ${settings.DATABASE_WAIT_SECONDS} s. Nothing was read. Wait at least ` +
         'Retry-After seconds and retry, a limited number of times, with jitter.',
       ['Retry-After'],
+      example(serviceBusy(settings.DATABASE_WAIT_SECONDS * 1000)),
     ),
   };
 }
 
 const STATUS = {
+  ClientError: '4XX',
   Unauthorized: '401',
   Forbidden: '403',
-  MethodNotAllowed: '405',
   TooManyRequests: '429',
   InternalServerError: '500',
   ServiceUnavailable: '503',
@@ -128,19 +159,20 @@ export const problemRefs = (...names: (keyof typeof STATUS)[]) =>
 
 /**
  * The responses of a data endpoint (one that needs a key and counts against its limits): its 200 with
- * `body` as JSON, and the problems every data endpoint can answer.
+ * `body` as JSON and `example` (what the service writes), and the problems every data endpoint can answer.
  */
-export function dataResponses(description: string, body: z.ZodType) {
+export function dataResponses(description: string, body: z.ZodType, example: unknown) {
   return {
     '200': {
       description,
       headers: headerRefs('API-Version', 'X-Request-Id', 'RateLimit', 'RateLimit-Policy'),
-      content: { 'application/json': { schema: body } },
+      content: { 'application/json': { schema: body, example } },
     },
     ...problemRefs(
       'Unauthorized',
       'Forbidden',
       'TooManyRequests',
+      'ClientError',
       'InternalServerError',
       'ServiceUnavailable',
     ),

@@ -5,9 +5,11 @@
  * does. zod-openapi turns the zod schemas into OpenAPI. The overview below writes down, where a client
  * reads them, the decisions the contract left open.
  */
+import { readFileSync } from 'node:fs';
 import { createDocument } from 'zod-openapi';
 import type { Settings } from '../../config.js';
 import { DATE_TIME_FORM } from '../../domain/datetime.js';
+import { ALLOWED_METHODS } from '../../http/problems/problems.js';
 import { Problem } from '../../http/problems/schema.js';
 import { API_VERSION, V1_PREFIX } from '../contract.js';
 import { measurementsDocumentPart } from '../measurements/openapi.js';
@@ -19,8 +21,13 @@ import {
 } from '../measurements/query.js';
 import { wellsDocumentPart } from '../wells/openapi.js';
 import { headers, problemResponses } from './components.js';
-import { openApiDocumentPart } from './ownPart.js';
+import { OPENAPI_VERSION, openApiDocumentPart, TITLE } from './ownPart.js';
 import type { DocumentPart } from './pathItem.js';
+
+/** The license of the package (an SPDX identifier), read where src/ and dist/ both find it. */
+const LICENSE: string = JSON.parse(
+  readFileSync(new URL('../../../package.json', import.meta.url), 'utf8'),
+).license;
 
 /** Every endpoint's part, in the order of the document's paths. */
 export const PARTS: readonly DocumentPart[] = [
@@ -60,17 +67,26 @@ HTTP reason phrase, \`status\`, \`detail\` and \`instance\` (the request path); 
 **Busy.** A request that finds every database connection in use (by long responses of other clients)
 waits a few seconds for one, then gets 503 with \`Retry-After\`: wait that long and retry.
 
-**Methods.** GET and HEAD on every path; any other method is 405 with \`Allow: GET, HEAD\`.
+**Methods.** ${ALLOWED_METHODS} on every path; each path lists only its GET. HEAD answers as GET
+does, with the same status and headers and no body (RFC 9110). Any other method is 405 with
+\`Allow: ${ALLOWED_METHODS}\` and a problem document, before the key is looked at.
 
 **Versioning.** Every response carries \`API-Version\`. Clients ignore unknown fields and do not rely on
 field order.`;
 
 export function openApiDocument(settings: Settings, parts = PARTS) {
   return createDocument({
-    openapi: '3.1.0',
-    info: { title: 'Groundwater Monitoring Read API', version: API_VERSION, description: DESCRIPTION },
+    openapi: OPENAPI_VERSION,
+    info: {
+      title: TITLE,
+      version: API_VERSION,
+      description: DESCRIPTION,
+      contact: { name: 'The operator of this service, who issued your API key.' },
+      license: { name: LICENSE, identifier: LICENSE },
+    },
     servers: [{ url: V1_PREFIX, description: 'Version 1, on the host that serves this document.' }],
     security: [{ ApiKey: [] }],
+    tags: parts.map((part) => part.tag),
     paths: Object.assign({}, ...parts.map((part) => part.paths)),
     components: {
       schemas: Object.assign({ Problem }, ...parts.map((part) => part.schemas)),

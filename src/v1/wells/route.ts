@@ -16,7 +16,7 @@ import { registryVersion, type VisibleTubeRow, visibleTubes } from './sql.js';
 
 export const WELLS_URL = '/groundwater-monitoring-wells';
 
-const serializeWells = compileSerializer(WellList);
+export const serializeWells = compileSerializer(WellList);
 
 /** Rows of (well, tube) → wells with their tubes, both in natural order (decisions.md). */
 export function groupWells(rows: VisibleTubeRow[]): Well[] {

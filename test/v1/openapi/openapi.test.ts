@@ -1,11 +1,13 @@
 /**
  * /v1/openapi.json: a valid OpenAPI 3.1 document, public, cacheable, and true to the service: real
- * responses of every status are checked against the schemas and headers it documents.
+ * responses of every status are checked against the schemas, headers and examples it documents.
  */
+import { readFile } from 'node:fs/promises';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import t from 'tap';
+import type { Problem } from '../../../src/http/problems/schema.js';
 import { startApi } from '../../helpers/api.js';
 import { addKey, addMeasurements, addWell } from '../../helpers/fixtures.js';
 import { get, type HttpResponse, send } from '../../helpers/http.js';
@@ -15,6 +17,10 @@ const DOCUMENT = '/v1/openapi.json';
 const DAY = '?from=2024-01-01T00:00:00Z&to=2024-01-02T00:00:00Z';
 
 interface Operation {
+  operationId: string;
+  tags: string[];
+  summary: string;
+  description: string;
   responses: Record<
     string,
     { $ref?: string; headers?: Record<string, unknown>; content?: Record<string, unknown> }
@@ -32,6 +38,16 @@ t.test('the OpenAPI document', async (t) => {
 
   const served = await get(api.base, DOCUMENT);
   const document = JSON.parse(served.body);
+  const resolve = <T>(value: { $ref?: string } & T): T =>
+    value.$ref
+      ? resolve(
+          value.$ref
+            .slice(2)
+            .split('/')
+            // biome-ignore lint/suspicious/noExplicitAny: walks an arbitrary JSON document by a JSON pointer
+            .reduce((node: any, key: string) => node[key], document),
+        )
+      : value;
 
   t.test('is public, valid OpenAPI 3.1, and counts against no limit', async (t) => {
     t.equal(served.status, 200);
@@ -46,21 +62,48 @@ t.test('the OpenAPI document', async (t) => {
     t.equal(document.info.version, '1.0.0');
   });
 
-  t.test('documents every path, GET and HEAD, and 405 for every other method', async (t) => {
+  t.test('documents what a client can call: the GET of every path, HEAD and 405 said once', async (t) => {
     t.same(Object.keys(document.paths).sort(), [
       '/groundwater-monitoring-tubes/{tubeIdentifier}/measurements',
       '/groundwater-monitoring-wells',
       '/openapi.json',
     ]);
     t.same(document.servers, [{ url: '/v1', description: document.servers[0].description }]);
-    for (const item of Object.values<Record<string, Operation>>(document.paths)) {
-      for (const method of ['put', 'post', 'delete', 'options', 'patch', 'trace']) {
-        t.same(Object.keys(item[method]!.responses), ['405']);
+    const tagNames = document.tags.map((tag: { name: string; description: string }) => {
+      t.ok(tag.description, `tag ${tag.name} has a description`);
+      return tag.name;
+    });
+    for (const [path, item] of Object.entries<Record<string, Operation>>(document.paths)) {
+      t.same(Object.keys(item), ['get'], `${path}: only GET, no HEAD twin and no operation that is only 405`);
+      const { operationId, tags, summary, description } = item.get!;
+      t.ok(operationId && summary && description, `${path}: operationId, summary and description`);
+      t.ok(tags.length > 0 && tags.every((tag) => tagNames.includes(tag)), `${path}: tags defined above`);
+      for (const [status, response] of Object.entries(item.get!.responses)) {
+        for (const [mediaType, content] of Object.entries(resolve(response).content ?? {})) {
+          t.ok((content as { example?: unknown }).example, `${path} ${status} ${mediaType}: an example`);
+        }
       }
-      t.same(Object.keys(item.head!.responses), Object.keys(item.get!.responses));
+    }
+    const methods = /GET, HEAD on every path.*HEAD answers as GET.*405 with\s`Allow: GET, HEAD`/s;
+    t.match(document.info.description, methods, 'HEAD and 405 are said once, in the overview');
+    const packageJson = JSON.parse(await readFile(new URL('../../../package.json', import.meta.url), 'utf8'));
+    t.same(document.info.license, { name: packageJson.license, identifier: packageJson.license });
+    t.ok(document.info.contact.name, 'a contact');
+    for (const [name, schema] of Object.entries<{ description?: string }>(document.components.schemas)) {
+      t.ok(schema.description, `schema ${name} has a description`);
     }
     const measurements = document.paths['/groundwater-monitoring-tubes/{tubeIdentifier}/measurements'].get;
-    t.same(Object.keys(measurements.responses), ['200', '400', '401', '403', '404', '429', '500', '503']);
+    t.same(Object.keys(measurements.responses).sort(), [
+      '200',
+      '400',
+      '401',
+      '403',
+      '404',
+      '429',
+      '4XX',
+      '500',
+      '503',
+    ]);
     t.same(
       measurements.parameters.map((p: { name: string; in: string; required: boolean }) => [
         p.name,
@@ -129,19 +172,11 @@ t.test('the OpenAPI document', async (t) => {
     // ajv-formats is CommonJS: its plugin is the default export's `default`.
     addFormats.default(ajv);
     ajv.addSchema(document, 'openapi');
-    const resolve = <T>(value: { $ref?: string } & T): T =>
-      value.$ref
-        ? resolve(
-            value.$ref
-              .slice(2)
-              .split('/')
-              // biome-ignore lint/suspicious/noExplicitAny: walks an arbitrary JSON document by a JSON pointer
-              .reduce((node: any, key: string) => node[key], document),
-          )
-        : value;
 
     const check = (operation: Operation, response: HttpResponse, name: string) => {
-      const documented = resolve(operation.responses[String(response.status)]!);
+      const { responses } = operation;
+      const status = String(response.status);
+      const documented = resolve((responses[status] ?? responses[`${status[0]}XX`])!);
       t.ok(documented, `${name}: status ${response.status} is documented`);
       for (const [header, spec] of Object.entries(documented.headers ?? {})) {
         const { required } = resolve(spec as { required?: boolean });
@@ -156,6 +191,17 @@ t.test('the OpenAPI document', async (t) => {
       t.ok(validate(JSON.parse(response.body)), `${name}: body matches ${content.schema.$ref}`);
       t.same(validate.errors ?? [], []);
     };
+    // The examples are what the service writes: a real answer equals its example, the path aside.
+    const example = (operation: Operation, status: number) =>
+      (resolve(operation.responses[String(status)]!).content as Record<string, { example: Problem }>)[
+        'application/problem+json'
+      ]!.example;
+    const likeExample = (operation: Operation, response: HttpResponse, name: string) => {
+      const { instance, ...body } = JSON.parse(response.body);
+      const { instance: exampleInstance, ...expected } = example(operation, response.status);
+      t.same(body, expected, `${name}: as its example`);
+      t.equal(typeof instance, typeof exampleInstance);
+    };
 
     const wellsOperation = document.paths['/groundwater-monitoring-wells'].get;
     const seriesOperation = document.paths['/groundwater-monitoring-tubes/{tubeIdentifier}/measurements'].get;
@@ -166,12 +212,17 @@ t.test('the OpenAPI document', async (t) => {
     t.equal(wells.status, 200);
     t.ok(wells.headers.ratelimit && wells.headers['ratelimit-policy'], 'RateLimit headers on success');
     check(wellsOperation, wells, 'wells 200');
-    check(wellsOperation, await get(api.base, '/v1/groundwater-monitoring-wells'), 'wells 401');
-    check(
-      wellsOperation,
-      await get(api.base, '/v1/groundwater-monitoring-wells', { 'x-api-key': nothing.key }),
-      'wells 403',
-    );
+    const wellsHead = await send(api.base, 'HEAD', '/v1/groundwater-monitoring-wells', {
+      'x-api-key': reader.key,
+    });
+    t.equal(wellsHead.status, 200);
+    check(wellsOperation, wellsHead, 'wells HEAD 200, as GET without the body');
+    const unauthorized = await get(api.base, '/v1/groundwater-monitoring-wells');
+    check(wellsOperation, unauthorized, 'wells 401');
+    t.same(JSON.parse(unauthorized.body), example(wellsOperation, 401), 'wells 401: its example exactly');
+    const forbidden = await get(api.base, '/v1/groundwater-monitoring-wells', { 'x-api-key': nothing.key });
+    check(wellsOperation, forbidden, 'wells 403');
+    t.same(JSON.parse(forbidden.body), example(wellsOperation, 403), 'wells 403: its example exactly');
 
     const ok = await series(tube!.identifier);
     t.equal(ok.status, 200);
@@ -180,24 +231,40 @@ t.test('the OpenAPI document', async (t) => {
     t.same(JSON.parse(empty.body).measurements, []);
     check(seriesOperation, empty, 'series 200, empty');
     check(seriesOperation, await series(tube!.identifier, '?from=x'), 'series 400');
+    const reversed = await series(tube!.identifier, '?from=2024-01-02T00:00:00Z&to=2024-01-01T00:00:00Z');
+    check(seriesOperation, reversed, 'series 400, to before from');
+    likeExample(seriesOperation, reversed, 'series 400, to before from');
     check(seriesOperation, await series(tube!.identifier, DAY, 'gw_not-a-key'), 'series 401');
     check(seriesOperation, await series(tube!.identifier, DAY, nothing.key), 'series 403');
-    check(seriesOperation, await series('00000000-0000-4000-8000-000000000000'), 'series 404');
+    const unknown = await series('00000000-0000-4000-8000-000000000000');
+    check(seriesOperation, unknown, 'series 404');
+    likeExample(seriesOperation, unknown, 'series 404');
+    const expecting = await get(
+      api.base,
+      `/v1/groundwater-monitoring-tubes/${tube!.identifier}/measurements${DAY}`,
+      {
+        'x-api-key': reader.key,
+        expect: 'something-else',
+      },
+    );
+    t.equal(expecting.status, 417);
+    check(seriesOperation, expecting, 'series 417, another client error');
     limits.refuseNext('rate', 7);
     const limited = await series(tube!.identifier);
     t.equal(limited.status, 429);
     t.equal(limited.headers['retry-after'], '7');
     check(seriesOperation, limited, 'series 429');
+    // Said once in the overview: any other method is 405 with Allow and a problem document.
     const notAllowed = await send(
       api.base,
       'POST',
       `/v1/groundwater-monitoring-tubes/${tube!.identifier}/measurements`,
     );
-    check(
-      document.paths['/groundwater-monitoring-tubes/{tubeIdentifier}/measurements'].post,
-      notAllowed,
-      'series 405',
-    );
+    t.equal(notAllowed.status, 405);
+    t.equal(notAllowed.headers.allow, 'GET, HEAD');
+    t.equal(notAllowed.headers['content-type'], 'application/problem+json');
+    const problem = ajv.getSchema('openapi#/components/schemas/Problem')!;
+    t.ok(problem(JSON.parse(notAllowed.body)), 'series 405: body matches Problem');
 
     await sql`alter table tubes rename to tubes_elsewhere`;
     t.teardown(() => sql`alter table tubes_elsewhere rename to tubes`);

@@ -1,0 +1,68 @@
+/**
+ * A typed client generated from the served document works: openapi-typescript writes the types,
+ * strict tsc (the repository's settings) compiles them with generatedClient/client.ts, an openapi-fetch
+ * program, and that program reads a real server: discovery, a series, and a 400 with its `errors`.
+ */
+import { copyFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import openapiTS, { astToString } from 'openapi-typescript';
+import t from 'tap';
+import { startApi } from '../../helpers/api.js';
+import { addKey, addMeasurements, addWell } from '../../helpers/fixtures.js';
+import { get } from '../../helpers/http.js';
+import { REPOSITORY_ROOT, runNodeScript, runPackageBin } from '../../helpers/packageBin.js';
+
+t.test('a client generated from the served document', async (t) => {
+  const api = await startApi(t);
+  const { sql } = api.db;
+  const [tube] = await addWell(sql, 'Veenhof 2', [{ number: '1' }]);
+  await addMeasurements(sql, tube!.id, [
+    ['2024-03-01T00:00:00Z', '-1.23'],
+    ['2024-03-01T00:15:00Z', '-1.24'],
+  ]);
+  const reader = await addKey(sql, { tubeIds: [tube!.id] });
+
+  const served = await get(api.base, '/v1/openapi.json');
+  const types = astToString(await openapiTS(served.body));
+  // Inside the repository (tap's fixture folder, ignored by git), so that modules resolve from its
+  // node_modules, as they would in a client's project.
+  const directory = t.testdir();
+  await writeFile(join(directory, 'api.ts'), types);
+  await copyFile(join(import.meta.dirname, 'generatedClient', 'client.ts'), join(directory, 'client.ts'));
+  await writeFile(
+    join(directory, 'tsconfig.json'),
+    JSON.stringify({
+      extends: join(REPOSITORY_ROOT, 'tsconfig.json'),
+      compilerOptions: { strict: true, noEmit: true },
+      include: ['*.ts'],
+    }),
+  );
+
+  t.test('has only the GET of each path', async (t) => {
+    t.match(types, /"\/groundwater-monitoring-wells": \{/);
+    t.match(types, /get: operations\["listWells"\];/);
+    const writes = types.match(/^\s*(put|post|delete|options|head|patch|trace)\??: (?!never;).*$/gm);
+    t.same(writes ?? [], [], 'every other method is never');
+  });
+
+  t.test('compiles with strict tsc', async (t) => {
+    const { code, stdout, stderr } = await runPackageBin('typescript', 'tsc', ['-p', directory]);
+    t.same(`${stdout}${stderr}`.split('\n').filter(Boolean), [], 'tsc reports nothing');
+    t.equal(code, 0);
+  });
+
+  t.test('reads discovery, a series and a typed 400', async (t) => {
+    // Node strips the types itself: what runs is the program tsc checked.
+    const { code, stdout, stderr } = await runNodeScript(
+      join(directory, 'client.ts'),
+      [api.base, '2024-03-01T01:00:00+01:00', '2024-03-01T02:00:00+01:00'],
+      { GWAPI_KEY: reader.key },
+    );
+    t.equal(code, 0, stderr);
+    t.same(JSON.parse(stdout), {
+      wells: [{ name: 'Veenhof 2', tubes: [{ identifier: tube!.identifier, number: '1' }] }],
+      series: { unit: 'm', from: '2024-03-01T00:00:00Z', values: [-1.23, -1.24] },
+      refused: { status: 400, title: 'Bad Request', errors: { to: ['must be later than from'] } },
+    });
+  });
+});

@@ -1,0 +1,40 @@
+/**
+ * A client as a reader of the README would write one: types generated from the served document by
+ * openapi-typescript (./api.ts, written next to this file by the test), calls made with openapi-fetch.
+ * Compiled with strict tsc, then run against a real server; it prints what it read as JSON.
+ */
+import createClient from 'openapi-fetch';
+import type { paths } from './api.js';
+
+const [base, from, to] = process.argv.slice(2) as [string, string, string];
+const client = createClient<paths>({
+  baseUrl: `${base}/v1`,
+  headers: { 'X-API-Key': process.env.GWAPI_KEY },
+});
+
+// The API is read-only: no path of the generated client has a method that writes.
+// @ts-expect-error POST is not an operation of any path
+export const write = () => client.POST('/groundwater-monitoring-wells');
+
+const wells = await client.GET('/groundwater-monitoring-wells');
+if (!wells.data) throw new Error(`discovery: ${wells.response.status}`);
+const tubeIdentifier: string = wells.data[0]!.tubes[0]!.identifier;
+
+const measurements = '/groundwater-monitoring-tubes/{tubeIdentifier}/measurements';
+const series = await client.GET(measurements, { params: { path: { tubeIdentifier }, query: { from, to } } });
+if (!series.data) throw new Error(`series: ${series.response.status}`);
+const values: number[] = series.data.measurements.map((measurement) => measurement.value);
+
+// `to` before `from`: a 400 whose problem document is typed, `errors` included.
+const refused = await client.GET(measurements, {
+  params: { path: { tubeIdentifier }, query: { from: to, to: from } },
+});
+const errors: Record<string, string[]> | undefined = refused.error?.errors;
+
+console.log(
+  JSON.stringify({
+    wells: wells.data,
+    series: { unit: series.data.unit, from: series.data.from, values },
+    refused: { status: refused.response.status, title: refused.error?.title, errors },
+  }),
+);
