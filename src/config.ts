@@ -125,7 +125,12 @@ export const variables = {
   LOG_LEVEL: {
     schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
     default: 'info',
-    description: 'Least severe log level written (JSON lines on standard output).',
+    description: 'Least severe log level written to standard output (in LOG_FORMAT).',
+  },
+  LOG_FORMAT: {
+    schema: z.enum(['json', 'pretty'], { error: 'expected json or pretty' }),
+    description:
+      'json: one JSON line per record; pretty: readable lines for a person. Unset: pretty on a terminal, JSON otherwise.',
   },
   GWAPI_DATA_DIR: {
     schema: z.string().min(1),

@@ -8,7 +8,7 @@ import type { Settings } from './config.js';
 import { buildApp } from './http/app.js';
 import { closeGracefully } from './http/lifecycle/shutdown.js';
 import { untilStopSignal } from './http/lifecycle/stopSignal.js';
-import { createLogger } from './http/observability/logging.js';
+import { chooseLogFormat, createLogger, logDestination } from './http/observability/logging.js';
 import { createMetrics } from './http/observability/metrics.js';
 import { listenForMetrics } from './http/observability/metricsServer.js';
 import { createClientLimits } from './limits/createClientLimits.js';
@@ -43,7 +43,8 @@ export async function runServer(
   // Taken over before anything else starts: a signal during start-up stops the server as soon as it
   // listens, gracefully, instead of killing it half-started or being lost.
   const stopped = untilStopSignal();
-  const logger = createLogger(settings.LOG_LEVEL);
+  const format = chooseLogFormat(settings.LOG_FORMAT, process.stdout.isTTY);
+  const logger = createLogger(settings.LOG_LEVEL, await logDestination(format));
   const limits = await startLimits(settings, logger);
   const metrics = createMetrics({ limits, poolMax: settings.DATABASE_POOL_MAX });
   const app = buildApp({ sql: db.reads, keysSql: db.sql, settings, limits, logger, metrics });

@@ -1,5 +1,6 @@
 /** Opens the database a command works on: DATABASE_URL, or else the embedded PostgreSQL. */
 import type { Settings } from '../config.js';
+import { type ConnectionTarget, connectionTarget, explainConnectionFailure } from '../connectionFailure.js';
 import { type ConnectOptions, connect, type Sql } from '../db/connect.js';
 import { migrate, pendingMigrations } from '../db/migrate.js';
 import { UserError } from '../errors.js';
@@ -48,6 +49,7 @@ export async function openDatabase(
     stopEmbedded = server.stop;
   }
   const sql = connect(url, poolOptions(settings, applicationName));
+  if (settings.DATABASE_URL) await reachable(sql, connectionTarget('DATABASE_URL', 'PostgreSQL', url));
   // Its own application_name, so pg_stat_activity on a server that is both tells the two pools apart.
   const reads = readUrl ? connect(readUrl, poolOptions(settings, `${applicationName} (reads)`)) : sql;
   return {
@@ -59,6 +61,20 @@ export async function openDatabase(
       await stopEmbedded();
     },
   };
+}
+
+/**
+ * Connects once before any work, so that a server that cannot be reached or entered is reported with
+ * the setting that names it instead of a driver's message from the middle of a command.
+ */
+async function reachable(sql: Sql, target: ConnectionTarget): Promise<void> {
+  try {
+    await sql`select 1`;
+  } catch (error) {
+    await sql.end({ timeout: 0 });
+    const explained = explainConnectionFailure(error, target);
+    throw explained ? new UserError(explained, { cause: error }) : error;
+  }
 }
 
 /**

@@ -4,11 +4,17 @@
  */
 import type { Redis } from 'ioredis';
 import type { Settings } from '../config.js';
+import { explainConnectionFailure } from '../connectionFailure.js';
 import { StoreClientLimits } from './clientLimits.js';
 import { FailoverStore, type LimitsLogger } from './failover.js';
 import { type Clock, MemoryLimitStore, monotonicClock } from './memoryStore.js';
 import { type LimitSettings, limitParameters } from './parameters.js';
-import { connectLimitsRedis, sharedLimitsConfigured, whenReady } from './redisConnection.js';
+import {
+  connectLimitsRedis,
+  limitsRedisTarget,
+  sharedLimitsConfigured,
+  whenReady,
+} from './redisConnection.js';
 import { RedisLimitStore } from './redisStore.js';
 
 export type ClientLimitsSettings = LimitSettings &
@@ -32,6 +38,13 @@ export interface ClientLimitsDependencies {
 /** How long a starting replica waits for Redis before it begins limiting on its own. */
 const START_WAIT_MS = 2000;
 
+/** A Redis this replica connected to itself failed at start: say which setting points where. */
+function explainedForSettings(error: Error | undefined, settings: ClientLimitsSettings | undefined) {
+  if (!error || !settings) return error;
+  const explained = explainConnectionFailure(error, limitsRedisTarget(settings), ' ');
+  return explained ? new Error(explained, { cause: error }) : error;
+}
+
 export async function createClientLimits(
   settings: ClientLimitsSettings,
   dependencies: ClientLimitsDependencies,
@@ -53,7 +66,7 @@ export async function createClientLimits(
       logger: dependencies.logger,
       clock,
       probeIntervalMs: dependencies.probeIntervalMs ?? 1000,
-      startLocal: await whenReady(redis, START_WAIT_MS),
+      startLocal: explainedForSettings(await whenReady(redis, START_WAIT_MS), owned && settings),
     },
   );
   const onReady = () => store.redisReady();

@@ -1,6 +1,7 @@
 /** The ioredis client the limits need: one that fails fast instead of making requests wait for Redis. */
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Settings } from '../config.js';
+import { type ConnectionTarget, connectionTarget } from '../connectionFailure.js';
 
 type RedisSettings = Pick<Settings, 'REDIS_URL' | 'REDIS_SENTINELS' | 'REDIS_SENTINEL_NAME'>;
 
@@ -35,6 +36,14 @@ export function connectLimitsRedis(settings: RedisSettings, commandTimeoutMs: nu
   return redis;
 }
 
+/** What the settings point the limits at, for messages: the sentinels if any, else REDIS_URL. */
+export function limitsRedisTarget(settings: RedisSettings): ConnectionTarget {
+  const url = connectionTarget('REDIS_URL', 'Redis', settings.REDIS_URL ?? 'redis://localhost');
+  if (!settings.REDIS_SENTINELS) return url;
+  const address = settings.REDIS_SENTINELS.map(({ host, port }) => `${host}:${port}`).join(',');
+  return { ...url, setting: 'REDIS_SENTINELS', address, host: settings.REDIS_SENTINELS[0]?.host };
+}
+
 /** Waits until `redis` can take commands; resolves with the reason if it cannot within `timeoutMs`. */
 export function whenReady(redis: Redis, timeoutMs: number): Promise<Error | undefined> {
   if (redis.status === 'ready') return Promise.resolve(undefined);
@@ -47,7 +56,10 @@ export function whenReady(redis: Redis, timeoutMs: number): Promise<Error | unde
     };
     const onReady = () => finish(undefined);
     const onError = (error: Error) => finish(error);
-    const timer = setTimeout(() => finish(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+    const timer = setTimeout(
+      () => finish(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { code: 'ETIMEDOUT' })),
+      timeoutMs,
+    );
     redis.on('ready', onReady);
     redis.on('error', onError);
   });

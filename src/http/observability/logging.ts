@@ -1,5 +1,5 @@
 /**
- * Logs: pino JSON lines, one per request (id, route, status, duration, key id, rows streamed), plus
+ * Logs: pino JSON lines (or readable lines for a person: LOG_FORMAT), one per request (id, route, status, duration, key id, rows streamed), plus
  * errors with their request id. An API key must never appear in a line (decisions.md): headers are not
  * logged, the header path is redacted should anything log headers, and as a last guard every line is
  * scrubbed of anything shaped like a key (a key pasted into a URL would otherwise be logged with it).
@@ -28,6 +28,30 @@ const KEY_LIKE = /gw_[A-Za-z0-9_-]{16,}/g;
  * code"). A line written at once is also never lost when the process dies and never waits to be seen.
  */
 const standardOutput = () => synchronousLines(1);
+
+export type LogFormat = NonNullable<Settings['LOG_FORMAT']>;
+
+/** LOG_FORMAT when set; otherwise readable lines for a person at a terminal, JSON lines for the rest. */
+export const chooseLogFormat = (setting: Settings['LOG_FORMAT'], terminal: boolean): LogFormat =>
+  setting ?? (terminal ? 'pretty' : 'json');
+
+/**
+ * Standard output in `format`. Pretty lines are made in process from each finished JSON line, so they
+ * are written at once like JSON lines (a pino transport would write them from a worker thread), and
+ * they are made from the line after its scrub: what a person sees holds no key either. pino-pretty is
+ * loaded only then, never by a service that logs JSON.
+ */
+export async function logDestination(format: LogFormat): Promise<DestinationStream> {
+  if (format === 'json') return standardOutput();
+  const { prettyFactory } = await import('pino-pretty');
+  const prettify = prettyFactory({
+    ignore: 'pid,hostname',
+    translateTime: 'SYS:HH:MM:ss.l',
+    singleLine: true,
+  });
+  const lines = standardOutput();
+  return { write: (line: string) => lines.write(prettify(line)) };
+}
 
 /**
  * The service's logger, shared by the app and the parts it depends on (the limits report Redis
