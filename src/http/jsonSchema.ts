@@ -75,8 +75,10 @@ const PLAIN_JSON_DECIMAL = /^(?:0|-?[1-9]\d*(?:\.\d+)?|-?0\.\d+)$/;
  *   Number::toString), but for a non-integer V8 puts `'' + number`'s result in its number-to-string
  *   cache and so allocates it straight in the old generation, where only a full collection frees it
  *   (test/http/jsonSchema.test.ts).
+ *
+ * The CSV of a series writes its numbers with this too, so that they read as in the JSON.
  */
-function asNumber(value: unknown): string {
+export function asNumber(value: unknown): string {
   if (typeof value === 'string' && PLAIN_JSON_DECIMAL.test(value)) return value;
   const number = Number(value);
   if (Number.isNaN(number)) throw new Error(`The value "${String(value)}" cannot be converted to a number.`);

@@ -11,6 +11,7 @@ import {
   microsBetween,
   parseDateTime,
 } from '../../domain/datetime.js';
+import { SERIES_FORMATS } from './format.js';
 
 const SECONDS_PER_DAY = 86_400;
 
@@ -32,6 +33,9 @@ export const MAX_INTERVAL_TEXT = `${MAX_INTERVAL_DAYS} days (${count(MAX_INTERVA
 /** `366 × 86,400 seconds exactly`: the rule as the document's overview states it. */
 export const MAX_INTERVAL_RULE = `${MAX_INTERVAL_DAYS} × ${count(SECONDS_PER_DAY)} seconds exactly`;
 
+/** The message of a parameter given more than once. */
+const GIVEN_TWICE = 'was given more than once: give it exactly once';
+
 /**
  * `from` or `to` as a client sends it: one RFC 3339 date-time with an offset. The query parser hands
  * over `undefined` for a missing parameter and an array for a repeated one; each gets its own message.
@@ -43,7 +47,7 @@ function dateTimeParameter(description: string) {
         issue.input === undefined
           ? `is required: an RFC 3339 date-time with offset, such as ${EXAMPLE}`
           : Array.isArray(issue.input)
-            ? 'was given more than once: give it exactly once'
+            ? GIVEN_TWICE
             : 'must be an RFC 3339 date-time',
     })
     .transform((text, context): Instant => {
@@ -73,6 +77,20 @@ export const SeriesQuery = z
       `End of the interval, exclusive. Must be later than \`from\` and at most ${MAX_INTERVAL_TEXT} ` +
         'after it; one microsecond more is 400.',
     ),
+    format: z
+      .enum(SERIES_FORMATS, {
+        error: (issue) =>
+          Array.isArray(issue.input) ? GIVEN_TWICE : `must be ${SERIES_FORMATS.join(' or ')}`,
+      })
+      .optional()
+      .meta({
+        param: {
+          description:
+            'The format of the series: `json` (application/json) or `csv` (text/csv). When given, it ' +
+            'decides over the Accept header; without it, Accept decides: `text/csv` with a higher q ' +
+            'than `application/json` gives CSV, anything else JSON. For tools that cannot set headers.',
+        },
+      }),
   })
   .superRefine(({ from, to }, context) => {
     const length = microsBetween(from, to);

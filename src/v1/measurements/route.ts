@@ -12,6 +12,8 @@ import type { ServiceMetrics } from '../../http/observability/metrics.js';
 import { forbidden, tubeNotFound } from '../../http/problems/problems.js';
 import { mayRead, readsNothing } from '../../keys/clients.js';
 import { TubeIdentifier } from '../wells/schemas.js';
+import { csvAttachment, csvSeries } from './csvSeries.js';
+import { negotiateSeriesFormat, SERIES_VARY } from './format.js';
 import { jsonSeries } from './jsonSeries.js';
 import { SeriesQuery } from './query.js';
 import type { SeriesRepresentation } from './representation.js';
@@ -80,9 +82,12 @@ export async function measurementsRoute(
       const to = formatInstant(query.to);
 
       const coding = negotiateCoding(request.headers['accept-encoding']);
-      const representation = jsonSeries;
+      const format = query.format ?? negotiateSeriesFormat(request.headers.accept);
+      const representation = format === 'csv' ? csvSeries() : jsonSeries;
       const withHeaders = () => {
-        reply.type(representation.mediaType).header('Vary', 'Accept-Encoding');
+        reply.type(representation.mediaType).header('Vary', SERIES_VARY);
+        if (format === 'csv')
+          reply.header('Content-Disposition', csvAttachment({ tubeIdentifier, from, to }));
         if (coding) reply.header('Content-Encoding', coding);
         return reply;
       };
