@@ -1,5 +1,6 @@
 /**
- * A year of 1-minute data (527,040 measurements, ~28 MB of JSON) streams in constant memory. The
+ * A year of 1-minute data (527,040 measurements, ~28 MB of JSON, as much CSV) streams in constant
+ * memory, in either format. The
  * server is `gwapi serve` in a process of its own, so its memory is measured alone, and it runs with
  * a 64 MB old-generation heap (and the image's young generation): the year held at once (its JSON and its rows) does not fit beside the
  * server itself, so a server that buffered the response would die of heap exhaustion (checked by
@@ -66,26 +67,35 @@ t.test('a 366-day series of 1-minute data streams in constant server memory', as
   t.equal(warmUp.status, 200);
   t.equal(JSON.parse(warmUp.body).measurements.length, 7 * 1440);
 
-  const baselineMb = residentMb(child.pid!);
-  const started = performance.now();
-  const year = await fetchWhileSampling(
-    `${base}${path}?from=2024-01-01T00:00:00Z&to=2025-01-01T00:00:00Z`,
-    key,
-    child.pid!,
-  );
-  const seconds = (performance.now() - started) / 1000;
-  t.equal(year.status, 200);
-  const series = JSON.parse(year.body);
+  /** The year in `format`, read while sampling the server's memory; returns the body. */
+  async function yearWithinBound(format: string) {
+    const baselineMb = residentMb(child.pid!);
+    const started = performance.now();
+    const year = await fetchWhileSampling(
+      `${base}${path}?from=2024-01-01T00:00:00Z&to=2025-01-01T00:00:00Z&format=${format}`,
+      key,
+      child.pid!,
+    );
+    const seconds = (performance.now() - started) / 1000;
+    t.equal(year.status, 200);
+    const growthMb = year.peakMb - baselineMb;
+    t.comment(
+      `${format}: ${ROWS_IN_YEAR} measurements, ${(year.body.length / 1e6).toFixed(1)} MB in ${seconds.toFixed(2)} s ` +
+        `(${Math.round(ROWS_IN_YEAR / seconds).toLocaleString('en')} rows/s); server RSS ` +
+        `${baselineMb.toFixed(0)} MB → peak ${year.peakMb.toFixed(0)} MB (+${growthMb.toFixed(1)} MB)`,
+    );
+    t.ok(
+      growthMb < GROWTH_BOUND_MB,
+      `${format}: server memory grew by ${growthMb.toFixed(1)} MB (bound ${GROWTH_BOUND_MB} MB) for a ${(year.body.length / 1e6).toFixed(0)} MB body`,
+    );
+    return year.body;
+  }
+
+  const series = JSON.parse(await yearWithinBound('json'));
   t.equal(series.measurements.length, ROWS_IN_YEAR, 'every measurement arrived');
   t.equal(series.measurements.at(-1).observedAt, '2024-12-31T23:59:00Z');
-  const growthMb = year.peakMb - baselineMb;
-  t.comment(
-    `${ROWS_IN_YEAR} measurements, ${(year.body.length / 1e6).toFixed(1)} MB in ${seconds.toFixed(2)} s ` +
-      `(${Math.round(ROWS_IN_YEAR / seconds).toLocaleString('en')} rows/s); server RSS ` +
-      `${baselineMb.toFixed(0)} MB → peak ${year.peakMb.toFixed(0)} MB (+${growthMb.toFixed(1)} MB)`,
-  );
-  t.ok(
-    growthMb < GROWTH_BOUND_MB,
-    `server memory grew by ${growthMb.toFixed(1)} MB (bound ${GROWTH_BOUND_MB} MB) for a ${(year.body.length / 1e6).toFixed(0)} MB body`,
-  );
+
+  const lines = (await yearWithinBound('csv')).split('\r\n');
+  t.equal(lines.length, 1 + ROWS_IN_YEAR + 1, 'the CSV: header, every measurement, final CRLF');
+  t.match(lines.at(-2), /^2024-12-31T23:59:00Z,/);
 });

@@ -3,7 +3,7 @@
  * backpressure, a client that leaves, a database that fails before and after the first byte.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { startApi, type TestApi } from '../../helpers/api.js';
 import { addYearTube } from '../../helpers/fixtures.js';
 import { get, openStream } from '../../helpers/http.js';
@@ -91,8 +91,9 @@ t.test('streaming a year of 1-minute data', async (t) => {
     );
   });
 
-  t.test('a database error mid-stream cuts the response off', async (t) => {
-    const stream = openStream(api.base, path, key);
+  /** A response whose database session is ended after its first chunk: what the client gets. */
+  async function cutOff(t: Test, headers: Record<string, string> = {}) {
+    const stream = openStream(api.base, path, key, headers);
     await stream.firstChunk;
     stream.pause();
     const backends = await appBackends(api);
@@ -102,6 +103,11 @@ t.test('streaming a year of 1-minute data', async (t) => {
     stream.resume();
     const { complete, body } = await stream.done;
     t.notOk(complete, 'the client sees an incomplete response');
+    return body;
+  }
+
+  t.test('a database error mid-stream cuts the response off', async (t) => {
+    const body = await cutOff(t);
     t.ok(body.startsWith('{"tubeIdentifier":'), 'after a good start');
     t.notOk(body.endsWith(']}'), 'never a short but well-formed document');
     t.throws(() => JSON.parse(body));
@@ -110,6 +116,28 @@ t.test('streaming a year of 1-minute data', async (t) => {
     const recovered = await get(api.base, path.replace('2025-01-01', '2024-01-02'), { 'x-api-key': key });
     t.equal(recovered.status, 200, 'the pool recovers; the next request does not pay for the lost session');
     t.equal(JSON.parse(recovered.body).measurements.length, 1440);
+  });
+
+  t.test('a CSV is cut off as the JSON is: it never ends in the CRLF of a whole file', async (t) => {
+    const body = await cutOff(t, { accept: 'text/csv' });
+    t.ok(
+      body.startsWith('observedAt,value,unit,verticalDatum\r\n2024-01-01T00:00:00Z,'),
+      'after a good start',
+    );
+    t.ok(body.length > 0 && !body.endsWith('\r\n'), 'ends inside a line');
+    const csv = await get(api.base, `${path.replace('2025-01-01', '2024-01-02')}&format=csv`, {
+      'x-api-key': key,
+    });
+    t.equal(csv.body.split('\r\n').length, 1 + 1440 + 1, 'the next CSV is whole: header, a day, final CRLF');
+  });
+
+  t.test('a client that leaves a CSV gives the connection back at once', async (t) => {
+    const stream = openStream(api.base, path, key, { accept: 'text/csv' });
+    await stream.firstChunk;
+    stream.pause();
+    stream.abort();
+    const ms = await waitFor(async () => !inTransaction(await appBackends(api)), 'the transaction ended');
+    t.ok(ms < 1000, `transaction over ${ms.toFixed(0)} ms after the client left`);
   });
 
   t.test('a database error before the first byte is a 500 that says nothing about internals', async (t) => {
