@@ -1,11 +1,10 @@
 /**
  * A year of 1-minute data (527,040 measurements, ~28 MB of JSON, less as CSV) streams in constant
  * memory, in either format. The server is `gwapi serve` in a process of its own (one per format), so
- * its memory is measured alone, and it runs with
- * a 64 MB old-generation heap (and the image's young generation): the year held at once (its JSON and its rows) does not fit beside the
- * server itself, so a server that buffered the response would die of heap exhaustion (checked by
- * hand: it does), while a streaming one completes, and its resident memory must grow by less than the
- * 40 MB issue 5 allows.
+ * its memory is measured alone, and it runs with a 64 MB old-generation heap (and the image's young
+ * generation): the year held at once (its body and its rows) does not fit beside the server itself, so
+ * a server that buffered the response would die of heap exhaustion (checked by hand: it does), while a
+ * streaming one completes, and its resident memory must grow by less than the 40 MB issue 5 allows.
  */
 import { request } from 'node:http';
 import t from 'tap';
