@@ -2,7 +2,7 @@
  * Hostile input, generated: at least 10,000 requests to the measurements endpoint over bare sockets
  * (methods, headers and encodings no client library would send) with random and near-valid date-times,
  * offsets, percent-encodings (valid, invalid, double, %00, UTF-8, overlong), duplicate, unknown and huge
- * parameters, odd identifiers, odd methods and headers. Every answer must come within a deadline, be a
+ * parameters, `format` values and odd Accept lists, odd identifiers, odd methods and headers. Every answer must come within a deadline, be a
  * 2xx/4xx in the contract's shape, and be the status an independent model of decisions.md predicts:
  * parser errors, then the path, Host and Expect, route (404/405), key (401), parameters (400), access
  * (403/404). Limits are lifted so that no 429 masks anything.
@@ -59,6 +59,8 @@ interface Expected {
   errorKeys?: string[];
   /** On 200: the interval the series must state. */
   interval?: { from: Instant; to: Instant };
+  /** On 200: the format `format` or Accept asks for. */
+  format?: 'json' | 'csv';
 }
 
 interface Generated {
@@ -86,6 +88,8 @@ interface Traits {
   unmetExpectation: boolean;
   /** A header line the HTTP parser must refuse. */
   malformedHeader: boolean;
+  /** The elements of the Accept fields, if any were sent. */
+  accept: AcceptElement[] | undefined;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -192,7 +196,27 @@ const fromArb = fc.oneof(
   { weight: 1, arbitrary: instantArb },
 );
 
-/** The query string: from and to (missing, once or repeated), other parameters, empty pairs. */
+/** `format` pairs: mostly none, else a value (valid, encoded or junk), or the parameter repeated. */
+const formatValueArb = fc.oneof(
+  { weight: 6, arbitrary: fc.constantFrom('csv', 'json') },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom('c%73v', '%6A%73on', 'CSV', 'Json', 'xml', '', 'csv%20', 'csv%00'),
+  },
+  { weight: 1, arbitrary: fc.constantFrom(...badEscapes) },
+  { weight: 1, arbitrary: fc.string({ maxLength: 8 }).map(mustEncode) },
+);
+const formatArb = fc.oneof(
+  { weight: 12, arbitrary: fc.constant([] as [string, string][]) },
+  {
+    weight: 4,
+    arbitrary: fc
+      .array(fc.tuple(fc.constantFrom('format', 'f%6Frmat'), formatValueArb), { minLength: 1, maxLength: 3 })
+      .map((pairs) => pairs as [string, string][]),
+  },
+);
+
+/** The query string: from and to (missing, once or repeated), format, other parameters, empty pairs. */
 const queryArb = fc
   .tuple(fromArb, lengthArb)
   .filter(([from, length]) => {
@@ -267,13 +291,14 @@ const queryArb = fc
       .tuple(
         occurrences('from', from),
         occurrences('to', to),
+        formatArb,
         manyExtras,
         fc.boolean(),
         fc.nat(),
         fc.boolean(),
       )
-      .map(([froms, tos, extras, bareKey, shuffle, emptyPairs]) => {
-        const pairs = [...froms, ...tos, ...extras];
+      .map(([froms, tos, formats, extras, bareKey, shuffle, emptyPairs]) => {
+        const pairs = [...froms, ...tos, ...formats, ...extras];
         // A fixed rotation rather than a shuffle: order is irrelevant to the model, only to the parser.
         const rotated = pairs.map((_, i) => pairs[(i + shuffle) % pairs.length]!);
         const parts = rotated.map(([k, v]) => (bareKey && v === '' ? k : `${k}=${v}`));
@@ -427,8 +452,69 @@ const keyArb = (world: World): fc.Arbitrary<{ lines: [string, string][]; kind: K
   );
 };
 
-/** Fields that change framing, host or key: generated on purpose elsewhere, never by chance. */
+/**
+ * The ranges of the Accept elements generated, and how specifically each matches the two formats (2 the
+ * type itself, 1 its `type/*`, 0 `*\/*`); a range without `/` is no media range and matches neither.
+ */
+const ACCEPT_RANGES: Record<string, { json?: number; csv?: number }> = {
+  'text/csv': { csv: 2 },
+  'TEXT/CSV': { csv: 2 },
+  'application/json': { json: 2 },
+  'Application/JSON': { json: 2 },
+  'text/*': { csv: 1 },
+  'application/*': { json: 1 },
+  '*/*': { json: 0, csv: 0 },
+  'text/html': {},
+  'application/problem+json': {},
+  'image/png': {},
+  csv: {},
+  '*': {},
+  '': {},
+};
+
+/** Parameters of an element, and the weight they give it: a q outside RFC 9110's qvalue weighs 0. */
+const ACCEPT_PARAMETERS: Record<string, number> = {
+  '': 1,
+  ';q=1': 1,
+  ';q=0': 0,
+  ';q=0.5': 0.5,
+  ';q=0.500': 0.5,
+  ';Q=0.9': 0.9,
+  ';q=0.001': 0.001,
+  ';q=1.5': 0,
+  ';q=abc': 0,
+  ';q=': 0,
+  ';charset=utf-8': 1,
+  ';header=present;q=0.7': 0.7,
+  ';;': 1,
+};
+
+interface AcceptElement {
+  range: string;
+  q: number;
+}
+
+/** One element of an Accept list as a client might write it, with what it means. */
+const acceptElementArb = fc
+  .tuple(
+    fc.constantFrom(...Object.keys(ACCEPT_RANGES)),
+    fc.constantFrom(...Object.keys(ACCEPT_PARAMETERS)),
+    fc.constantFrom('', ' ', '\t'),
+  )
+  .map(([range, parameters, space]) => ({
+    text: `${space}${range}${parameters.replaceAll(';', `${space};${space}`)}${space}`,
+    element: { range, q: ACCEPT_PARAMETERS[parameters]! },
+  }));
+
+/** Accept fields (one or two, which Node joins with a comma) of up to 6 elements each. */
+const acceptArb = fc.array(fc.array(acceptElementArb, { minLength: 1, maxLength: 6 }), {
+  minLength: 1,
+  maxLength: 2,
+});
+
+/** Fields that change framing, host, key or format: generated on purpose elsewhere, never by chance. */
 const FRAMING = new Set([
+  'accept',
   'host',
   'content-length',
   'transfer-encoding',
@@ -444,9 +530,6 @@ const extraHeadersArb = fc.array(
     {
       weight: 12,
       arbitrary: fc.constantFrom<[string, string]>(
-        ['Accept', 'application/json'],
-        ['Accept', 'application/xml'],
-        ['Accept', '*/*;q=0.1, text/html'],
         ['Accept-Encoding', 'gzip, br'],
         ['Accept-Encoding', 'gzip'],
         ['Accept-Encoding', 'br;q=0.5, gzip;q=0.9'],
@@ -574,16 +657,24 @@ function requestArb(world: World): fc.Arbitrary<Generated> {
       query: queryArb,
       key: keyArb(world),
       extras: extraHeadersArb,
+      accept: fc.oneof(
+        { weight: 2, arbitrary: fc.constant([] as { text: string; element: AcceptElement }[][]) },
+        { weight: 1, arbitrary: acceptArb },
+      ),
       body: bodyArb,
       fault: faultArb,
     })
     .filter(({ route, tube }) => !route.otherRoute || tube.kind === 'granted')
-    .map(({ method, route, tube, query, key, extras, body, fault }) => {
+    .map(({ method, route, tube, query, key, extras, accept, body, fault }) => {
       const headers: [string, string][] = [];
       if (!fault.hostMissing) headers.push(['Host', '127.0.0.1']);
       // An unmet expectation is the only Expect field: Node would take a pair holding 100-continue for it.
       const others = fault.unmetExpectation ? extras.filter(([name]) => name !== 'Expect') : extras;
-      headers.push(...key.lines, ...others, ...body.headers);
+      const acceptFields = accept.map((field): [string, string] => [
+        'Accept',
+        field.map((e) => e.text).join(','),
+      ]);
+      headers.push(...key.lines, ...acceptFields, ...others, ...body.headers);
       if (fault.malformed) headers.push(fault.malformed);
       return printable({
         method: method.method,
@@ -600,6 +691,7 @@ function requestArb(world: World): fc.Arbitrary<Generated> {
           hostMissing: fault.hostMissing && fault.version === 'HTTP/1.1',
           unmetExpectation: fault.unmetExpectation,
           malformedHeader: fault.malformed !== null && !fault.unmetExpectation,
+          accept: accept.length === 0 ? undefined : accept.flat().map((e) => e.element),
         },
       });
     });
@@ -621,17 +713,44 @@ function parameter(values: string[]): Instant | 'missing' | 'invalid' {
   return parsed.ok ? parsed.instant : 'invalid';
 }
 
-function expectedQuery(query: string): Pick<Expected, 'errorKeys' | 'interval'> {
+/**
+ * The weight Accept gives a format (RFC 9110 §12.5.1): the q of the most specific element that matches
+ * it, the highest of equally specific ones; 0 when none matches.
+ */
+function acceptWeight(elements: AcceptElement[], format: 'json' | 'csv'): number {
+  const matching = elements.flatMap(({ range, q }) => {
+    const level = ACCEPT_RANGES[range]![format];
+    return level === undefined ? [] : [{ level, q }];
+  });
+  const top = Math.max(-1, ...matching.map(({ level }) => level));
+  return Math.max(0, ...matching.filter(({ level }) => level === top).map(({ q }) => q));
+}
+
+/** v1.1.md: `format` decides; else CSV only when Accept weighs it above JSON. */
+function expectedFormat(given: string | undefined, accept: AcceptElement[] | undefined): 'json' | 'csv' {
+  if (given === 'json' || given === 'csv') return given;
+  if (accept === undefined) return 'json';
+  return acceptWeight(accept, 'csv') > acceptWeight(accept, 'json') ? 'csv' : 'json';
+}
+
+function expectedQuery(
+  query: string,
+  accept: AcceptElement[] | undefined,
+): Pick<Expected, 'errorKeys' | 'interval' | 'format'> {
   const params = new URLSearchParams(query.startsWith('?') ? query.slice(1) : query);
   const from = parameter(params.getAll('from'));
   const to = parameter(params.getAll('to'));
+  const formats = params.getAll('format');
   const errorKeys: string[] = [];
+  if (formats.length > 1 || (formats.length === 1 && !['json', 'csv'].includes(formats[0]!)))
+    errorKeys.push('format');
   if (typeof from !== 'object') errorKeys.push('from');
   if (typeof to !== 'object') errorKeys.push('to');
   if (typeof from === 'object' && typeof to === 'object') {
     const length = microsBetween(from, to);
     if (length <= 0 || length > MAX_INTERVAL_MICROS) errorKeys.push('to');
-    else return { interval: { from, to } };
+    else if (errorKeys.length === 0)
+      return { interval: { from, to }, format: expectedFormat(formats[0], accept) };
   }
   return { errorKeys };
 }
@@ -659,7 +778,7 @@ function expect(r: Generated, headBytes: number): Expected {
   if (traits.otherRoute) return within(only(404));
   if (traits.methodKind === 'other') return within(only(405));
   if (traits.key === 'invalid') return within(only(401));
-  const query = expectedQuery(r.query);
+  const query = expectedQuery(r.query, traits.accept);
   if (query.errorKeys) return within(only(400, query));
   if (traits.key === 'nothing') return within(only(403));
   if (traits.tube !== 'granted') return within(only(404));
@@ -717,14 +836,43 @@ function checkProblem(r: Generated, response: RawResponse, expected: Expected, i
   }
 }
 
+/** The headers of a series (GET and HEAD alike) in the format the model expects. */
+function checkSeriesHeaders(world: World, response: RawResponse, expected: Expected) {
+  check(field(response, 'vary') === 'Accept, Accept-Encoding', 'Vary');
+  const csv = expected.format === 'csv';
+  check(
+    field(response, 'content-type') ===
+      (csv ? 'text/csv; charset=utf-8; header=present' : 'application/json'),
+    `series media type for ${expected.format}`,
+  );
+  const { from, to } = expected.interval!;
+  const compact = (instant: Instant) => utcText(instant).replace(/[-:]/g, '');
+  check(
+    field(response, 'content-disposition') ===
+      (csv ? `attachment; filename="${world.granted}_${compact(from)}_${compact(to)}.csv"` : undefined),
+    'Content-Disposition',
+  );
+}
+
+/** The measurements of the interval, in time order. */
+const rowsWithin = (world: World, { from, to }: { from: Instant; to: Instant }) =>
+  world.rows.filter(({ at }) => microsBetween(from, at) >= 0 && microsBetween(at, to) > 0);
+
 function checkSeries(world: World, response: RawResponse, expected: Expected) {
-  check(field(response, 'content-type') === 'application/json', 'series media type');
+  const inside = rowsWithin(world, expected.interval!);
+  if (expected.format === 'csv') {
+    const lines = inside.map(({ at, value }) => `${utcText(at)},${JSON.stringify(value)},m,NAP\r\n`);
+    check(
+      response.body.toString('utf8') === `observedAt,value,unit,verticalDatum\r\n${lines.join('')}`,
+      `the CSV of the interval: ${inside.length} rows`,
+    );
+    return;
+  }
   const series = JSON.parse(response.body.toString('utf8'));
   const { from, to } = expected.interval!;
   check(series.tubeIdentifier === world.granted, 'the canonical identifier');
   check(series.from === utcText(from) && series.to === utcText(to), `interval ${series.from} ${series.to}`);
   check(series.unit === 'm' && series.verticalDatum === 'NAP', 'unit and datum');
-  const inside = world.rows.filter(({ at }) => microsBetween(from, at) >= 0 && microsBetween(at, to) > 0);
   check(
     JSON.stringify(series.measurements) ===
       JSON.stringify(inside.map(({ at, value }) => ({ observedAt: utcText(at), value }))),
@@ -742,7 +890,10 @@ function checkResponse(world: World, r: Generated, response: RawResponse, expect
   check(field(response, 'api-version') === '1.0.0', 'API-Version');
   const isHead = r.method === 'HEAD';
   if (response.status >= 400) checkProblem(r, response, expected, isHead);
-  else if (!isHead) checkSeries(world, response, expected);
+  else {
+    checkSeriesHeaders(world, response, expected);
+    if (!isHead) checkSeries(world, response, expected);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -789,6 +940,7 @@ t.test('generated hostile requests get contract answers, never a 5xx, never a ha
   };
 
   const statuses = new Map<number, number>();
+  const formats = new Map<string, number>();
   let sent = 0;
   const started = performance.now();
   const send = async (r: Generated) => {
@@ -803,6 +955,8 @@ t.test('generated hostile requests get contract answers, never a 5xx, never a ha
     }
     sent++;
     statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
+    if (expected.format && response.status === 200)
+      formats.set(expected.format, (formats.get(expected.format) ?? 0) + 1);
     try {
       checkResponse(world, r, response, expected);
     } catch (error) {
@@ -829,6 +983,13 @@ t.test('generated hostile requests get contract answers, never a 5xx, never a ha
     t.ok(
       (statuses.get(status) ?? 0) >= 10,
       `${status} answered at least 10 times (${statuses.get(status) ?? 0})`,
+    );
+  }
+  t.comment(`formats of the 200s: ${JSON.stringify(Object.fromEntries(formats))}`);
+  for (const format of ['json', 'csv']) {
+    t.ok(
+      (formats.get(format) ?? 0) >= 10,
+      `${format} answered at least 10 times (${formats.get(format) ?? 0})`,
     );
   }
   const errors = api.logLines.filter((line) => JSON.parse(line).level >= 50);

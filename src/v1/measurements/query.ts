@@ -70,6 +70,15 @@ function dateTimeParameter(description: string) {
     });
 }
 
+/**
+ * The interval is checked once `from` and `to` were read, whatever else failed: zod would skip the
+ * check at any issue, and a bad `format` would hide a too-long interval.
+ */
+const INTERVAL_READ = {
+  when: ({ issues }: { issues: readonly { path?: readonly PropertyKey[] }[] }) =>
+    issues.every(({ path }) => path?.[0] !== 'from' && path?.[0] !== 'to'),
+};
+
 export const SeriesQuery = z
   .object({
     from: dateTimeParameter('Start of the interval, inclusive.'),
@@ -103,6 +112,6 @@ export const SeriesQuery = z
         message: `is more than ${MAX_INTERVAL_DAYS} days after from: ask for at most ${MAX_INTERVAL_TEXT} at once`,
       });
     }
-  });
+  }, INTERVAL_READ);
 
 export type SeriesQuery = z.output<typeof SeriesQuery>;
