@@ -6,12 +6,16 @@
 import { z } from 'zod';
 import type { ZodOpenApiOverrideMetaContext, ZodOpenApiResponseObject } from 'zod-openapi';
 import { formatInstant } from '../../domain/datetime.js';
+import { jsonSchemaOf } from '../../http/jsonSchema.js';
 import { refusalOf, tubeNotFound } from '../../http/problems/problems.js';
 import { dataResponses, problemExample, problemResponse } from '../openapi/components.js';
 import { type DocumentPart, openApiPath, readOnlyPathItem, type Tag } from '../openapi/pathItem.js';
 import { EXAMPLE_TUBE_IDENTIFIER, TubeIdentifier } from '../wells/schemas.js';
+import { CSV_MEDIA_TYPE, csvAttachment, csvSeries } from './csvSeries.js';
+import { SERIES_VARY } from './format.js';
 import { jsonSeries } from './jsonSeries.js';
 import { MAX_INTERVAL_DAYS, SeriesQuery } from './query.js';
+import type { SeriesRepresentation } from './representation.js';
 import { MEASUREMENTS_URL } from './route.js';
 import { GroundwaterLevelSeries, Measurement } from './schemas.js';
 
@@ -34,18 +38,20 @@ const TAG: Tag = {
 /** The interval of the examples, as a client might send it: with an offset, normalised in the answer. */
 const EXAMPLE_QUERY = { from: '2024-03-01T01:00:00+01:00', to: '2024-03-01T02:00:00+01:00' };
 
+const { from: exampleFrom, to: exampleTo } = SeriesQuery.parse(EXAMPLE_QUERY);
+const EXAMPLE_HEAD = {
+  tubeIdentifier: EXAMPLE_TUBE_IDENTIFIER,
+  from: formatInstant(exampleFrom),
+  to: formatInstant(exampleTo),
+  unit: 'm',
+  verticalDatum: 'NAP',
+};
+
 /** A series of an hour of quarter-hourly measurements, written as the service writes one. */
-function seriesExample() {
-  const { from, to } = SeriesQuery.parse(EXAMPLE_QUERY);
-  const written = Buffer.concat([
-    jsonSeries.head({
-      tubeIdentifier: EXAMPLE_TUBE_IDENTIFIER,
-      from: formatInstant(from),
-      to: formatInstant(to),
-      unit: 'm',
-      verticalDatum: 'NAP',
-    }),
-    jsonSeries.batch(
+function seriesExample(representation: SeriesRepresentation) {
+  return Buffer.concat([
+    representation.head(EXAMPLE_HEAD),
+    representation.batch(
       [
         { observedAt: '2024-03-01T00:00:00Z', value: '-1.23' },
         { observedAt: '2024-03-01T00:15:00Z', value: '-1.24' },
@@ -54,9 +60,53 @@ function seriesExample() {
       ],
       true,
     ),
-    jsonSeries.close(),
-  ]);
-  return JSON.parse(written.toString());
+    representation.close(),
+  ]).toString();
+}
+
+/** The 200 of JSON, and beside it the same series as CSV with the headers only a series has. */
+function seriesResponses() {
+  const responses = dataResponses(
+    'The series; `measurements` is `[]` when the interval holds none. As CSV (`format=csv`, or ' +
+      '`Accept: text/csv` weighing more than `application/json`) when asked for.',
+    GroundwaterLevelSeries,
+    JSON.parse(seriesExample(jsonSeries)),
+  );
+  const ok = responses['200'];
+  return {
+    ...responses,
+    '200': {
+      ...ok,
+      headers: {
+        ...ok.headers,
+        Vary: {
+          description: 'The format follows Accept unless `format` is given, and the coding Accept-Encoding.',
+          required: true,
+          schema: jsonSchemaOf(z.literal(SERIES_VARY)),
+        },
+        'Content-Disposition': {
+          description:
+            'CSV only: a file name `<tubeIdentifier>_<from>_<to>.csv` with the interval in compact UTC ' +
+            'form (`20240101T000000Z`, fractions of a second kept).',
+          schema: jsonSchemaOf(z.string().meta({ examples: [csvAttachment(EXAMPLE_HEAD)] })),
+        },
+      },
+      content: {
+        ...ok.content,
+        [CSV_MEDIA_TYPE]: {
+          schema: z.string().meta({
+            description:
+              'RFC 4180 with CRLF line ends and a header line: `observedAt,value,unit,verticalDatum`, ' +
+              'one line per measurement in time order, each with the unit and vertical datum of the ' +
+              'tube (quoted when they hold a comma, quote or line break). Times and numbers are written ' +
+              'as in the JSON. An empty interval gives the header line only. A whole file ends in CRLF; ' +
+              'a cut-off one does not.',
+          }),
+          example: seriesExample(csvSeries()),
+        },
+      },
+    },
+  };
 }
 
 /** The 400 this endpoint answers when `to` is not later than `from`, as the service writes it. */
@@ -100,11 +150,7 @@ export const measurementsDocumentPart: DocumentPart = {
         'tube. Streamed: the series fields come first, then the measurements.',
       requestParams: { path: pathParameters, query: SeriesQuery },
       responses: {
-        ...dataResponses(
-          'The series; `measurements` is `[]` when the interval holds none.',
-          GroundwaterLevelSeries,
-          seriesExample(),
-        ),
+        ...seriesResponses(),
         '400': badRequest,
         '404': notFound,
       },

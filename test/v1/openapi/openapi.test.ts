@@ -105,15 +105,16 @@ t.test('the OpenAPI document', async (t) => {
       '503',
     ]);
     t.same(
-      measurements.parameters.map((p: { name: string; in: string; required: boolean }) => [
+      measurements.parameters.map((p: { name: string; in: string; required?: boolean }) => [
         p.name,
         p.in,
-        p.required,
+        p.required ?? false,
       ]),
       [
         ['tubeIdentifier', 'path', true],
         ['from', 'query', true],
         ['to', 'query', true],
+        ['format', 'query', false],
       ],
     );
     t.equal(measurements.parameters[1].schema.format, 'date-time');
@@ -227,6 +228,9 @@ t.test('the OpenAPI document', async (t) => {
     const ok = await series(tube!.identifier);
     t.equal(ok.status, 200);
     check(seriesOperation, ok, 'series 200');
+    const csv = await series(tube!.identifier, `${DAY}&format=csv`);
+    t.equal(csv.status, 200);
+    check(seriesOperation, csv, 'series 200, CSV');
     const empty = await series(tube!.identifier, '?from=2020-01-01T00:00:00Z&to=2020-01-02T00:00:00Z');
     t.same(JSON.parse(empty.body).measurements, []);
     check(seriesOperation, empty, 'series 200, empty');
