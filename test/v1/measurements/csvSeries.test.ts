@@ -1,0 +1,103 @@
+/**
+ * The CSV writer alone: its lines for a column list (the raw one and, as aggregation will add, one with
+ * more columns), numbers as the JSON writes them, RFC 4180 quoting of the unit and datum, and one
+ * writer per response.
+ */
+import t from 'tap';
+import { CSV_MEDIA_TYPE, csvColumns, csvField, csvSeries } from '../../../src/v1/measurements/csvSeries.js';
+import { jsonSeries } from '../../../src/v1/measurements/jsonSeries.js';
+import type { MeasurementRow } from '../../../src/v1/measurements/sql.js';
+
+const HEAD = {
+  tubeIdentifier: '2f1c7a4e-9b1d-4c3e-8f55-0a6d3c9e1b42',
+  from: '2024-01-01T00:00:00Z',
+  to: '2024-01-02T00:00:00Z',
+  unit: 'm',
+  verticalDatum: 'NAP',
+};
+
+/** What the database hands over: the text of each double, exponents as PostgreSQL writes them. */
+const ROWS: MeasurementRow[] = [
+  { observedAt: '2024-01-01T00:00:00Z', value: '-1.23' },
+  { observedAt: '2024-01-01T00:00:00.000001Z', value: '1e-07' },
+  { observedAt: '2024-01-01T00:00:01Z', value: '1.5e+20' },
+  { observedAt: '2024-01-01T00:00:02Z', value: '-0' },
+];
+
+const write = (representation = csvSeries(), head = HEAD, batches = [ROWS]) =>
+  Buffer.concat([
+    representation.head(head),
+    ...batches.map((rows, i) => representation.batch(rows, i === 0)),
+    representation.close(),
+  ]).toString();
+
+t.test('raw rows: header, lines after CRLF, numbers as the JSON writes them', async (t) => {
+  const csv = write();
+  t.equal(
+    csv,
+    'observedAt,value,unit,verticalDatum\r\n' +
+      '2024-01-01T00:00:00Z,-1.23,m,NAP\r\n' +
+      '2024-01-01T00:00:00.000001Z,1e-7,m,NAP\r\n' +
+      '2024-01-01T00:00:01Z,150000000000000000000,m,NAP\r\n' +
+      '2024-01-01T00:00:02Z,0,m,NAP\r\n',
+  );
+  const json = JSON.parse(
+    Buffer.concat([jsonSeries.head(HEAD), jsonSeries.batch(ROWS, true), jsonSeries.close()]).toString(),
+  );
+  const values = jsonSeries
+    .batch(ROWS, true)
+    .toString()
+    .match(/"value":[^}]+/g)!
+    .map((field) => field.slice('"value":'.length));
+  t.same(
+    csv.split('\r\n').slice(1, -1),
+    json.measurements.map((m: { observedAt: string }, i: number) => `${m.observedAt},${values[i]},m,NAP`),
+    'the JSON text of every value',
+  );
+  t.equal(csvSeries().mediaType, CSV_MEDIA_TYPE);
+});
+
+t.test('batches continue one another; an empty interval is the header line', async (t) => {
+  t.equal(write(csvSeries(), HEAD, [ROWS.slice(0, 2), ROWS.slice(2)]), write());
+  t.equal(write(csvSeries(), HEAD, []), 'observedAt,value,unit,verticalDatum\r\n');
+});
+
+t.test('unit and datum: quoted once per response when RFC 4180 asks for it', async (t) => {
+  const cases: [string, string][] = [
+    ['m', 'm'],
+    ['m NAP', 'm NAP'],
+    ['a,b', '"a,b"'],
+    ['say "m"', '"say ""m"""'],
+    ['two\r\nlines', '"two\r\nlines"'],
+    ['lf\nonly', '"lf\nonly"'],
+    ['', ''],
+  ];
+  for (const [text, written] of cases) t.equal(csvField(text), written, JSON.stringify(text));
+  const csv = write(csvSeries(), { ...HEAD, unit: 'c,m', verticalDatum: '"TAW"' }, [ROWS.slice(0, 1)]);
+  t.equal(csv, 'observedAt,value,unit,verticalDatum\r\n2024-01-01T00:00:00Z,-1.23,"c,m","""TAW"""\r\n');
+});
+
+t.test('each response has its own writer: the unit of one never reaches another', async (t) => {
+  const first = csvSeries();
+  const second = csvSeries();
+  first.head({ ...HEAD, unit: 'cm' });
+  second.head(HEAD);
+  t.equal(first.batch(ROWS.slice(0, 1), true).toString(), '\r\n2024-01-01T00:00:00Z,-1.23,cm,NAP');
+  t.equal(second.batch(ROWS.slice(0, 1), true).toString(), '\r\n2024-01-01T00:00:00Z,-1.23,m,NAP');
+});
+
+t.test('another column list plugs in: the columns of an aggregated series', async (t) => {
+  const aggregated = csvColumns([
+    ['observedAt', 'text'],
+    ['value', 'number'],
+    ['min', 'number'],
+    ['max', 'number'],
+    ['count', 'number'],
+  ]);
+  const rows = [{ observedAt: '2024-01-01T00:00:00Z', value: '-1.2345', min: '-2', max: '1e-05', count: 4 }];
+  t.equal(
+    write(csvSeries(aggregated), HEAD, [rows as unknown as MeasurementRow[]]),
+    'observedAt,value,min,max,count,unit,verticalDatum\r\n2024-01-01T00:00:00Z,-1.2345,-2,0.00001,4,m,NAP\r\n',
+  );
+  t.throws(() => csvColumns([['value); process.exit(', 'text']]), /not a column name/);
+});
