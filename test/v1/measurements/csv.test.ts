@@ -171,6 +171,15 @@ t.test('CSV', async (t) => {
     }
     const both = JSON.parse((await fetchSeries(tube!.identifier, '?from=x&format=x')).body);
     t.same(Object.keys(both.errors), ['from', 'to', 'format'], 'with the others, in the order of the query');
+    const tooLong = await fetchSeries(
+      tube!.identifier,
+      '?from=2024-01-01T00:00:00Z&to=2026-01-01T00:00:00Z&format=xml',
+    );
+    t.same(
+      Object.keys(JSON.parse(tooLong.body).errors),
+      ['to', 'format'],
+      'a bad format hides no other error',
+    );
     const missing = await fetchSeries('00000000-0000-4000-8000-000000000000', DAY, { accept: 'text/csv' });
     t.equal(missing.status, 404);
     t.equal(missing.headers['content-type'], 'application/problem+json');
