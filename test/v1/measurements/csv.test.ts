@@ -177,7 +177,7 @@ t.test('CSV', async (t) => {
     );
     t.same(
       Object.keys(JSON.parse(tooLong.body).errors),
-      ['to', 'format'],
+      ['format', 'to'],
       'a bad format hides no other error',
     );
     const missing = await fetchSeries('00000000-0000-4000-8000-000000000000', DAY, { accept: 'text/csv' });
