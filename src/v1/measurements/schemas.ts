@@ -61,10 +61,6 @@ const seriesFields = {
     ...UTC_DATE_TIME,
     description: 'End of the interval (exclusive), the requested `to` normalised to UTC.',
   }),
-  aggregate: z
-    .enum(AGGREGATES)
-    .optional()
-    .meta({ description: 'The requested `aggregate`. Present only in an aggregated series.' }),
   unit: z.string().meta({
     description: 'Unit of the values, set per tube by the operator (default `m`).',
     examples: ['m'],
@@ -73,6 +69,10 @@ const seriesFields = {
     description: 'Vertical reference of the values, set per tube by the operator (default `NAP`).',
     examples: ['NAP'],
   }),
+  aggregate: z
+    .enum(AGGREGATES)
+    .optional()
+    .meta({ description: 'The requested `aggregate`. Present only in an aggregated series.' }),
 };
 
 export const GroundwaterLevelSeries = z
