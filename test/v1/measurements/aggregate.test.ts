@@ -149,6 +149,27 @@ t.test('aggregate', async (t) => {
     }
   });
 
+  t.test('the documented examples: the aggregate of the raw one is what the service answers', async (t) => {
+    const document = JSON.parse((await get(api.base, '/v1/openapi.json')).body);
+    const { examples } =
+      document.paths['/groundwater-monitoring-tubes/{tubeIdentifier}/measurements'].get.responses['200']
+        .content['application/json'];
+    const raw = examples.measurements.value;
+    const [example] = await addWell(sql, 'Example', [{ number: '1' }]);
+    await addMeasurements(
+      sql,
+      example!.id,
+      raw.measurements.map((m: { observedAt: string; value: number }) => [m.observedAt, String(m.value)]),
+    );
+    const { key } = await addKey(sql, { tubeIds: [example!.id] });
+    const answer = await fetchSeries(example!.identifier, q(raw.from, raw.to, 'PT1H'), as(key));
+    t.same(
+      { ...JSON.parse(answer.body), tubeIdentifier: raw.tubeIdentifier },
+      examples.aggregated.value,
+      'as documented',
+    );
+  });
+
   t.test('gzip and br carry the same series', async (t) => {
     const query = q(...LOCAL_DAYS, 'PT15M');
     const identity = await fetchSeries(year!.identifier, query);
