@@ -15,6 +15,7 @@ import { METHODS, STATUS_CODES } from 'node:http';
 import fc from 'fast-check';
 import t from 'tap';
 import { type Instant, microsBetween, parseDateTime } from '../../src/domain/datetime.js';
+import { AGGREGATE_SECONDS, AGGREGATES, type Aggregate } from '../../src/v1/measurements/query.js';
 import { startApi } from '../helpers/api.js';
 import {
   addMicros,
@@ -58,7 +59,7 @@ interface Expected {
   /** On 400 from the parameters: the parameters `errors` must name. */
   errorKeys?: string[];
   /** On 200: the interval the series must state. */
-  interval?: { from: Instant; to: Instant };
+  interval?: { from: Instant; to: Instant; aggregate?: Aggregate };
 }
 
 interface Generated {
@@ -263,17 +264,41 @@ const queryArb = fc
           .map((n) => Array.from({ length: n }, (_, i) => [`p${i}`, '1'] as [string, string])),
       },
     );
+    // Mostly absent, as a 1.0.0 client sends it; else valid, junk near a valid value, or repeated.
+    const aggregates = fc.oneof(
+      { weight: 12, arbitrary: fc.constant([]) },
+      { weight: 4, arbitrary: fc.constantFrom(...AGGREGATES).map((v) => [['aggregate', v]]) },
+      {
+        weight: 3,
+        arbitrary: fc
+          .oneof(
+            fc.constantFrom(...AGGREGATES).map((v) => v.toLowerCase()),
+            fc.constantFrom('PT30M', 'P1W', 'P1M', 'PT60M', 'P1D ', ' P1D', 'P1D,PT1H', '').map(mustEncode),
+            // Encoded already: a NUL, and `P1D` with its digit percent-encoded (valid once decoded).
+            fc.constantFrom('%00', 'P%31D'),
+            fc.string({ maxLength: 12 }).map(mustEncode),
+          )
+          .map((v) => [['aggregate', v]]),
+      },
+      {
+        weight: 1,
+        arbitrary: fc
+          .array(fc.constantFrom(...AGGREGATES), { minLength: 2, maxLength: 3 })
+          .map((vs) => vs.map((v) => ['aggregate', v])),
+      },
+    ) as fc.Arbitrary<[string, string][]>;
     return fc
       .tuple(
         occurrences('from', from),
         occurrences('to', to),
+        aggregates,
         manyExtras,
         fc.boolean(),
         fc.nat(),
         fc.boolean(),
       )
-      .map(([froms, tos, extras, bareKey, shuffle, emptyPairs]) => {
-        const pairs = [...froms, ...tos, ...extras];
+      .map(([froms, tos, aggregate, extras, bareKey, shuffle, emptyPairs]) => {
+        const pairs = [...froms, ...tos, ...aggregate, ...extras];
         // A fixed rotation rather than a shuffle: order is irrelevant to the model, only to the parser.
         const rotated = pairs.map((_, i) => pairs[(i + shuffle) % pairs.length]!);
         const parts = rotated.map(([k, v]) => (bareKey && v === '' ? k : `${k}=${v}`));
@@ -625,13 +650,19 @@ function expectedQuery(query: string): Pick<Expected, 'errorKeys' | 'interval'> 
   const params = new URLSearchParams(query.startsWith('?') ? query.slice(1) : query);
   const from = parameter(params.getAll('from'));
   const to = parameter(params.getAll('to'));
+  const aggregate = params.getAll('aggregate');
   const errorKeys: string[] = [];
+  // Sorted, as the check compares them.
+  if (aggregate.length > 1 || (aggregate.length === 1 && !AGGREGATES.includes(aggregate[0] as Aggregate)))
+    errorKeys.push('aggregate');
   if (typeof from !== 'object') errorKeys.push('from');
   if (typeof to !== 'object') errorKeys.push('to');
+  // The interval's own rule is checked once every parameter is well-formed.
+  if (errorKeys.length > 0) return { errorKeys };
   if (typeof from === 'object' && typeof to === 'object') {
     const length = microsBetween(from, to);
     if (length <= 0 || length > MAX_INTERVAL_MICROS) errorKeys.push('to');
-    else return { interval: { from, to } };
+    else return { interval: { from, to, ...(aggregate[0] && { aggregate: aggregate[0] as Aggregate }) } };
   }
   return { errorKeys };
 }
@@ -725,11 +756,32 @@ function checkSeries(world: World, response: RawResponse, expected: Expected) {
   check(series.from === utcText(from) && series.to === utcText(to), `interval ${series.from} ${series.to}`);
   check(series.unit === 'm' && series.verticalDatum === 'NAP', 'unit and datum');
   const inside = world.rows.filter(({ at }) => microsBetween(from, at) >= 0 && microsBetween(at, to) > 0);
+  const { aggregate } = expected.interval!;
+  check(series.aggregate === aggregate, `aggregate ${series.aggregate}`);
+  const written = aggregate
+    ? buckets(inside, from, AGGREGATE_SECONDS[aggregate])
+    : inside.map(({ at, value }) => ({ observedAt: utcText(at), value }));
   check(
-    JSON.stringify(series.measurements) ===
-      JSON.stringify(inside.map(({ at, value }) => ({ observedAt: utcText(at), value }))),
-    `the measurements of [${series.from}, ${series.to}): ${series.measurements.length} of ${inside.length}`,
+    JSON.stringify(series.measurements) === JSON.stringify(written),
+    `the measurements of [${series.from}, ${series.to}): ${series.measurements.length} of ${written.length}`,
   );
+}
+
+/** The buckets v1.1.md defines over rows in time order: from `from` on, `seconds` long, the mean summed in order. */
+function buckets(rows: World['rows'], from: Instant, seconds: number) {
+  const stride = seconds * 1_000_000;
+  const grouped = new Map<number, number[]>();
+  for (const { at, value } of rows) {
+    const index = Math.floor(microsBetween(from, at) / stride);
+    grouped.set(index, [...(grouped.get(index) ?? []), value]);
+  }
+  return [...grouped].map(([index, values]) => ({
+    observedAt: utcText(addMicros(from, index * stride)),
+    value: values.reduce((sum, value) => sum + value, 0) / values.length,
+    min: Math.min(...values),
+    max: Math.max(...values),
+    count: values.length,
+  }));
 }
 
 function checkResponse(world: World, r: Generated, response: RawResponse, expected: Expected) {

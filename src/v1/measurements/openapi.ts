@@ -11,9 +11,10 @@ import { dataResponses, problemExample, problemResponse } from '../openapi/compo
 import { type DocumentPart, openApiPath, readOnlyPathItem, type Tag } from '../openapi/pathItem.js';
 import { EXAMPLE_TUBE_IDENTIFIER, TubeIdentifier } from '../wells/schemas.js';
 import { jsonSeries } from './jsonSeries.js';
-import { MAX_INTERVAL_DAYS, SeriesQuery } from './query.js';
+import { type Aggregate, MAX_INTERVAL_DAYS, SeriesQuery } from './query.js';
 import { MEASUREMENTS_URL } from './route.js';
 import { GroundwaterLevelSeries, Measurement } from './schemas.js';
+import type { AggregateRow, MeasurementRow } from './sql.js';
 
 /** The path parameter as documented (the route reads it itself: a malformed one is a 404, route.ts). */
 const pathParameters = z.object({
@@ -34,8 +35,8 @@ const TAG: Tag = {
 /** The interval of the examples, as a client might send it: with an offset, normalised in the answer. */
 const EXAMPLE_QUERY = { from: '2024-03-01T01:00:00+01:00', to: '2024-03-01T02:00:00+01:00' };
 
-/** A series of an hour of quarter-hourly measurements, written as the service writes one. */
-function seriesExample() {
+/** A series of the example interval, written as the service writes one. */
+function writtenExample(rows: MeasurementRow[], aggregate?: Aggregate) {
   const { from, to } = SeriesQuery.parse(EXAMPLE_QUERY);
   const written = Buffer.concat([
     jsonSeries.head({
@@ -44,20 +45,47 @@ function seriesExample() {
       to: formatInstant(to),
       unit: 'm',
       verticalDatum: 'NAP',
+      ...(aggregate && { aggregate }),
     }),
-    jsonSeries.batch(
-      [
-        { observedAt: '2024-03-01T00:00:00Z', value: '-1.23' },
-        { observedAt: '2024-03-01T00:15:00Z', value: '-1.24' },
-        { observedAt: '2024-03-01T00:30:00Z', value: '-1.24' },
-        { observedAt: '2024-03-01T00:45:00Z', value: '-1.26' },
-      ],
-      true,
-    ),
+    jsonSeries.batch(rows, true),
     jsonSeries.close(),
   ]);
   return JSON.parse(written.toString());
 }
+
+/** An hour of quarter-hourly measurements. */
+const EXAMPLE_ROWS: MeasurementRow[] = [
+  { observedAt: '2024-03-01T00:00:00Z', value: '-1.23' },
+  { observedAt: '2024-03-01T00:15:00Z', value: '-1.24' },
+  { observedAt: '2024-03-01T00:30:00Z', value: '-1.24' },
+  { observedAt: '2024-03-01T00:45:00Z', value: '-1.26' },
+];
+
+/** The same hour with `aggregate=PT1H`: one bucket, its mean as PostgreSQL's avg() writes it. */
+const EXAMPLE_BUCKETS: AggregateRow[] = [
+  { observedAt: '2024-03-01T00:00:00Z', value: '-1.2425', min: '-1.26', max: '-1.23', count: '4' },
+];
+
+const ok = dataResponses(
+  'The series; `measurements` is `[]` when the interval holds none.',
+  GroundwaterLevelSeries,
+  writtenExample(EXAMPLE_ROWS),
+);
+const seriesResponse = {
+  ...ok['200'],
+  content: {
+    'application/json': {
+      schema: GroundwaterLevelSeries,
+      examples: {
+        measurements: { summary: 'Every measurement', value: writtenExample(EXAMPLE_ROWS) },
+        aggregated: {
+          summary: 'Aggregated (`aggregate=PT1H`)',
+          value: writtenExample(EXAMPLE_BUCKETS, 'PT1H'),
+        },
+      },
+    },
+  },
+};
 
 /** The 400 this endpoint answers when `to` is not later than `from`, as the service writes it. */
 function refusedExample() {
@@ -97,14 +125,13 @@ export const measurementsDocumentPart: DocumentPart = {
       summary: 'Level measurements of one tube over an interval',
       description:
         'The series of one tube in [from, to), oldest first, with the unit and vertical datum of the ' +
-        'tube. Streamed: the series fields come first, then the measurements.',
+        'tube. Streamed: the series fields come first, then the measurements. With `aggregate`, the ' +
+        'database aggregates the interval into buckets (mean, min, max, count) and those are listed ' +
+        'instead.',
       requestParams: { path: pathParameters, query: SeriesQuery },
       responses: {
-        ...dataResponses(
-          'The series; `measurements` is `[]` when the interval holds none.',
-          GroundwaterLevelSeries,
-          seriesExample(),
-        ),
+        ...ok,
+        '200': seriesResponse,
         '400': badRequest,
         '404': notFound,
       },

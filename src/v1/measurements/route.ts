@@ -1,4 +1,4 @@
-/** GET /v1/groundwater-monitoring-tubes/{tubeIdentifier}/measurements?from&to: one tube's series, streamed. */
+/** GET /v1/groundwater-monitoring-tubes/{tubeIdentifier}/measurements?from&to[&aggregate]: one tube's series, streamed. */
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Sql } from '../../db/connect.js';
@@ -97,7 +97,7 @@ export async function measurementsRoute(
       }
 
       request.rowsStreamed = 0;
-      const series = { client, tubeIdentifier, from, to };
+      const series = { client, tubeIdentifier, from, to, aggregate: query.aggregate };
       const onRows = (count: number) => {
         request.rowsStreamed = (request.rowsStreamed ?? 0) + count;
         metrics.measurementsStreamed(count);

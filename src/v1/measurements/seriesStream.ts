@@ -8,8 +8,9 @@ import { Readable } from 'node:stream';
 import type { Queryable, Sql } from '../../db/connect.js';
 import { iterateInTransaction } from '../../db/transactionIterator.js';
 import { type Client, mayRead } from '../../keys/clients.js';
+import { AGGREGATE_SECONDS, type Aggregate } from './query.js';
 import type { SeriesRepresentation } from './representation.js';
-import { findTube, measurementBatches } from './sql.js';
+import { aggregateSelect, bucketFunctionOf, findTube, measurementBatches, seriesSelect } from './sql.js';
 
 /**
  * Rows per FETCH. Larger batches keep more rows alive at each young-generation collection, which then
@@ -31,6 +32,8 @@ export interface SeriesRequest {
   /** RFC 3339 UTC `Z` forms of the requested interval. */
   from: string;
   to: string;
+  /** The bucket length asked for; undefined for every measurement. */
+  aggregate?: Aggregate | undefined;
   /** Told how many measurements each chunk holds (for the request log). */
   onRows?: (count: number) => void;
   /**
@@ -42,6 +45,7 @@ export interface SeriesRequest {
 
 /** Head and measurements, without the close: that is added once the snapshot ended well. */
 async function* seriesChunks(
+  pool: Sql,
   tx: Queryable,
   request: SeriesRequest,
   representation: SeriesRepresentation,
@@ -52,14 +56,22 @@ async function* seriesChunks(
   // Unknown and hidden tubes end the same way: no output at all.
   if (!tube || !mayRead(request.client, tube.id)) return;
   // Sent with the first batch, in one write.
+  const { from, to, aggregate } = request;
   let head: Buffer | undefined = representation.head({
     tubeIdentifier: request.tubeIdentifier,
-    from: request.from,
-    to: request.to,
+    from,
+    to,
+    ...(aggregate && { aggregate }),
     unit: tube.unit,
     verticalDatum: tube.verticalDatum,
   });
-  for await (const rows of measurementBatches(tx, tube.id, request.from, request.to, BATCH_SIZE)) {
+  const select = aggregate
+    ? aggregateSelect(tx, tube.id, from, to, {
+        bucketFunction: await bucketFunctionOf(pool, tx),
+        seconds: AGGREGATE_SECONDS[aggregate],
+      })
+    : seriesSelect(tx, tube.id, from, to);
+  for await (const rows of measurementBatches(tx, select, BATCH_SIZE)) {
     const batch = representation.batch(rows, head !== undefined);
     const count = rows.length;
     // Emptied as soon as it is written: the batch array stays reachable a while longer (the driver's
@@ -89,7 +101,7 @@ export async function openSeriesStream(
   representation: SeriesRepresentation,
 ): Promise<Readable | undefined> {
   const chunks = iterateInTransaction(sql, 'isolation level repeatable read read only', (tx) =>
-    seriesChunks(tx, request, representation),
+    seriesChunks(sql, tx, request, representation),
   );
   // Called once iterateInTransaction has returned, which it does with the connection back in the pool.
   const released = () => request.connection?.released();

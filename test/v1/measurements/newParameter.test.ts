@@ -110,9 +110,10 @@ t.test('a route whose query schema gains an optional parameter', async (t) => {
       [
         ['from', 'query', true],
         ['to', 'query', true],
+        ['aggregate', 'query', false],
         ['extra', 'query', false],
       ],
-      'from and to required, extra not',
+      'from and to required, aggregate and extra not',
     );
     const extra = parameters.find((parameter) => parameter.name === 'extra')!;
     t.same(extra.schema.enum, ['one', 'two']);
