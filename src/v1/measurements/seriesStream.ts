@@ -9,7 +9,7 @@ import type { Queryable, Sql } from '../../db/connect.js';
 import { iterateInTransaction } from '../../db/transactionIterator.js';
 import { type Client, mayRead } from '../../keys/clients.js';
 import type { SeriesRepresentation } from './representation.js';
-import { findTube, measurementBatches } from './sql.js';
+import { findTube, measurementBatches, type TubeRow } from './sql.js';
 
 /**
  * Rows per FETCH. Larger batches keep more rows alive at each young-generation collection, which then
@@ -31,6 +31,8 @@ export interface SeriesRequest {
   /** RFC 3339 UTC `Z` forms of the requested interval. */
   from: string;
   to: string;
+  /** Told the tube as read in the stream's snapshot, before any measurement is read (its validators). */
+  onTube?: (tube: TubeRow) => void;
   /** Told how many measurements each chunk holds (for the request log). */
   onRows?: (count: number) => void;
   /**
@@ -51,6 +53,7 @@ async function* seriesChunks(
   const tube = await findTube(tx, request.tubeIdentifier);
   // Unknown and hidden tubes end the same way: no output at all.
   if (!tube || !mayRead(request.client, tube.id)) return;
+  request.onTube?.(tube);
   // Sent with the first batch, in one write.
   let head: Buffer | undefined = representation.head({
     tubeIdentifier: request.tubeIdentifier,
