@@ -54,44 +54,56 @@ export function parseIfNoneMatch(value: string): readonly string[] | '*' | undef
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 const MONTH = MONTHS.join('|');
+type DateParts = [day: string, month: string, year: number, hours: string, minutes: string, seconds: string];
+
+/** A two-digit year more than 50 years ahead is in the past century (RFC 9110 §5.6.7). */
+function fullYear(twoDigits: string): number {
+  const year = 2000 + Number(twoDigits);
+  return year > new Date().getUTCFullYear() + 50 ? year - 100 : year;
+}
+
 /** The three forms a recipient must accept (RFC 9110 §5.6.7): IMF-fixdate, RFC 850 and asctime. */
-const IMF_FIXDATE = new RegExp(
-  `^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), (\\d{2}) (${MONTH}) (\\d{4}) (\\d{2}):(\\d{2}):(\\d{2}) GMT$`,
-);
-const RFC_850 = new RegExp(
-  `^(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), (\\d{2})-(${MONTH})-(\\d{2}) (\\d{2}):(\\d{2}):(\\d{2}) GMT$`,
-);
-const ASCTIME = new RegExp(
-  `^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (${MONTH}) ([ \\d]\\d) (\\d{2}):(\\d{2}):(\\d{2}) (\\d{4})$`,
-);
+const HTTP_DATE_FORMS: [RegExp, (m: RegExpExecArray) => DateParts][] = [
+  [
+    new RegExp(
+      `^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), (\\d{2}) (${MONTH}) (\\d{4}) (\\d{2}):(\\d{2}):(\\d{2}) GMT$`,
+    ),
+    (m) => [m[1]!, m[2]!, Number(m[3]), m[4]!, m[5]!, m[6]!],
+  ],
+  [
+    new RegExp(
+      `^(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), (\\d{2})-(${MONTH})-(\\d{2}) (\\d{2}):(\\d{2}):(\\d{2}) GMT$`,
+    ),
+    (m) => [m[1]!, m[2]!, fullYear(m[3]!), m[4]!, m[5]!, m[6]!],
+  ],
+  [
+    new RegExp(
+      `^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (${MONTH}) ([ \\d]\\d) (\\d{2}):(\\d{2}):(\\d{2}) (\\d{4})$`,
+    ),
+    (m) => [m[2]!.trim(), m[1]!, Number(m[6]), m[3]!, m[4]!, m[5]!],
+  ],
+];
 
 /** Milliseconds since the epoch of an HTTP-date, or undefined for anything else (an impossible date too). */
 export function parseHttpDate(value: string): number | undefined {
   const text = value.trim();
-  let parts: [string, string, number, string, string, string] | undefined;
-  let match = IMF_FIXDATE.exec(text);
-  if (match) parts = [match[1]!, match[2]!, Number(match[3]), match[4]!, match[5]!, match[6]!];
-  else if ((match = RFC_850.exec(text))) {
-    // Two-digit years more than 50 years ahead are in the past century (RFC 9110 §5.6.7).
-    const year = 2000 + Number(match[3]);
-    const thisYear = new Date().getUTCFullYear();
-    parts = [match[1]!, match[2]!, year > thisYear + 50 ? year - 100 : year, match[4]!, match[5]!, match[6]!];
-  } else if ((match = ASCTIME.exec(text))) {
-    parts = [match[2]!.trim(), match[1]!, Number(match[6]), match[3]!, match[4]!, match[5]!];
+  for (const [form, partsOf] of HTTP_DATE_FORMS) {
+    const match = form.exec(text);
+    if (!match) continue;
+    const [day, month, year, hours, minutes, seconds] = partsOf(match);
+    const ms = Date.UTC(
+      year,
+      MONTHS.indexOf(month),
+      Number(day),
+      Number(hours),
+      Number(minutes),
+      Number(seconds),
+    );
+    // Date.UTC rolls 31 Feb over into March and 24:00 into the next day: such a date is not one.
+    const exact = new Date(ms).getUTCDate() === Number(day) && Number(minutes) < 60 && Number(seconds) < 60;
+    return exact ? ms : undefined;
   }
-  if (!parts) return undefined;
-  const [day, month, year, hours, minutes, seconds] = parts;
-  const ms = Date.UTC(
-    year,
-    MONTHS.indexOf(month),
-    Number(day),
-    Number(hours),
-    Number(minutes),
-    Number(seconds),
-  );
-  // Date.UTC rolls 31 Feb over into March and 24:00 into the next day: such a date is not one.
-  const exact = new Date(ms).getUTCDate() === Number(day) && Number(minutes) < 60 && Number(seconds) < 60;
-  return exact ? ms : undefined;
+  return undefined;
 }
 
 const secondsOf = (ms: number): number => Math.floor(ms / 1000);
