@@ -463,6 +463,27 @@ const FRAMING = new Set([
   'upgrade',
 ]);
 
+/** If-Modified-Since values: before every change (a 200), and after every change (a 304). */
+const LONG_AGO = 'Thu, 01 Jan 1970 00:00:00 GMT';
+const FAR_FUTURE = 'Fri, 31 Dec 9999 23:59:59 GMT';
+
+/**
+ * Whether the request's preconditions make a readable series a 304, as RFC 9110 §13.2.2 reads,
+ * modelled apart from the server's parser: no generated tag is the series' own, so only `*` matches;
+ * If-Modified-Since counts only without a well-formed If-None-Match (a malformed one is ignored).
+ */
+function notModified(headers: [string, string][]): boolean {
+  const valuesOf = (name: string) =>
+    headers.filter(([n]) => n.toLowerCase() === name).map(([, value]) => value.trim());
+  // Node joins repeated If-None-Match fields with ", " and keeps the first If-Modified-Since.
+  const noneMatch = valuesOf('if-none-match');
+  const joined = noneMatch.length > 0 ? noneMatch.join(', ') : undefined;
+  const tagList = /^(?:(?:W\/)?"[^"]*")?(?:[ \t]*,[ \t]*(?:(?:W\/)?"[^"]*")?)*[ \t]*$/;
+  if (joined === '*') return true;
+  if (joined !== undefined && /"/.test(joined) && tagList.test(joined)) return false;
+  return valuesOf('if-modified-since')[0] === FAR_FUTURE;
+}
+
 /** Other header fields, and a body: what clients, proxies and attackers add. */
 const extraHeadersArb = fc.array(
   fc.oneof(
@@ -487,7 +508,12 @@ const extraHeadersArb = fc.array(
         ['X-Forwarded-Host', 'evil.example'],
         ['Range', 'bytes=0-10'],
         ['If-None-Match', '*'],
+        ['If-None-Match', '"nope"'],
+        ['If-None-Match', 'W/"nope", "other"'],
+        ['If-None-Match', '"unterminated'],
         ['If-Modified-Since', 'yesterday'],
+        ['If-Modified-Since', LONG_AGO],
+        ['If-Modified-Since', FAR_FUTURE],
         ['Cookie', 'a=b; c'],
         ['Authorization', 'Bearer x'],
         ['Content-Type', 'application/json'],
@@ -509,6 +535,13 @@ const extraHeadersArb = fc.array(
       arbitrary: fc
         .integer({ min: 8_000, max: 40_000 })
         .map((n): [string, string] => ['X-Huge', 'h'.repeat(n)]),
+    },
+    {
+      weight: 1,
+      // 10 KB of tags, or of junk: parsed in linear time, and never a 5xx.
+      arbitrary: fc
+        .tuple(fc.constantFrom('"a", ', 'W/"', '",', 'x'), fc.integer({ min: 2_000, max: 10_000 }))
+        .map(([part, n]): [string, string] => ['If-None-Match', part.repeat(Math.ceil(n / part.length))]),
     },
   ),
   { maxLength: 3 },
@@ -694,7 +727,7 @@ function expect(r: Generated, headBytes: number): Expected {
   if (query.errorKeys) return within(only(400, query));
   if (traits.key === 'nothing') return within(only(403));
   if (traits.tube !== 'granted') return within(only(404));
-  return within(only(200, query));
+  return within(only(notModified(r.headers) ? 304 : 200, query));
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -784,6 +817,13 @@ function buckets(rows: World['rows'], from: Instant, seconds: number) {
   }));
 }
 
+function checkNotModified(response: RawResponse) {
+  check(response.body.length === 0, '304 without a body');
+  check(/^"[^"]+"$/.test(field(response, 'etag') ?? ''), '304 with the strong ETag');
+  check(field(response, 'cache-control') === 'private, no-cache', '304 with Cache-Control');
+  check(field(response, 'content-type') === undefined, '304 without Content-Type');
+}
+
 function checkResponse(world: World, r: Generated, response: RawResponse, expected: Expected) {
   check(response.status >= 200 && response.status < 500, `never a 5xx: ${response.status}`);
   check(
@@ -794,6 +834,7 @@ function checkResponse(world: World, r: Generated, response: RawResponse, expect
   check(field(response, 'api-version') === '1.0.0', 'API-Version');
   const isHead = r.method === 'HEAD';
   if (response.status >= 400) checkProblem(r, response, expected, isHead);
+  else if (response.status === 304) checkNotModified(response);
   else if (!isHead) checkSeries(world, response, expected);
 }
 

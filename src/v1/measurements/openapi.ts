@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { ZodOpenApiOverrideMetaContext, ZodOpenApiResponseObject } from 'zod-openapi';
 import { formatInstant } from '../../domain/datetime.js';
 import { refusalOf, tubeNotFound } from '../../http/problems/problems.js';
-import { dataResponses, problemExample, problemResponse } from '../openapi/components.js';
+import { ConditionalHeaders, dataResponses, problemExample, problemResponse } from '../openapi/components.js';
 import { type DocumentPart, openApiPath, readOnlyPathItem, type Tag } from '../openapi/pathItem.js';
 import { EXAMPLE_TUBE_IDENTIFIER, TubeIdentifier } from '../wells/schemas.js';
 import { jsonSeries } from './jsonSeries.js';
@@ -128,7 +128,7 @@ export const measurementsDocumentPart: DocumentPart = {
         'tube. Streamed: the series fields come first, then the measurements. With `aggregate`, the ' +
         'database aggregates the interval into buckets (mean, min, max, count) and those are listed ' +
         'instead.',
-      requestParams: { path: pathParameters, query: SeriesQuery },
+      requestParams: { path: pathParameters, query: SeriesQuery, header: ConditionalHeaders },
       responses: {
         ...ok,
         '200': seriesResponse,

@@ -10,7 +10,14 @@ import { iterateInTransaction } from '../../db/transactionIterator.js';
 import { type Client, mayRead } from '../../keys/clients.js';
 import { AGGREGATE_SECONDS, type Aggregate } from './query.js';
 import type { SeriesRepresentation } from './representation.js';
-import { aggregateSelect, bucketFunctionOf, findTube, measurementBatches, seriesSelect } from './sql.js';
+import {
+  aggregateSelect,
+  bucketFunctionOf,
+  findTube,
+  measurementBatches,
+  seriesSelect,
+  type TubeRow,
+} from './sql.js';
 
 /**
  * Rows per FETCH. Larger batches keep more rows alive at each young-generation collection, which then
@@ -34,6 +41,8 @@ export interface SeriesRequest {
   to: string;
   /** The bucket length asked for; undefined for every measurement. */
   aggregate?: Aggregate | undefined;
+  /** Told the tube as read in the stream's snapshot, before any measurement is read (its validators). */
+  onTube?: (tube: TubeRow) => void;
   /** Told how many measurements each chunk holds (for the request log). */
   onRows?: (count: number) => void;
   /**
@@ -55,6 +64,7 @@ async function* seriesChunks(
   const tube = await findTube(tx, request.tubeIdentifier);
   // Unknown and hidden tubes end the same way: no output at all.
   if (!tube || !mayRead(request.client, tube.id)) return;
+  request.onTube?.(tube);
   // Sent with the first batch, in one write.
   const { from, to, aggregate } = request;
   let head: Buffer | undefined = representation.head({

@@ -11,12 +11,17 @@ export interface TubeRow {
   id: number;
   unit: string;
   verticalDatum: string;
+  /** What the series' validators derive from (sql/004): a bigint as text, and its time. */
+  seriesVersion: string;
+  seriesChangedAt: Date;
 }
 
 /** A tube by its identifier (canonical lower-case UUID text). */
 export async function findTube(sql: Queryable, identifier: string): Promise<TubeRow | undefined> {
   const [tube] = await sql<TubeRow[]>`
-    select id, unit, vertical_datum as "verticalDatum" from tubes where identifier = ${identifier}::uuid`;
+    select id, unit, vertical_datum as "verticalDatum", series_version::text as "seriesVersion",
+           series_changed_at as "seriesChangedAt"
+    from tubes where identifier = ${identifier}::uuid`;
   return tube;
 }
 

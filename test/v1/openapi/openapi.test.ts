@@ -96,6 +96,7 @@ t.test('the OpenAPI document', async (t) => {
     const measurements = document.paths['/groundwater-monitoring-tubes/{tubeIdentifier}/measurements'].get;
     t.same(Object.keys(measurements.responses).sort(), [
       '200',
+      '304',
       '400',
       '401',
       '403',
@@ -116,8 +117,22 @@ t.test('the OpenAPI document', async (t) => {
         ['from', 'query', true],
         ['to', 'query', true],
         ['aggregate', 'query', undefined],
+        ['If-None-Match', 'header', undefined],
+        ['If-Modified-Since', 'header', undefined],
       ],
     );
+    const wells = document.paths['/groundwater-monitoring-wells'].get;
+    for (const operation of [measurements, wells]) {
+      t.same(Object.keys(operation.responses['304'].headers).sort(), [
+        'API-Version',
+        'Cache-Control',
+        'ETag',
+        'Last-Modified',
+        'RateLimit',
+        'RateLimit-Policy',
+        'X-Request-Id',
+      ]);
+    }
     t.equal(measurements.parameters[1].schema.format, 'date-time');
     t.same(measurements.parameters[3].schema.enum, ['PT15M', 'PT1H', 'P1D', 'P7D']);
     t.same(document.paths['/openapi.json'].get.security, [], 'the document needs no key');
