@@ -106,6 +106,15 @@ export function parseHttpDate(value: string): number | undefined {
   return undefined;
 }
 
+/**
+ * Whether If-None-Match is `*` or names `etag` (weak comparison); undefined when the field is absent
+ * or malformed, which counts as absent.
+ */
+export function noneMatchHolds(field: string | undefined, etag: string): boolean | undefined {
+  const tags = field === undefined ? undefined : parseIfNoneMatch(field);
+  return tags === undefined ? undefined : tags === '*' || tags.includes(etag.slice(1, -1));
+}
+
 const secondsOf = (ms: number): number => Math.floor(ms / 1000);
 
 /** Last-Modified is never later than the response (RFC 9110 §8.8.2.1): another host's clock may be ahead. */
@@ -118,8 +127,8 @@ const notLaterThanNow = (date: Date): Date => (date.getTime() > Date.now() ? new
  */
 export function isNotModified(request: FastifyRequest, validators: Validators): boolean {
   const { 'if-none-match': noneMatch, 'if-modified-since': modifiedSince } = request.headers;
-  const tags = typeof noneMatch === 'string' ? parseIfNoneMatch(noneMatch) : undefined;
-  if (tags !== undefined) return tags === '*' || tags.includes(validators.etag.slice(1, -1));
+  const matched = noneMatchHolds(noneMatch, validators.etag);
+  if (matched !== undefined) return matched;
   if (typeof modifiedSince !== 'string') return false;
   const since = parseHttpDate(modifiedSince);
   return (
