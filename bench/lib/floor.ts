@@ -20,7 +20,8 @@ const SNAPSHOT = 'isolation level repeatable read read only';
 export async function readWithDeclaredCursor(sql: Sql, request: FloorRequest): Promise<number> {
   let rows = 0;
   await sql.begin(SNAPSHOT, async (tx) => {
-    for await (const batch of measurementBatches(tx, request.tubeId, request.from, request.to, BATCH_SIZE)) {
+    const select = seriesSelect(tx, request.tubeId, request.from, request.to);
+    for await (const batch of measurementBatches(tx, select, BATCH_SIZE)) {
       rows += batch.length;
     }
   });

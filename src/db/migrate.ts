@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import type { Sql } from './connect.js';
+import type { Queryable, Sql } from './connect.js';
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../sql/', import.meta.url));
 
@@ -89,7 +89,7 @@ export async function pendingMigrations(sql: Sql, dir = MIGRATIONS_DIR): Promise
 }
 
 /** Whether `measurements` is a TimescaleDB hypertable (false on plain PostgreSQL). */
-export async function usesTimescaleDb(sql: Sql): Promise<boolean> {
+export async function usesTimescaleDb(sql: Queryable): Promise<boolean> {
   const [ext] = await sql`select 1 from pg_extension where extname = 'timescaledb'`;
   if (!ext) return false;
   const [hypertable] = await sql`

@@ -21,6 +21,8 @@ export interface Client {
   allTubes: boolean;
   /** Internal ids of the tubes granted one by one. */
   grants: ReadonlySet<number>;
+  /** When what the key may read last changed; part of discovery's Last-Modified. */
+  accessChangedAt?: Date;
 }
 
 /** A key that may read no tube at all: both data endpoints answer 403 (decisions.md). */
@@ -73,7 +75,14 @@ export function createClientResolver(sql: Sql, options: ClientCacheOptions): Cli
   async function load(digest: string): Promise<Client | undefined> {
     const keyHash = digestBytes(digest);
     const row = await withConnection(() => retryIfConnectionLost(() => findClientByKeyHash(sql, keyHash)));
-    return row && { keyId: row.keyId, allTubes: row.allTubes, grants: new Set(row.tubeIds) };
+    return (
+      row && {
+        keyId: row.keyId,
+        allTubes: row.allTubes,
+        grants: new Set(row.tubeIds),
+        accessChangedAt: row.accessChangedAt,
+      }
+    );
   }
 
   function remember(digest: string, entry: Entry): void {

@@ -72,7 +72,8 @@ async function series(sql: Sql, tube: number, from: string, to: string): Promise
 async function seriesByCursor(sql: Sql, tube: number, from: string, to: string): Promise<MeasurementRow[]> {
   const rows: MeasurementRow[] = [];
   await sql.begin('read only', async (tx) => {
-    for await (const batch of measurementBatches(tx, tube, from, to, 1000)) rows.push(...batch);
+    for await (const batch of measurementBatches(tx, seriesSelect(tx, tube, from, to), 1000))
+      rows.push(...batch);
   });
   return rows;
 }

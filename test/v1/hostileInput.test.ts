@@ -15,6 +15,7 @@ import { METHODS, STATUS_CODES } from 'node:http';
 import fc from 'fast-check';
 import t from 'tap';
 import { type Instant, microsBetween, parseDateTime } from '../../src/domain/datetime.js';
+import { AGGREGATE_SECONDS, AGGREGATES, type Aggregate } from '../../src/v1/measurements/query.js';
 import { startApi } from '../helpers/api.js';
 import {
   addMicros,
@@ -58,7 +59,7 @@ interface Expected {
   /** On 400 from the parameters: the parameters `errors` must name. */
   errorKeys?: string[];
   /** On 200: the interval the series must state. */
-  interval?: { from: Instant; to: Instant };
+  interval?: { from: Instant; to: Instant; aggregate?: Aggregate };
   /** On 200: the format `format` or Accept asks for. */
   format?: 'json' | 'csv';
 }
@@ -287,18 +288,42 @@ const queryArb = fc
           .map((n) => Array.from({ length: n }, (_, i) => [`p${i}`, '1'] as [string, string])),
       },
     );
+    // Mostly absent, as a 1.0.0 client sends it; else valid, junk near a valid value, or repeated.
+    const aggregates = fc.oneof(
+      { weight: 12, arbitrary: fc.constant([]) },
+      { weight: 4, arbitrary: fc.constantFrom(...AGGREGATES).map((v) => [['aggregate', v]]) },
+      {
+        weight: 3,
+        arbitrary: fc
+          .oneof(
+            fc.constantFrom(...AGGREGATES).map((v) => v.toLowerCase()),
+            fc.constantFrom('PT30M', 'P1W', 'P1M', 'PT60M', 'P1D ', ' P1D', 'P1D,PT1H', '').map(mustEncode),
+            // Encoded already: a NUL, and `P1D` with its digit percent-encoded (valid once decoded).
+            fc.constantFrom('%00', 'P%31D'),
+            fc.string({ maxLength: 12 }).map(mustEncode),
+          )
+          .map((v) => [['aggregate', v]]),
+      },
+      {
+        weight: 1,
+        arbitrary: fc
+          .array(fc.constantFrom(...AGGREGATES), { minLength: 2, maxLength: 3 })
+          .map((vs) => vs.map((v) => ['aggregate', v])),
+      },
+    ) as fc.Arbitrary<[string, string][]>;
     return fc
       .tuple(
         occurrences('from', from),
         occurrences('to', to),
+        aggregates,
         formatArb,
         manyExtras,
         fc.boolean(),
         fc.nat(),
         fc.boolean(),
       )
-      .map(([froms, tos, formats, extras, bareKey, shuffle, emptyPairs]) => {
-        const pairs = [...froms, ...tos, ...formats, ...extras];
+      .map(([froms, tos, aggregate, formats, extras, bareKey, shuffle, emptyPairs]) => {
+        const pairs = [...froms, ...tos, ...aggregate, ...formats, ...extras];
         // A fixed rotation rather than a shuffle: order is irrelevant to the model, only to the parser.
         const rotated = pairs.map((_, i) => pairs[(i + shuffle) % pairs.length]!);
         const parts = rotated.map(([k, v]) => (bareKey && v === '' ? k : `${k}=${v}`));
@@ -524,6 +549,27 @@ const FRAMING = new Set([
   'upgrade',
 ]);
 
+/** If-Modified-Since values: before every change (a 200), and after every change (a 304). */
+const LONG_AGO = 'Thu, 01 Jan 1970 00:00:00 GMT';
+const FAR_FUTURE = 'Fri, 31 Dec 9999 23:59:59 GMT';
+
+/**
+ * Whether the request's preconditions make a readable series a 304, as RFC 9110 §13.2.2 reads,
+ * modelled apart from the server's parser: no generated tag is the series' own, so only `*` matches;
+ * If-Modified-Since counts only without a well-formed If-None-Match (a malformed one is ignored).
+ */
+function notModified(headers: [string, string][]): boolean {
+  const valuesOf = (name: string) =>
+    headers.filter(([n]) => n.toLowerCase() === name).map(([, value]) => value.trim());
+  // Node joins repeated If-None-Match fields with ", " and keeps the first If-Modified-Since.
+  const noneMatch = valuesOf('if-none-match');
+  const joined = noneMatch.length > 0 ? noneMatch.join(', ') : undefined;
+  const tagList = /^(?:(?:W\/)?"[^"]*")?(?:[ \t]*,[ \t]*(?:(?:W\/)?"[^"]*")?)*[ \t]*$/;
+  if (joined === '*') return true;
+  if (joined !== undefined && /"/.test(joined) && tagList.test(joined)) return false;
+  return valuesOf('if-modified-since')[0] === FAR_FUTURE;
+}
+
 /** Other header fields, and a body: what clients, proxies and attackers add. */
 const extraHeadersArb = fc.array(
   fc.oneof(
@@ -545,7 +591,12 @@ const extraHeadersArb = fc.array(
         ['X-Forwarded-Host', 'evil.example'],
         ['Range', 'bytes=0-10'],
         ['If-None-Match', '*'],
+        ['If-None-Match', '"nope"'],
+        ['If-None-Match', 'W/"nope", "other"'],
+        ['If-None-Match', '"unterminated'],
         ['If-Modified-Since', 'yesterday'],
+        ['If-Modified-Since', LONG_AGO],
+        ['If-Modified-Since', FAR_FUTURE],
         ['Cookie', 'a=b; c'],
         ['Authorization', 'Bearer x'],
         ['Content-Type', 'application/json'],
@@ -567,6 +618,13 @@ const extraHeadersArb = fc.array(
       arbitrary: fc
         .integer({ min: 8_000, max: 40_000 })
         .map((n): [string, string] => ['X-Huge', 'h'.repeat(n)]),
+    },
+    {
+      weight: 1,
+      // 10 KB of tags, or of junk: parsed in linear time, and never a 5xx.
+      arbitrary: fc
+        .tuple(fc.constantFrom('"a", ', 'W/"', '",', 'x'), fc.integer({ min: 2_000, max: 10_000 }))
+        .map(([part, n]): [string, string] => ['If-None-Match', part.repeat(Math.ceil(n / part.length))]),
     },
   ),
   { maxLength: 3 },
@@ -740,17 +798,25 @@ function expectedQuery(
   const params = new URLSearchParams(query.startsWith('?') ? query.slice(1) : query);
   const from = parameter(params.getAll('from'));
   const to = parameter(params.getAll('to'));
+  const aggregate = params.getAll('aggregate');
   const formats = params.getAll('format');
   const errorKeys: string[] = [];
+  // Sorted, as the check compares them.
+  if (aggregate.length > 1 || (aggregate.length === 1 && !AGGREGATES.includes(aggregate[0] as Aggregate)))
+    errorKeys.push('aggregate');
   if (formats.length > 1 || (formats.length === 1 && !['json', 'csv'].includes(formats[0]!)))
     errorKeys.push('format');
   if (typeof from !== 'object') errorKeys.push('from');
   if (typeof to !== 'object') errorKeys.push('to');
+  // The interval's own rule is checked once from and to are read, whatever else is wrong.
   if (typeof from === 'object' && typeof to === 'object') {
     const length = microsBetween(from, to);
     if (length <= 0 || length > MAX_INTERVAL_MICROS) errorKeys.push('to');
     else if (errorKeys.length === 0)
-      return { interval: { from, to }, format: expectedFormat(formats[0], accept) };
+      return {
+        interval: { from, to, ...(aggregate[0] && { aggregate: aggregate[0] as Aggregate }) },
+        format: expectedFormat(formats[0], accept),
+      };
   }
   return { errorKeys };
 }
@@ -782,7 +848,7 @@ function expect(r: Generated, headBytes: number): Expected {
   if (query.errorKeys) return within(only(400, query));
   if (traits.key === 'nothing') return within(only(403));
   if (traits.tube !== 'granted') return within(only(404));
-  return within(only(200, query));
+  return within(only(notModified(r.headers) ? 304 : 200, query));
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -859,25 +925,54 @@ const rowsWithin = (world: World, { from, to }: { from: Instant; to: Instant }) 
   world.rows.filter(({ at }) => microsBetween(from, at) >= 0 && microsBetween(at, to) > 0);
 
 function checkSeries(world: World, response: RawResponse, expected: Expected) {
+  const { from, to, aggregate } = expected.interval!;
   const inside = rowsWithin(world, expected.interval!);
+  const written = aggregate
+    ? buckets(inside, from, AGGREGATE_SECONDS[aggregate])
+    : inside.map(({ at, value }) => ({ observedAt: utcText(at), value }));
   if (expected.format === 'csv') {
-    const lines = inside.map(({ at, value }) => `${utcText(at)},${JSON.stringify(value)},m,NAP\r\n`);
+    // Joined, numbers are written as JSON writes them (both print ECMA-262's Number::toString).
+    const header = `observedAt,value,${aggregate ? 'min,max,count,' : ''}unit,verticalDatum`;
+    const lines = written.map((row) => `${Object.values(row).join(',')},m,NAP\r\n`);
     check(
-      response.body.toString('utf8') === `observedAt,value,unit,verticalDatum\r\n${lines.join('')}`,
-      `the CSV of the interval: ${inside.length} rows`,
+      response.body.toString('utf8') === `${header}\r\n${lines.join('')}`,
+      `the CSV of the interval: ${written.length} rows`,
     );
     return;
   }
   const series = JSON.parse(response.body.toString('utf8'));
-  const { from, to } = expected.interval!;
   check(series.tubeIdentifier === world.granted, 'the canonical identifier');
   check(series.from === utcText(from) && series.to === utcText(to), `interval ${series.from} ${series.to}`);
   check(series.unit === 'm' && series.verticalDatum === 'NAP', 'unit and datum');
+  check(series.aggregate === aggregate, `aggregate ${series.aggregate}`);
   check(
-    JSON.stringify(series.measurements) ===
-      JSON.stringify(inside.map(({ at, value }) => ({ observedAt: utcText(at), value }))),
-    `the measurements of [${series.from}, ${series.to}): ${series.measurements.length} of ${inside.length}`,
+    JSON.stringify(series.measurements) === JSON.stringify(written),
+    `the measurements of [${series.from}, ${series.to}): ${series.measurements.length} of ${written.length}`,
   );
+}
+
+/** The buckets v1.1.md defines over rows in time order: from `from` on, `seconds` long, the mean summed in order. */
+function buckets(rows: World['rows'], from: Instant, seconds: number) {
+  const stride = seconds * 1_000_000;
+  const grouped = new Map<number, number[]>();
+  for (const { at, value } of rows) {
+    const index = Math.floor(microsBetween(from, at) / stride);
+    grouped.set(index, [...(grouped.get(index) ?? []), value]);
+  }
+  return [...grouped].map(([index, values]) => ({
+    observedAt: utcText(addMicros(from, index * stride)),
+    value: values.reduce((sum, value) => sum + value, 0) / values.length,
+    min: Math.min(...values),
+    max: Math.max(...values),
+    count: values.length,
+  }));
+}
+
+function checkNotModified(response: RawResponse) {
+  check(response.body.length === 0, '304 without a body');
+  check(/^"[^"]+"$/.test(field(response, 'etag') ?? ''), '304 with the strong ETag');
+  check(field(response, 'cache-control') === 'private, no-cache', '304 with Cache-Control');
+  check(field(response, 'content-type') === undefined, '304 without Content-Type');
 }
 
 function checkResponse(world: World, r: Generated, response: RawResponse, expected: Expected) {
@@ -890,6 +985,7 @@ function checkResponse(world: World, r: Generated, response: RawResponse, expect
   check(field(response, 'api-version') === '1.0.0', 'API-Version');
   const isHead = r.method === 'HEAD';
   if (response.status >= 400) checkProblem(r, response, expected, isHead);
+  else if (response.status === 304) checkNotModified(response);
   else {
     checkSeriesHeaders(world, response, expected);
     if (!isHead) checkSeries(world, response, expected);

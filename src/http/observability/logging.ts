@@ -35,6 +35,18 @@ export type LogFormat = NonNullable<Settings['LOG_FORMAT']>;
 export const chooseLogFormat = (setting: Settings['LOG_FORMAT'], terminal: boolean): LogFormat =>
   setting ?? (terminal ? 'pretty' : 'json');
 
+const REQUEST_MESSAGE = 'request';
+
+/** The fields of logWhenDone's line that its pretty form writes as text; the rest stay as JSON. */
+const REQUEST_LINE_FIELDS = ['method', 'url', 'route', 'status', 'durationMs', 'rows', 'complete'];
+
+/** `GET /v1/… 200 12.3 ms, 2880 rows`, and `incomplete` when the response was not written whole. */
+function requestLine(record: Record<string, unknown>): string {
+  const rows = typeof record.rows === 'number' ? `, ${record.rows} rows` : '';
+  const incomplete = record.complete === false ? ', incomplete' : '';
+  return `${record.method} ${record.url} ${record.status} ${record.durationMs} ms${rows}${incomplete}`;
+}
+
 /**
  * Standard output in `format`. Pretty lines are made in process from each finished JSON line, so they
  * are written at once like JSON lines (a pino transport would write them from a worker thread), and
@@ -45,9 +57,11 @@ export async function logDestination(format: LogFormat): Promise<DestinationStre
   if (format === 'json') return standardOutput();
   const { prettyFactory } = await import('pino-pretty');
   const prettify = prettyFactory({
-    ignore: 'pid,hostname',
+    ignore: `pid,hostname,${REQUEST_LINE_FIELDS.join(',')}`,
     translateTime: 'SYS:HH:MM:ss.l',
     singleLine: true,
+    messageFormat: (record, messageKey) =>
+      record[messageKey] === REQUEST_MESSAGE ? requestLine(record) : String(record[messageKey] ?? ''),
   });
   const lines = standardOutput();
   return { write: (line: string) => lines.write(prettify(line)) };
@@ -93,7 +107,7 @@ export function logWhenDone(request: FastifyRequest, reply: FastifyReply): void 
         // false: the client left, or the stream was cut, before the whole response was written
         complete: reply.raw.writableFinished,
       },
-      'request',
+      REQUEST_MESSAGE,
     );
   });
 }

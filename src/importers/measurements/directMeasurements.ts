@@ -10,6 +10,7 @@ import { copyCsv } from './copyCsv.js';
 import { MeasurementCsv } from './csv/measurementCsv.js';
 import { DirectRows, type DirectTube } from './directRows.js';
 import type { ImportInput } from './importInput.js';
+import { markSeriesChanged } from './seriesChanged.js';
 
 /** Not an error of the file: the direct path cannot vouch for it, and the staging path must take it. */
 export class DirectPathRefused extends Error {
@@ -51,6 +52,8 @@ export async function copyDirect(
       rows.identify();
     }
   });
+  // Every tube the file names got rows, all of them new.
+  await markSeriesChanged(tx, tx`select unnest(${rows.tubeIds()}::int[])`);
   return csv.rows;
 }
 

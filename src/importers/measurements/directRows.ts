@@ -79,6 +79,11 @@ export class DirectRows extends RowBlocks implements RowSink {
     return tubes;
   }
 
+  /** The internal ids of the tubes met, once identified. */
+  tubeIds(): number[] {
+    return [...this.tubes.values()].map((tube) => tube.id);
+  }
+
   /** Called once the new tubes' ids are set: writes them into the rows written before. */
   identify(): void {
     const tubes = this.waitingTubes;

@@ -5,6 +5,7 @@
  */
 import type { TransactionSql } from 'postgres';
 import { type ErrorCollector, ImportRejected, type LineError, SHOWN_ERRORS } from '../importErrors.js';
+import { markSeriesChanged } from './seriesChanged.js';
 
 export interface MeasurementsImported {
   /** Good rows in the file. */
@@ -148,8 +149,12 @@ async function insertIfAllNew(
   if (range?.overlaps) return undefined;
   try {
     return await tx.savepoint(async (sp) => {
-      const result = await sp`insert into measurements (tube_id, observed_at, value) ${source(sp)}`;
-      return { inserted: result.count, updated: 0 };
+      const [written] = await sp<{ inserted: string }[]>`
+        with written as (
+          insert into measurements (tube_id, observed_at, value) ${source(sp)} returning tube_id
+        ), changed as (${markSeriesChanged(sp, sp`select tube_id from written`)})
+        select count(*) as inserted from written`;
+      return { inserted: Number(written?.inserted ?? 0), updated: 0 };
     });
   } catch (error) {
     if ((error as { code?: string }).code === '23505') return undefined;
@@ -177,8 +182,8 @@ async function upsertOrFindDuplicates(
           insert into measurements (tube_id, observed_at, value) ${source(sp)}
           on conflict (tube_id, observed_at) do update set value = excluded.value
             where measurements.value is distinct from excluded.value
-          returning xmax = 0 as inserted
-        )
+          returning tube_id, xmax = 0 as inserted
+        ), changed as (${markSeriesChanged(sp, sp`select tube_id from written`)})
         select count(*) filter (where inserted) as inserted, count(*) filter (where not inserted) as updated
         from written`;
       return { inserted: Number(counts?.inserted ?? 0), updated: Number(counts?.updated ?? 0) };

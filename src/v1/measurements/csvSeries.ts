@@ -61,18 +61,30 @@ export const RAW_COLUMNS = csvColumns([
   ['value', 'number'],
 ]);
 
+/** The columns of an aggregated series: bucket start, mean, and the bucket's min, max and count. */
+export const AGGREGATED_COLUMNS = csvColumns([
+  ['observedAt', 'text'],
+  ['value', 'number'],
+  ['min', 'number'],
+  ['max', 'number'],
+  ['count', 'number'],
+]);
+
 /** One field as RFC 4180 writes it: in double quotes, with its quotes doubled, when it needs them. */
 export const csvField = (text: string) => (/[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text);
 
 /**
- * A CSV writer for one response: it keeps the unit and datum of the head, quoted once, for its lines.
- * A fresh one per response, unlike jsonSeries, for that reason.
+ * A CSV writer for one response: it keeps what the head says for its lines, the columns (raw or
+ * aggregated) and the unit and datum, quoted once. A fresh one per response, unlike jsonSeries, for
+ * that reason.
  */
-export function csvSeries(columns: CsvColumns = RAW_COLUMNS): SeriesRepresentation {
+export function csvSeries(): SeriesRepresentation {
+  let columns = RAW_COLUMNS;
   let constant = '';
   return {
     mediaType: CSV_MEDIA_TYPE,
     head(head) {
+      columns = head.aggregate ? AGGREGATED_COLUMNS : RAW_COLUMNS;
       constant = `,${csvField(head.unit)},${csvField(head.verticalDatum)}`;
       return Buffer.from(columns.header);
     },

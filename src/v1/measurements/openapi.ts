@@ -8,16 +8,17 @@ import type { ZodOpenApiOverrideMetaContext, ZodOpenApiResponseObject } from 'zo
 import { formatInstant } from '../../domain/datetime.js';
 import { jsonSchemaOf } from '../../http/jsonSchema.js';
 import { refusalOf, tubeNotFound } from '../../http/problems/problems.js';
-import { dataResponses, problemExample, problemResponse } from '../openapi/components.js';
+import { ConditionalHeaders, dataResponses, problemExample, problemResponse } from '../openapi/components.js';
 import { type DocumentPart, openApiPath, readOnlyPathItem, type Tag } from '../openapi/pathItem.js';
 import { EXAMPLE_TUBE_IDENTIFIER, TubeIdentifier } from '../wells/schemas.js';
 import { CSV_MEDIA_TYPE, csvAttachment, csvSeries } from './csvSeries.js';
 import { SERIES_VARY } from './format.js';
 import { jsonSeries } from './jsonSeries.js';
-import { MAX_INTERVAL_DAYS, SeriesQuery } from './query.js';
+import { type Aggregate, MAX_INTERVAL_DAYS, SeriesQuery } from './query.js';
 import type { SeriesRepresentation } from './representation.js';
 import { MEASUREMENTS_URL } from './route.js';
 import { GroundwaterLevelSeries, Measurement } from './schemas.js';
+import type { AggregateRow, MeasurementRow } from './sql.js';
 
 /** The path parameter as documented (the route reads it itself: a malformed one is a 404, route.ts). */
 const pathParameters = z.object({
@@ -47,67 +48,83 @@ const EXAMPLE_HEAD = {
   verticalDatum: 'NAP',
 };
 
-/** A series of an hour of quarter-hourly measurements, written as the service writes one. */
-function seriesExample(representation: SeriesRepresentation) {
+/** A series of the example interval, written by `representation` as the service writes one. */
+function written(representation: SeriesRepresentation, rows: MeasurementRow[], aggregate?: Aggregate) {
   return Buffer.concat([
-    representation.head(EXAMPLE_HEAD),
-    representation.batch(
-      [
-        { observedAt: '2024-03-01T00:00:00Z', value: '-1.23' },
-        { observedAt: '2024-03-01T00:15:00Z', value: '-1.24' },
-        { observedAt: '2024-03-01T00:30:00Z', value: '-1.24' },
-        { observedAt: '2024-03-01T00:45:00Z', value: '-1.26' },
-      ],
-      true,
-    ),
+    representation.head({ ...EXAMPLE_HEAD, ...(aggregate && { aggregate }) }),
+    representation.batch(rows, true),
     representation.close(),
   ]).toString();
 }
 
-/** The 200 of JSON, and beside it the same series as CSV with the headers only a series has. */
-function seriesResponses() {
-  const responses = dataResponses(
-    'The series; `measurements` is `[]` when the interval holds none. As CSV (`format=csv`, or ' +
-      '`Accept: text/csv` weighing more than `application/json`) when asked for.',
-    GroundwaterLevelSeries,
-    JSON.parse(seriesExample(jsonSeries)),
-  );
-  const ok = responses['200'];
-  return {
-    ...responses,
-    '200': {
-      ...ok,
-      headers: {
-        ...ok.headers,
-        Vary: {
-          description: 'The format follows Accept unless `format` is given, and the coding Accept-Encoding.',
-          required: true,
-          schema: jsonSchemaOf(z.literal(SERIES_VARY)),
-        },
-        'Content-Disposition': {
-          description:
-            'CSV only: a file name `<tubeIdentifier>_<from>_<to>.csv` with the interval in compact UTC ' +
-            'form (`20240101T000000Z`, fractions of a second kept).',
-          schema: jsonSchemaOf(z.string().meta({ examples: [csvAttachment(EXAMPLE_HEAD)] })),
-        },
-      },
-      content: {
-        ...ok.content,
-        [CSV_MEDIA_TYPE]: {
-          schema: z.string().meta({
-            description:
-              'RFC 4180 with CRLF line ends and a header line: `observedAt,value,unit,verticalDatum`, ' +
-              'one line per measurement in time order, each with the unit and vertical datum of the ' +
-              'tube (quoted when they hold a comma, quote or line break). Times and numbers are written ' +
-              'as in the JSON. An empty interval gives the header line only. A whole file ends in CRLF; ' +
-              'a cut-off one does not.',
-          }),
-          example: seriesExample(csvSeries()),
+const writtenExample = (rows: MeasurementRow[], aggregate?: Aggregate) =>
+  JSON.parse(written(jsonSeries, rows, aggregate));
+
+/** An hour of quarter-hourly measurements. */
+const EXAMPLE_ROWS: MeasurementRow[] = [
+  { observedAt: '2024-03-01T00:00:00Z', value: '-1.23' },
+  { observedAt: '2024-03-01T00:15:00Z', value: '-1.24' },
+  { observedAt: '2024-03-01T00:30:00Z', value: '-1.24' },
+  { observedAt: '2024-03-01T00:45:00Z', value: '-1.26' },
+];
+
+/** The same hour with `aggregate=PT1H`: one bucket, its mean as PostgreSQL's avg() writes it. */
+const EXAMPLE_BUCKETS: AggregateRow[] = [
+  { observedAt: '2024-03-01T00:00:00Z', value: '-1.2425', min: '-1.26', max: '-1.23', count: '4' },
+];
+
+const ok = dataResponses(
+  'The series; `measurements` is `[]` when the interval holds none. As CSV (`format=csv`, or ' +
+    '`Accept: text/csv` weighing more than `application/json`) when asked for.',
+  GroundwaterLevelSeries,
+  writtenExample(EXAMPLE_ROWS),
+);
+const seriesResponse = {
+  ...ok['200'],
+  headers: {
+    ...ok['200'].headers,
+    Vary: {
+      description: 'The format follows Accept unless `format` is given, and the coding Accept-Encoding.',
+      required: true,
+      schema: jsonSchemaOf(z.literal(SERIES_VARY)),
+    },
+    'Content-Disposition': {
+      description:
+        'CSV only: a file name `<tubeIdentifier>_<from>_<to>.csv` with the interval in compact UTC form ' +
+        '(`20240101T000000Z`, fractions of a second kept).',
+      schema: jsonSchemaOf(z.string().meta({ examples: [csvAttachment(EXAMPLE_HEAD)] })),
+    },
+  },
+  content: {
+    'application/json': {
+      schema: GroundwaterLevelSeries,
+      examples: {
+        measurements: { summary: 'Every measurement', value: writtenExample(EXAMPLE_ROWS) },
+        aggregated: {
+          summary: 'Aggregated (`aggregate=PT1H`)',
+          value: writtenExample(EXAMPLE_BUCKETS, 'PT1H'),
         },
       },
     },
-  };
-}
+    [CSV_MEDIA_TYPE]: {
+      schema: z.string().meta({
+        description:
+          'RFC 4180 with CRLF line ends and a header line: `observedAt,value,unit,verticalDatum`, or ' +
+          '`observedAt,value,min,max,count,unit,verticalDatum` with `aggregate`; one line per measurement ' +
+          '(or bucket) in time order, each with the unit and vertical datum of the tube (quoted when they ' +
+          'hold a comma, quote or line break). Times and numbers are written as in the JSON. An empty ' +
+          'interval gives the header line only. A whole file ends in CRLF; a cut-off one does not.',
+      }),
+      examples: {
+        measurements: { summary: 'Every measurement', value: written(csvSeries(), EXAMPLE_ROWS) },
+        aggregated: {
+          summary: 'Aggregated (`aggregate=PT1H`)',
+          value: written(csvSeries(), EXAMPLE_BUCKETS, 'PT1H'),
+        },
+      },
+    },
+  },
+};
 
 /** The 400 this endpoint answers when `to` is not later than `from`, as the service writes it. */
 function refusedExample() {
@@ -147,10 +164,13 @@ export const measurementsDocumentPart: DocumentPart = {
       summary: 'Level measurements of one tube over an interval',
       description:
         'The series of one tube in [from, to), oldest first, with the unit and vertical datum of the ' +
-        'tube. Streamed: the series fields come first, then the measurements.',
-      requestParams: { path: pathParameters, query: SeriesQuery },
+        'tube. Streamed: the series fields come first, then the measurements. With `aggregate`, the ' +
+        'database aggregates the interval into buckets (mean, min, max, count) and those are listed ' +
+        'instead.',
+      requestParams: { path: pathParameters, query: SeriesQuery, header: ConditionalHeaders },
       responses: {
-        ...seriesResponses(),
+        ...ok,
+        '200': seriesResponse,
         '400': badRequest,
         '404': notFound,
       },

@@ -72,12 +72,38 @@ function dateTimeParameter(description: string) {
 
 /**
  * The interval is checked once `from` and `to` were read, whatever else failed: zod would skip the
- * check at any issue, and a bad `format` would hide a too-long interval.
+ * check at any issue, and a bad `format` or `aggregate` would hide a too-long interval.
  */
 const INTERVAL_READ = {
   when: ({ issues }: { issues: readonly { path?: readonly PropertyKey[] }[] }) =>
     issues.every(({ path }) => path?.[0] !== 'from' && path?.[0] !== 'to'),
 };
+
+/**
+ * The bucket lengths `aggregate` offers, in seconds: ISO 8601 durations taken as fixed steps (a day is
+ * 86,400 seconds, whatever the calendar or a time zone says), as v1.1.md fixes them.
+ */
+export const AGGREGATE_SECONDS = { PT15M: 900, PT1H: 3_600, P1D: 86_400, P7D: 604_800 } as const;
+export type Aggregate = keyof typeof AGGREGATE_SECONDS;
+export const AGGREGATES = Object.keys(AGGREGATE_SECONDS) as [Aggregate, ...Aggregate[]];
+
+const aggregateParameter = z
+  .enum(AGGREGATES, {
+    error: (issue) =>
+      Array.isArray(issue.input) ? GIVEN_TWICE : `must be one of ${AGGREGATES.join(', ')} (upper case)`,
+  })
+  .optional()
+  .meta({
+    param: {
+      description:
+        'Aggregate the interval into buckets of this length instead of listing every measurement: ' +
+        'ISO 8601 durations as fixed steps (`P1D` is 86,400 seconds). Buckets start at `from` (its UTC ' +
+        'instant) and the last is cut off at `to`, so a `from` at local midnight gives local days. Each ' +
+        'bucket that holds a measurement gives one element with the mean as `value` and `min`, `max` ' +
+        'and `count`; empty buckets are left out. Without it, every measurement is listed.',
+    },
+    examples: ['P1D'],
+  });
 
 export const SeriesQuery = z
   .object({
@@ -86,6 +112,7 @@ export const SeriesQuery = z
       `End of the interval, exclusive. Must be later than \`from\` and at most ${MAX_INTERVAL_TEXT} ` +
         'after it; one microsecond more is 400.',
     ),
+    aggregate: aggregateParameter,
     format: z
       .enum(SERIES_FORMATS, {
         error: (issue) =>

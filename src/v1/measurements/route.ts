@@ -1,4 +1,4 @@
-/** GET /v1/groundwater-monitoring-tubes/{tubeIdentifier}/measurements?from&to: one tube's series, streamed. */
+/** GET /v1/groundwater-monitoring-tubes/{tubeIdentifier}/measurements?from&to[&aggregate]: one tube's series, streamed. */
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Sql } from '../../db/connect.js';
@@ -7,6 +7,13 @@ import { retryIfConnectionLost } from '../../db/retry.js';
 import { formatInstant } from '../../domain/datetime.js';
 import { clientGoneSignal } from '../../http/clientGone.js';
 import { compressStream, negotiateCoding } from '../../http/compression.js';
+import {
+  isConditional,
+  isNotModified,
+  sendNotModified,
+  setValidators,
+  type Validators,
+} from '../../http/conditional.js';
 import { READ_METHODS } from '../../http/hooks/methods.js';
 import type { ServiceMetrics } from '../../http/observability/metrics.js';
 import { forbidden, tubeNotFound } from '../../http/problems/problems.js';
@@ -18,7 +25,8 @@ import { jsonSeries } from './jsonSeries.js';
 import { SeriesQuery } from './query.js';
 import type { SeriesRepresentation } from './representation.js';
 import { openSeriesStream, type SeriesRequest } from './seriesStream.js';
-import { findTube } from './sql.js';
+import { findTube, type TubeRow } from './sql.js';
+import { seriesValidators } from './validators.js';
 
 /**
  * The series stream with a permit of the connection gate for as long as it holds its pooled connection:
@@ -84,25 +92,48 @@ export async function measurementsRoute(
       const coding = negotiateCoding(request.headers['accept-encoding']);
       const format = query.format ?? negotiateSeriesFormat(request.headers.accept);
       const representation = format === 'csv' ? csvSeries() : jsonSeries;
-      const withHeaders = () => {
-        reply.type(representation.mediaType).header('Vary', SERIES_VARY);
+      const validatorsOf = (tube: TubeRow) =>
+        seriesValidators(
+          {
+            tubeIdentifier,
+            seriesVersion: tube.seriesVersion,
+            from,
+            to,
+            coding,
+            aggregate: query.aggregate,
+            variant: representation.mediaType,
+          },
+          tube.seriesChangedAt,
+        );
+      // Vary on the 304 too: it says which request headers chose the representation.
+      const varied = () => reply.header('Vary', SERIES_VARY);
+      const withHeaders = (validators: Validators) => {
+        setValidators(varied().type(representation.mediaType), validators);
         if (format === 'csv')
           reply.header('Content-Disposition', csvAttachment({ tubeIdentifier, from, to }));
         if (coding) reply.header('Content-Encoding', coding);
         return reply;
       };
 
-      if (request.method === 'HEAD') {
+      // The tube alone answers a HEAD and a 304: no measurement is read. A GET that is not
+      // conditional skips this read and takes the validators from the stream's own snapshot.
+      if (request.method === 'HEAD' || isConditional(request)) {
         const tube = await gate.run(
           () => retryIfConnectionLost(() => findTube(sql, tubeIdentifier)),
           clientGoneSignal(reply),
         );
         if (!tube || !mayRead(client, tube.id)) throw tubeNotFound();
-        return withHeaders().send();
+        const validators = validatorsOf(tube);
+        if (isNotModified(request, validators)) return sendNotModified(varied(), validators);
+        if (request.method === 'HEAD') return withHeaders(validators).send();
       }
 
       request.rowsStreamed = 0;
-      const series = { client, tubeIdentifier, from, to };
+      let validators: Validators | undefined;
+      const onTube = (tube: TubeRow) => {
+        validators = validatorsOf(tube);
+      };
+      const series = { client, tubeIdentifier, from, to, aggregate: query.aggregate, onTube };
       const onRows = (count: number) => {
         request.rowsStreamed = (request.rowsStreamed ?? 0) + count;
         metrics.measurementsStreamed(count);
@@ -118,7 +149,8 @@ export async function measurementsRoute(
         // destroys the socket) and the client sees an incomplete body.
         request.log.error({ err: error }, 'series stream failed after the first byte; response cut off');
       });
-      return withHeaders().send(coding ? compressStream(stream, coding) : stream);
+      // Set by onTube before the stream's first chunk, which openSeriesStream waits for.
+      return withHeaders(validators!).send(coding ? compressStream(stream, coding) : stream);
     },
   });
 }

@@ -8,8 +8,16 @@ import { Readable } from 'node:stream';
 import type { Queryable, Sql } from '../../db/connect.js';
 import { iterateInTransaction } from '../../db/transactionIterator.js';
 import { type Client, mayRead } from '../../keys/clients.js';
+import { AGGREGATE_SECONDS, type Aggregate } from './query.js';
 import type { SeriesRepresentation } from './representation.js';
-import { findTube, measurementBatches } from './sql.js';
+import {
+  aggregateSelect,
+  bucketFunctionOf,
+  findTube,
+  measurementBatches,
+  seriesSelect,
+  type TubeRow,
+} from './sql.js';
 
 /**
  * Rows per FETCH. Larger batches keep more rows alive at each young-generation collection, which then
@@ -31,6 +39,10 @@ export interface SeriesRequest {
   /** RFC 3339 UTC `Z` forms of the requested interval. */
   from: string;
   to: string;
+  /** The bucket length asked for; undefined for every measurement. */
+  aggregate?: Aggregate | undefined;
+  /** Told the tube as read in the stream's snapshot, before any measurement is read (its validators). */
+  onTube?: (tube: TubeRow) => void;
   /** Told how many measurements each chunk holds (for the request log). */
   onRows?: (count: number) => void;
   /**
@@ -42,6 +54,7 @@ export interface SeriesRequest {
 
 /** Head and measurements, without the close: that is added once the snapshot ended well. */
 async function* seriesChunks(
+  pool: Sql,
   tx: Queryable,
   request: SeriesRequest,
   representation: SeriesRepresentation,
@@ -51,15 +64,24 @@ async function* seriesChunks(
   const tube = await findTube(tx, request.tubeIdentifier);
   // Unknown and hidden tubes end the same way: no output at all.
   if (!tube || !mayRead(request.client, tube.id)) return;
+  request.onTube?.(tube);
   // Sent with the first batch, in one write.
+  const { from, to, aggregate } = request;
   let head: Buffer | undefined = representation.head({
     tubeIdentifier: request.tubeIdentifier,
-    from: request.from,
-    to: request.to,
+    from,
+    to,
+    ...(aggregate && { aggregate }),
     unit: tube.unit,
     verticalDatum: tube.verticalDatum,
   });
-  for await (const rows of measurementBatches(tx, tube.id, request.from, request.to, BATCH_SIZE)) {
+  const select = aggregate
+    ? aggregateSelect(tx, tube.id, from, to, {
+        bucketFunction: await bucketFunctionOf(pool, tx),
+        seconds: AGGREGATE_SECONDS[aggregate],
+      })
+    : seriesSelect(tx, tube.id, from, to);
+  for await (const rows of measurementBatches(tx, select, BATCH_SIZE)) {
     const batch = representation.batch(rows, head !== undefined);
     const count = rows.length;
     // Emptied as soon as it is written: the batch array stays reachable a while longer (the driver's
@@ -89,7 +111,7 @@ export async function openSeriesStream(
   representation: SeriesRepresentation,
 ): Promise<Readable | undefined> {
   const chunks = iterateInTransaction(sql, 'isolation level repeatable read read only', (tx) =>
-    seriesChunks(tx, request, representation),
+    seriesChunks(sql, tx, request, representation),
   );
   // Called once iterateInTransaction has returned, which it does with the connection back in the pool.
   const released = () => request.connection?.released();

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import type { ZodOpenApiResponseObject } from 'zod-openapi';
 import type { Settings } from '../../config.js';
+import { CACHE_CONTROL, representationTag } from '../../http/conditional.js';
 import { jsonSchemaOf } from '../../http/jsonSchema.js';
 import {
   expectationFailed,
@@ -63,10 +64,20 @@ export function headers(settings: Settings) {
       rateLimitPolicy(settings),
     ),
     'WWW-Authenticate': stringHeader('Where the key belongs.', 'ApiKey header="X-API-Key"'),
-    ETag: stringHeader('Strong entity tag of this document; send it back in If-None-Match.', '"3q2-7w"'),
+    ETag: stringHeader(
+      'Strong entity tag of this representation (its coding, format and parameters included); send it ' +
+        'back in If-None-Match to get a 304 while it is unchanged.',
+      representationTag(['example']),
+    ),
+    'Last-Modified': stringHeader(
+      'When what this representation derives from last changed, to the second. Send it back in ' +
+        'If-Modified-Since when you cannot keep the ETag.',
+      new Date(Date.UTC(2024, 2, 1, 6, 0, 0)).toUTCString(),
+    ),
     'Cache-Control': stringHeader(
-      'How long the document may be reused without asking again.',
-      'public, max-age=300',
+      `How a response may be reused: \`${CACHE_CONTROL}\` for wells and series (keep it, but reuse it ` +
+        'only after a 304), `public, max-age=300` for this document.',
+      CACHE_CONTROL,
     ),
   };
 }
@@ -161,12 +172,47 @@ export const problemRefs = (...names: (keyof typeof STATUS)[]) =>
  * The responses of a data endpoint (one that needs a key and counts against its limits): its 200 with
  * `body` as JSON and `example` (what the service writes), and the problems every data endpoint can answer.
  */
+/** The request headers of a conditional GET or HEAD of the data endpoints (v1.1.md). */
+export const ConditionalHeaders = z.object({
+  'If-None-Match': z
+    .string()
+    .optional()
+    .meta({
+      param: {
+        description:
+          'ETags of copies you hold (a list, or `*`), compared weakly: 304 when one is the current ' +
+          'representation. Checked after the key, the limits (it takes a token), the parameters and ' +
+          'access, so a 400, 403 or 404 is never hidden. A malformed value is ignored.',
+      },
+      examples: [representationTag(['example'])],
+    }),
+  'If-Modified-Since': z
+    .string()
+    .optional()
+    .meta({
+      param: {
+        description:
+          'An HTTP-date, usually a Last-Modified seen before: 304 when nothing changed since, to the ' +
+          'second. Used only without If-None-Match; a malformed date is ignored.',
+      },
+      examples: [new Date(Date.UTC(2024, 2, 1, 6, 0, 0)).toUTCString()],
+    }),
+});
+
+const VALIDATORS: HeaderName[] = ['ETag', 'Last-Modified', 'Cache-Control'];
+
 export function dataResponses(description: string, body: z.ZodType, example: unknown) {
   return {
     '200': {
       description,
-      headers: headerRefs('API-Version', 'X-Request-Id', 'RateLimit', 'RateLimit-Policy'),
+      headers: headerRefs('API-Version', 'X-Request-Id', 'RateLimit', 'RateLimit-Policy', ...VALIDATORS),
       content: { 'application/json': { schema: body, example } },
+    },
+    '304': {
+      description:
+        'Not Modified: the copy named by If-None-Match (or If-Modified-Since) is current; reuse it. ' +
+        'No body.',
+      headers: headerRefs('API-Version', 'X-Request-Id', 'RateLimit', 'RateLimit-Policy', ...VALIDATORS),
     },
     ...problemRefs(
       'Unauthorized',

@@ -2,20 +2,12 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Settings } from '../../config.js';
+import { noneMatchHolds } from '../../http/conditional.js';
 import { READ_METHODS } from '../../http/hooks/methods.js';
 import { openApiDocument } from './document.js';
 import { OPENAPI_URL } from './ownPart.js';
 
 const CACHE_CONTROL = 'public, max-age=300';
-
-/** If-None-Match holds `*` or a list of entity tags, compared weakly (RFC 9110, 13.1.2). */
-export function noneMatch(header: string | undefined, etag: string): boolean {
-  if (!header) return false;
-  return header.split(',').some((tag) => {
-    const trimmed = tag.trim();
-    return trimmed === '*' || trimmed.replace(/^W\//, '') === etag;
-  });
-}
 
 export async function openApiRoute(app: FastifyInstance, options: { settings: Settings }): Promise<void> {
   // Built once: the document depends only on the code and the limits settings.
@@ -26,7 +18,7 @@ export async function openApiRoute(app: FastifyInstance, options: { settings: Se
     url: OPENAPI_URL,
     handler: async (request, reply) => {
       reply.header('ETag', etag).header('Cache-Control', CACHE_CONTROL);
-      if (noneMatch(request.headers['if-none-match'], etag)) return reply.code(304).send();
+      if (noneMatchHolds(request.headers['if-none-match'], etag)) return reply.code(304).send();
       return reply.type('application/json').send(body);
     },
   });

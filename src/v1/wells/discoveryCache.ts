@@ -13,11 +13,22 @@
  * Entries are dropped oldest first beyond a byte budget, so many distinct keys cannot grow the process.
  */
 
+import { createHash } from 'node:crypto';
 import { type Coding, compressBody } from '../../http/compression.js';
+import { representationTag } from '../../http/conditional.js';
 import type { Client } from '../../keys/clients.js';
+import { API_VERSION } from '../contract.js';
 
 export interface CachedBody {
   body: Buffer;
+  /** When the registry last changed, as of the body's snapshot (sql/004). */
+  changedAt: Date;
+  /**
+   * The strong tag of the body in `coding` (undefined: identity). Made from the body's own hash, so it
+   * changes exactly when the bytes do: a registry change the key cannot see, or a grant that adds
+   * nothing, keeps it. Hashed once per body, when it is cached.
+   */
+  etag(coding: Coding | undefined): string;
   /**
    * The body in `coding`, compressed (off the event loop) the first time it is asked for; requests
    * that ask meanwhile wait for the same compression. A promise only until it is done.
@@ -32,7 +43,7 @@ export interface DiscoverySource {
    * The client's discovery body and the version of the snapshot it was read in; `signal` says the
    * client has gone.
    */
-  load(client: Client, signal?: AbortSignal): Promise<{ version: string; body: Buffer }>;
+  load(client: Client, signal?: AbortSignal): Promise<{ version: string; changedAt: Date; body: Buffer }>;
 }
 
 /**
@@ -86,12 +97,23 @@ export function createDiscoveryCache(source: DiscoverySource, options: { maxByte
     trim(key);
   }
 
-  function entryFor(key: string, version: bigint, body: Buffer): Entry {
+  function entryFor(key: string, version: bigint, changedAt: Date, body: Buffer): Entry {
     const encodings: Partial<Record<Coding, Buffer | Promise<Buffer>>> = {};
+    const digest = createHash('sha256').update(body).digest('base64url');
+    const tags = new Map<Coding | undefined, string>();
     const entry: Entry = {
       version,
       body,
+      changedAt,
       bytes: body.length,
+      etag(coding) {
+        let tag = tags.get(coding);
+        if (tag === undefined) {
+          tag = representationTag([API_VERSION, 'discovery', digest, coding ?? 'identity']);
+          tags.set(coding, tag);
+        }
+        return tag;
+      },
       encoded(coding) {
         const done = encodings[coding];
         if (done) return done;
@@ -142,8 +164,8 @@ export function createDiscoveryCache(source: DiscoverySource, options: { maxByte
   }
 
   async function load(key: string, client: Client, clientGone?: () => AbortSignal): Promise<Entry> {
-    const { version, body } = await source.load(client, clientGone?.());
-    const entry = entryFor(key, BigInt(version), body);
+    const { version, changedAt, body } = await source.load(client, clientGone?.());
+    const entry = entryFor(key, BigInt(version), changedAt, body);
     remember(key, entry);
     return entry;
   }

@@ -1,5 +1,5 @@
 /** Discovery's part of the OpenAPI document: its operation, and the schemas that write its body. */
-import { dataResponses } from '../openapi/components.js';
+import { ConditionalHeaders, dataResponses } from '../openapi/components.js';
 import { type DocumentPart, openApiPath, readOnlyPathItem, type Tag } from '../openapi/pathItem.js';
 import { groupWells, serializeWells, WELLS_URL } from './route.js';
 import { EXAMPLE_TUBE_IDENTIFIER, Tube, Well, WellList } from './schemas.js';
@@ -32,6 +32,7 @@ export const wellsDocumentPart: DocumentPart = {
         'Every well with at least one tube the key may read, and only those tubes: nothing reveals ' +
         'hidden tubes, not even their count. Wells in natural order of name, tubes in natural order ' +
         'of number (`2` before `10`). The identifiers are the `tubeIdentifier` of the measurements endpoint.',
+      requestParams: { header: ConditionalHeaders },
       responses: dataResponses('The wells.', WellList, example()),
     }),
   },

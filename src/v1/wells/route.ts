@@ -5,11 +5,12 @@ import type { ConnectionGate } from '../../db/connectionGate.js';
 import { retryIfConnectionLost } from '../../db/retry.js';
 import { naturalCompare } from '../../domain/naturalOrder.js';
 import { clientGoneSignal } from '../../http/clientGone.js';
-import { negotiateCoding } from '../../http/compression.js';
+import { type Coding, negotiateCoding } from '../../http/compression.js';
+import { isNotModified, sendNotModified, setValidators, type Validators } from '../../http/conditional.js';
 import { READ_METHODS } from '../../http/hooks/methods.js';
 import { compileSerializer } from '../../http/jsonSchema.js';
 import { forbidden } from '../../http/problems/problems.js';
-import { readsNothing } from '../../keys/clients.js';
+import { type Client, readsNothing } from '../../keys/clients.js';
 import { type CachedBody, createDiscoveryCache, worthCompressing } from './discoveryCache.js';
 import { type Well, WellList } from './schemas.js';
 import { registryVersion, type VisibleTubeRow, visibleTubes } from './sql.js';
@@ -41,11 +42,11 @@ export async function wellsRoute(
   const cache = createDiscoveryCache({
     currentVersion: () => gate.run(() => retryIfConnectionLost(() => registryVersion(sql))),
     async load(client, signal) {
-      const { version, rows } = await gate.run(
+      const { version, changedAt, rows } = await gate.run(
         () => retryIfConnectionLost(() => visibleTubes(sql, client)),
         signal,
       );
-      return { version, body: Buffer.from(serializeWells(groupWells(rows))) };
+      return { version, changedAt, body: Buffer.from(serializeWells(groupWells(rows))) };
     },
   });
   app.route({
@@ -65,13 +66,29 @@ export async function wellsRoute(
   });
 }
 
+/** The body's tag, and the later of the registry's and the key's access change (either may change it). */
+function discoveryValidators(client: Client, cached: CachedBody, coding: Coding | undefined): Validators {
+  const { changedAt } = cached;
+  const accessChangedAt = client.accessChangedAt ?? changedAt;
+  return {
+    etag: cached.etag(coding),
+    lastModified: accessChangedAt > changedAt ? accessChangedAt : changedAt,
+  };
+}
+
 function sendWells(
   request: FastifyRequest,
   reply: FastifyReply,
   cached: CachedBody,
 ): undefined | Promise<FastifyReply> {
-  reply.type('application/json').header('Vary', 'Accept-Encoding');
+  reply.header('Vary', 'Accept-Encoding');
   const coding = worthCompressing(cached) ? negotiateCoding(request.headers['accept-encoding']) : undefined;
+  const validators = discoveryValidators(request.client!, cached, coding);
+  if (isNotModified(request, validators)) {
+    sendNotModified(reply, validators);
+    return undefined;
+  }
+  setValidators(reply.type('application/json'), validators);
   if (coding) reply.header('Content-Encoding', coding);
   const body = coding ? cached.encoded(coding) : cached.body;
   if (body instanceof Promise) return body.then((encoded) => reply.send(encoded));

@@ -72,7 +72,14 @@ t.test('LOG_FORMAT=pretty: readable lines with level and message, and no key', a
     t.match(line, PRETTY_LINE, 'time, level and message');
   }
   t.ok(lines.some((line) => /INFO.*: gwapi listening/.test(line)));
-  t.ok(lines.some((line) => /INFO.*: request .*"status":200.*"keyId":"/.test(line) && line.includes(keyId)));
+  t.ok(
+    lines.some(
+      (line) =>
+        /INFO.*: GET \/v1\/groundwater-monitoring-wells 200 [\d.]+ ms \{.*"keyId":"/.test(line) &&
+        line.includes(keyId),
+    ),
+    'a request line reads method, path, status and duration, then the rest',
+  );
   t.notMatch(output(), key, 'the key is not shown');
   t.match(output(), 'pasted=gw_[redacted]', 'a key pasted into a URL is scrubbed before it is formatted');
 });

@@ -1,12 +1,12 @@
 /**
- * The CSV writer alone: its lines for a column list (the raw one and, as aggregation will add, one with
- * more columns), numbers as the JSON writes them, RFC 4180 quoting of the unit and datum, and one
- * writer per response.
+ * The CSV writer alone: its lines for a raw and an aggregated series, numbers as the JSON writes them,
+ * RFC 4180 quoting of the unit and datum, and one writer per response.
  */
 import t from 'tap';
 import { CSV_MEDIA_TYPE, csvColumns, csvField, csvSeries } from '../../../src/v1/measurements/csvSeries.js';
 import { jsonSeries } from '../../../src/v1/measurements/jsonSeries.js';
-import type { MeasurementRow } from '../../../src/v1/measurements/sql.js';
+import type { SeriesHead } from '../../../src/v1/measurements/schemas.js';
+import type { AggregateRow, MeasurementRow } from '../../../src/v1/measurements/sql.js';
 
 const HEAD = {
   tubeIdentifier: '2f1c7a4e-9b1d-4c3e-8f55-0a6d3c9e1b42',
@@ -24,7 +24,7 @@ const ROWS: MeasurementRow[] = [
   { observedAt: '2024-01-01T00:00:02Z', value: '-0' },
 ];
 
-const write = (representation = csvSeries(), head = HEAD, batches = [ROWS]) =>
+const write = (representation = csvSeries(), head: SeriesHead = HEAD, batches: MeasurementRow[][] = [ROWS]) =>
   Buffer.concat([
     representation.head(head),
     ...batches.map((rows, i) => representation.batch(rows, i === 0)),
@@ -86,18 +86,18 @@ t.test('each response has its own writer: the unit of one never reaches another'
   t.equal(second.batch(ROWS.slice(0, 1), true).toString(), '\r\n2024-01-01T00:00:00Z,-1.23,m,NAP');
 });
 
-t.test('another column list plugs in: the columns of an aggregated series', async (t) => {
-  const aggregated = csvColumns([
-    ['observedAt', 'text'],
-    ['value', 'number'],
-    ['min', 'number'],
-    ['max', 'number'],
-    ['count', 'number'],
-  ]);
-  const rows = [{ observedAt: '2024-01-01T00:00:00Z', value: '-1.2345', min: '-2', max: '1e-05', count: 4 }];
+t.test('an aggregated series: its columns, chosen by the head', async (t) => {
+  const rows: AggregateRow[] = [
+    { observedAt: '2024-01-01T00:00:00Z', value: '-1.2345', min: '-2', max: '1e-05', count: '4' },
+  ];
   t.equal(
-    write(csvSeries(aggregated), HEAD, [rows as unknown as MeasurementRow[]]),
+    write(csvSeries(), { ...HEAD, aggregate: 'PT1H' }, [rows]),
     'observedAt,value,min,max,count,unit,verticalDatum\r\n2024-01-01T00:00:00Z,-1.2345,-2,0.00001,4,m,NAP\r\n',
   );
+  t.equal(
+    write(csvSeries(), { ...HEAD, aggregate: 'P1D' }, []),
+    'observedAt,value,min,max,count,unit,verticalDatum\r\n',
+  );
+  t.equal(csvColumns([['observedAt', 'text']]).header, 'observedAt,unit,verticalDatum', 'any column list');
   t.throws(() => csvColumns([['value); process.exit(', 'text']]), /not a column name/);
 });

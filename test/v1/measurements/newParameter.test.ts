@@ -110,10 +110,11 @@ t.test('a route whose query schema gains an optional parameter', async (t) => {
       [
         ['from', 'query', true],
         ['to', 'query', true],
+        ['aggregate', 'query', false],
         ['format', 'query', false],
         ['extra', 'query', false],
       ],
-      'from and to required, format (1.1) and extra not',
+      'from and to required, aggregate, format and extra not',
     );
     const extra = parameters.find((parameter) => parameter.name === 'extra')!;
     t.same(extra.schema.enum, ['one', 'two']);

@@ -80,7 +80,8 @@ t.test('the OpenAPI document', async (t) => {
       t.ok(tags.length > 0 && tags.every((tag) => tagNames.includes(tag)), `${path}: tags defined above`);
       for (const [status, response] of Object.entries(item.get!.responses)) {
         for (const [mediaType, content] of Object.entries(resolve(response).content ?? {})) {
-          t.ok((content as { example?: unknown }).example, `${path} ${status} ${mediaType}: an example`);
+          const { example, examples } = content as { example?: unknown; examples?: object };
+          t.ok(example ?? examples, `${path} ${status} ${mediaType}: an example`);
         }
       }
     }
@@ -95,6 +96,7 @@ t.test('the OpenAPI document', async (t) => {
     const measurements = document.paths['/groundwater-monitoring-tubes/{tubeIdentifier}/measurements'].get;
     t.same(Object.keys(measurements.responses).sort(), [
       '200',
+      '304',
       '400',
       '401',
       '403',
@@ -114,10 +116,26 @@ t.test('the OpenAPI document', async (t) => {
         ['tubeIdentifier', 'path', true],
         ['from', 'query', true],
         ['to', 'query', true],
+        ['aggregate', 'query', false],
         ['format', 'query', false],
+        ['If-None-Match', 'header', false],
+        ['If-Modified-Since', 'header', false],
       ],
     );
+    const wells = document.paths['/groundwater-monitoring-wells'].get;
+    for (const operation of [measurements, wells]) {
+      t.same(Object.keys(operation.responses['304'].headers).sort(), [
+        'API-Version',
+        'Cache-Control',
+        'ETag',
+        'Last-Modified',
+        'RateLimit',
+        'RateLimit-Policy',
+        'X-Request-Id',
+      ]);
+    }
     t.equal(measurements.parameters[1].schema.format, 'date-time');
+    t.same(measurements.parameters[3].schema.enum, ['PT15M', 'PT1H', 'P1D', 'P7D']);
     t.same(document.paths['/openapi.json'].get.security, [], 'the document needs no key');
     t.same(document.components.securitySchemes.ApiKey, {
       type: 'apiKey',

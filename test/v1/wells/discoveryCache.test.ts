@@ -31,7 +31,11 @@ function countingSource(): DiscoverySource & {
     },
     async load(client: Client) {
       source.loads++;
-      return { version: String(source.version), body: Buffer.from(`${client.keyId}@${source.version}`) };
+      return {
+        version: String(source.version),
+        changedAt: new Date(),
+        body: Buffer.from(`${client.keyId}@${source.version}`),
+      };
     },
   };
   return source;
@@ -98,7 +102,7 @@ t.test('a body is compressed once per coding, off the event loop', async (t) => 
   const body = Buffer.from(JSON.stringify(wells));
   const cache = createDiscoveryCache({
     currentVersion: async () => '1',
-    load: async () => ({ version: '1', body }),
+    load: async () => ({ version: '1', changedAt: new Date(), body }),
   });
   const cached = await cache.get(everything);
   const br = cached.encoded('br');
@@ -144,7 +148,7 @@ t.test('compressed bodies count against the byte budget', async (t) => {
     source.loads++;
     const body = sizes.get(client.keyId) ?? randomBytes(2000);
     sizes.set(client.keyId, body);
-    return { version: '1', body };
+    return { version: '1', changedAt: new Date(), body };
   };
   const cache = createDiscoveryCache(source, { maxBytes: 5000 });
   const first: Client = { keyId: 'key_first', allTubes: false, grants: new Set([1]) };

@@ -1,0 +1,96 @@
+/**
+ * Aggregate benchmark: a year of 1-minute data for one tube (527,040 measurements) as the raw series
+ * and as its P1D and PT1H aggregates, over real HTTP on loopback: latency, server CPU, and the
+ * database's own time for each query (EXPLAIN ANALYZE of the select the cursor runs). Then the plan of
+ * the P1D query. Rounds interleave the variants, so drift of the shared machine hits all alike.
+ *
+ *   node --import tsx bench/aggregate.ts [ROUNDS]     (DATABASE_URL, or an embedded PostgreSQL)
+ */
+import { AGGREGATE_SECONDS, type Aggregate } from '../src/v1/measurements/query.js';
+import { aggregateSelect, bucketFunctionOf, seriesSelect } from '../src/v1/measurements/sql.js';
+import { timedGet } from './lib/http.js';
+import { startBenchPostgres } from './lib/postgres.js';
+import { addSeriesFixture, dayAfterStart, SERIES_START } from './lib/seriesFixture.js';
+import { startServerProcess } from './lib/serverProcess.js';
+import { machineLine, mb, median, ms, printTable, ratio } from './lib/stats.js';
+
+const ROUNDS = Number(process.argv[2] ?? 7);
+const VARIANTS: (Aggregate | undefined)[] = [undefined, 'P1D', 'PT1H'];
+const nameOf = (aggregate: Aggregate | undefined) => aggregate ?? 'raw';
+
+const pg = await startBenchPostgres();
+try {
+  console.log(`Aggregate benchmark — ${await machineLine()}\n${pg.description}\n`);
+  const { url, sql } = await pg.database('bench_aggregate');
+  const fixture = await addSeriesFixture(sql);
+  const to = dayAfterStart(366);
+  const query = (aggregate?: Aggregate) =>
+    `?from=${SERIES_START}&to=${to}${aggregate ? `&aggregate=${aggregate}` : ''}`;
+  const seriesUrl = (base: string, aggregate?: Aggregate) =>
+    `${base}/v1/groundwater-monitoring-tubes/${fixture.identifier}/measurements${query(aggregate)}`;
+  // Already in the UTC form the route hands to the SQL.
+  const from = SERIES_START;
+
+  /** The database's time for the select the cursor runs (as DECLARE runs it: no parallel workers). */
+  const databaseMs = (aggregate?: Aggregate) =>
+    sql.begin(async (tx) => {
+      await tx`set local max_parallel_workers_per_gather = 0`;
+      const select = aggregate
+        ? aggregateSelect(tx, fixture.tubeId, from, to, {
+            bucketFunction: await bucketFunctionOf(sql, tx),
+            seconds: AGGREGATE_SECONDS[aggregate],
+          })
+        : seriesSelect(tx, fixture.tubeId, from, to);
+      const [row] = await tx`explain (analyze, format json) ${select}`;
+      return (row!['QUERY PLAN'] as { 'Execution Time': number }[])[0]!['Execution Time'];
+    });
+
+  const server = await startServerProcess('api', url);
+  type Sample = { ms: number; cpuMs: number; bytes: number; dbMs: number };
+  const samples = new Map<string, Sample[]>(VARIANTS.map((v) => [nameOf(v), []]));
+  try {
+    for (let round = -1; round < ROUNDS; round++) {
+      for (const aggregate of VARIANTS) {
+        const before = server.cpuMs();
+        const response = await timedGet(seriesUrl(server.base, aggregate), { 'x-api-key': fixture.key });
+        if (response.status !== 200) throw new Error(`${nameOf(aggregate)}: ${response.status}`);
+        const cpuMs = server.cpuMs() - before;
+        const dbMs = await databaseMs(aggregate);
+        // Round -1 warms up.
+        if (round >= 0)
+          samples.get(nameOf(aggregate))!.push({ ms: response.totalMs, cpuMs, bytes: response.bytes, dbMs });
+      }
+    }
+  } finally {
+    await server.stop();
+  }
+  const medianOf = (name: string, field: keyof Sample) => median(samples.get(name)!.map((s) => s[field]));
+  const raw = medianOf('raw', 'ms');
+  console.log(`366 days of 1-minute data; median of ${ROUNDS} rounds\n`);
+  printTable(
+    ['series', 'total', 'server CPU', 'database (EXPLAIN ANALYZE)', 'body', 'vs raw'],
+    VARIANTS.map((aggregate) => {
+      const name = nameOf(aggregate);
+      return [
+        name,
+        ms(medianOf(name, 'ms')),
+        ms(medianOf(name, 'cpuMs')),
+        ms(medianOf(name, 'dbMs')),
+        mb(medianOf(name, 'bytes') / 1e6),
+        ratio(medianOf(name, 'ms') / raw),
+      ];
+    }),
+  );
+
+  const plan = await sql.begin(async (tx) => {
+    await tx`set local max_parallel_workers_per_gather = 0`;
+    const select = aggregateSelect(tx, fixture.tubeId, from, to, {
+      bucketFunction: await bucketFunctionOf(sql, tx),
+      seconds: AGGREGATE_SECONDS.P1D,
+    });
+    return tx`explain (analyze, buffers, costs off, timing off) ${select}`;
+  });
+  console.log(`\nPlan of the P1D select:\n${plan.map((row) => row['QUERY PLAN']).join('\n')}`);
+} finally {
+  await pg.stop();
+}
