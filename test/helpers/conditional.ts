@@ -42,29 +42,32 @@ const REGISTRY = (unit: string, number: string) => [
   },
 ];
 
-/** The validators of a 200, checked for form; the same response's tag and date. */
-export function validatorsOf(t: Test, response: HttpResponse): { etag: string; lastModified: string } {
+/** What a 304 repeats of its 200. */
+interface RepeatedFields {
+  etag: string;
+  lastModified: string;
+  vary: string;
+}
+
+/** The validators of a 200, checked for form; the same response's tag and date, and its Vary. */
+export function validatorsOf(t: Test, response: HttpResponse): RepeatedFields {
   t.equal(response.status, 200, 'a 200');
   const etag = String(response.headers.etag);
   const lastModified = String(response.headers['last-modified']);
   t.match(etag, STRONG_TAG, 'a strong ETag');
   t.match(lastModified, HTTP_DATE, 'Last-Modified is an HTTP-date');
   t.equal(response.headers['cache-control'], 'private, no-cache');
-  return { etag, lastModified };
+  return { etag, lastModified, vary: String(response.headers.vary) };
 }
 
 /** A 304 as v1.1.md says: no body, the same validators, Cache-Control, Vary and API-Version. */
-export function checkNotModified(
-  t: Test,
-  response: HttpResponse,
-  of: { etag: string; lastModified: string },
-) {
+export function checkNotModified(t: Test, response: HttpResponse, of: RepeatedFields) {
   t.equal(response.status, 304, 'a 304');
   t.equal(response.body, '', 'no body');
   t.equal(response.headers.etag, of.etag, 'the same ETag');
   t.equal(response.headers['last-modified'], of.lastModified, 'the same Last-Modified');
   t.equal(response.headers['cache-control'], 'private, no-cache');
-  t.equal(response.headers.vary, 'Accept-Encoding');
+  t.equal(response.headers.vary, of.vary, 'the same Vary');
   t.ok(response.headers['api-version'], 'API-Version');
   t.ok(response.headers['x-request-id'], 'X-Request-Id');
   t.notOk(response.headers['content-type'], 'no Content-Type');

@@ -1,7 +1,7 @@
 /**
  * The series as CSV over real HTTP (v1.1.md, "CSV"): the format parameter and the Accept negotiation,
  * the file's bytes (header, CRLF, quoting, times and numbers as in the JSON), the headers of GET and
- * HEAD, a year equal to the JSON row for row under every coding, and pandas reading it as the README
+ * HEAD, its own ETag, a year equal to the JSON row for row under every coding, and pandas reading it as the README
  * shows.
  */
 import { execFile, spawnSync } from 'node:child_process';
@@ -202,6 +202,30 @@ t.test('CSV', async (t) => {
     }
   });
 
+  t.test('conditional requests: a tag per format, a 304 per format', async (t) => {
+    const csv = await fetchSeries(tube!.identifier, DAY, { accept: 'text/csv' });
+    const json = await fetchSeries(tube!.identifier, DAY);
+    t.ok(csv.headers.etag && json.headers.etag, 'both tagged');
+    t.not(csv.headers.etag, json.headers.etag, 'CSV and JSON are different representations');
+    t.equal(
+      (await fetchSeries(tube!.identifier, `${DAY}&format=csv`)).headers.etag,
+      csv.headers.etag,
+      'format=csv and Accept: text/csv name the same representation',
+    );
+    const notModified = await fetchSeries(tube!.identifier, DAY, {
+      accept: 'text/csv',
+      'if-none-match': String(csv.headers.etag),
+    });
+    t.equal(notModified.status, 304);
+    t.equal(notModified.headers.vary, 'Accept, Accept-Encoding');
+    t.equal(notModified.body, '');
+    const otherFormat = await fetchSeries(tube!.identifier, DAY, {
+      'if-none-match': String(csv.headers.etag),
+    });
+    t.equal(otherFormat.status, 200, "the CSV's tag does not match the JSON");
+    t.equal(otherFormat.headers['content-type'], 'application/json');
+  });
+
   t.test('a year: the JSON row for row, under every coding', async (t) => {
     const [hourly] = await addWell(sql, 'Hourly', [{ number: '1' }]);
     await addRegularSeries(sql, hourly!.id, '2023-12-31T00:00:00Z', '2025-01-02T00:00:00Z', '1 hour');
@@ -232,6 +256,28 @@ t.test('CSV', async (t) => {
       t.ok(compressed.bytes!.length < csv.body.length / 4, `${coding} compresses the repeated columns`);
       t.equal(decode(compressed.bytes!).toString(), csv.body, `${coding} decodes to the same CSV`);
     }
+  });
+
+  t.test('an aggregated year: the buckets of the JSON, with min, max and count', async (t) => {
+    const query = `${YEAR}&aggregate=P1D`;
+    const [quarterly] = await addWell(sql, 'Quarter-hourly', [{ number: '1' }]);
+    await addRegularSeries(sql, quarterly!.id, '2023-12-31T00:00:00Z', '2025-01-02T00:00:00Z', '15 minutes');
+    const reader = await addKey(sql, { tubeIds: [quarterly!.id] });
+    const asReader = (extra: string, headers: Record<string, string> = {}) =>
+      get(api.base, path(quarterly!.identifier, `${query}${extra}`), { 'x-api-key': reader.key, ...headers });
+    const buckets = (await asReader('')).body;
+    // The JSON's own text of each bucket, in order.
+    const expected = [
+      ...buckets.matchAll(
+        /\{"observedAt":"([^"]+)","value":([^,]+),"min":([^,]+),"max":([^,]+),"count":(\d+)\}/g,
+      ),
+    ].map((match) => `${match.slice(1).join(',')},m,NAP`);
+    t.equal(expected.length, 366, 'a bucket a day');
+    const csv = await asReader('', { accept: 'text/csv' });
+    const lines = csv.body.split('\r\n');
+    t.equal(lines[0], 'observedAt,value,min,max,count,unit,verticalDatum');
+    t.same(lines.slice(1), [...expected, ''], 'every bucket as the JSON writes it, then the final CRLF');
+    t.equal((await asReader('&format=csv')).body, csv.body);
   });
 
   const skip = pandasMissing && !process.env.CI && `${PYTHON} has no pandas (Debian package python3-pandas)`;
