@@ -296,9 +296,9 @@ print(json.dumps({
   "datums": sorted(set(frame["verticalDatum"])),
 }))`;
     // Asynchronously: the server answering pandas runs in this process.
-    const run = async (identifier: string) => {
+    const run = async (identifier: string, query = DAY) => {
       const { stdout } = await promisify(execFile)(PYTHON, ['-c', script], {
-        env: { SERIES_URL: `${api.base}${path(identifier, DAY)}`, API_KEY: key },
+        env: { SERIES_URL: `${api.base}${path(identifier, query)}`, API_KEY: key },
       });
       return JSON.parse(stdout);
     };
@@ -317,5 +317,17 @@ print(json.dumps({
     });
     const quotedFrame = await run(quoted!.identifier);
     t.same([quotedFrame.units, quotedFrame.datums], [['cm'], ['"TAW", local']], 'quoted fields read back');
+    const daily = await run(tube!.identifier, `${DAY}&aggregate=P1D`);
+    t.same(
+      [daily.rows, Object.keys(daily.dtypes), daily.dtypes.observedAt, daily.dtypes.count, daily.first],
+      [
+        1,
+        ['observedAt', 'value', 'min', 'max', 'count', 'unit', 'verticalDatum'],
+        'datetime64[ns, UTC]',
+        'int64',
+        ['2024-01-01T00:00:00+00:00', (-1.23 + 0.1 + 12.3456789012345 + 100 + 1e-7) / 5],
+      ],
+      'an aggregated series too: one daily bucket, its mean',
+    );
   });
 });
