@@ -66,7 +66,7 @@ export async function wellsRoute(
   });
 }
 
-/** The body's tag, and the later of the registry's and the key's access change (either may change it). */
+/** The body's tag, and the later of the last change the key can see and of its grants (either may change it). */
 function discoveryValidators(client: Client, cached: CachedBody, coding: Coding | undefined): Validators {
   const { changedAt } = cached;
   const accessChangedAt = client.accessChangedAt ?? changedAt;

@@ -12,8 +12,9 @@ export interface Grants {
 }
 
 /**
- * Every tube the client may read, with its well's name, and the registry version (sql/003) and the
- * time of its last change (sql/004) of the same snapshot: one query whatever the number of wells. Hidden tubes never leave the database, so
+ * Every tube the client may read, with its well's name, the registry version (sql/003) of the same
+ * snapshot, and when what the client sees last changed: one query whatever the number of wells.
+ * Hidden tubes never leave the database, and their changes do not move `changedAt` (sql/005), so
  * nothing about them can reach a response.
  */
 export async function visibleTubes(
@@ -22,15 +23,23 @@ export async function visibleTubes(
 ): Promise<{ version: string; changedAt: Date; rows: VisibleTubeRow[] }> {
   // The left join keeps the version row when the client sees no tube at all.
   const rows = await sql<(VisibleTubeRow & { version: string; changedAt: Date })[]>`
-    select v.version::text as version, v.changed_at as "changedAt",
+    select v.version::text as version,
+           case when ${client.allTubes} then v.changed_at
+                else greatest(t.series_changed_at, w.changed_at) end as "changedAt",
            w.name as "wellName", t.identifier::text as identifier, t.number
     from registry_version v
     left join (tubes t join wells w on w.id = t.well_id)
       on ${client.allTubes} or t.id = any(${[...client.grants]}::int[])`;
+  const visible = rows.filter((row) => row.wellName !== null);
+  const latest = visible.reduce<Date | undefined>(
+    (last, row) => (last === undefined || row.changedAt > last ? row.changedAt : last),
+    undefined,
+  );
   return {
     version: rows[0]?.version ?? '',
-    changedAt: rows[0]?.changedAt ?? new Date(),
-    rows: rows.filter((row) => row.wellName !== null),
+    // Seeing nothing (a 403) has no change time of its own.
+    changedAt: latest ?? new Date(0),
+    rows: visible,
   };
 }
 
