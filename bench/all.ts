@@ -12,7 +12,18 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const ALL = ['series', 'csv', 'storeSize', 'concurrent', 'discovery', 'import', 'limits', 'limitsHttp'];
+const ALL = [
+  'series',
+  'csv',
+  'aggregate',
+  'conditional',
+  'storeSize',
+  'concurrent',
+  'discovery',
+  'import',
+  'limits',
+  'limitsHttp',
+];
 const chosen = process.argv.slice(2);
 
 /** `bench/NAME.ts ARGS` in a process of its own, to its end; its exit code. */
