@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
 import { loadSettings } from '../../src/config.js';
 import { HEALTH_READY_PATH } from '../../src/health/routes.js';
+import { CLOSE_AFTER_GRACE_SECONDS } from './shutdown.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -169,10 +170,9 @@ t.test('a stopping replica drains before Docker kills it', { skip: noCompose }, 
   const [, amount, unit] = /^(\d+)(s|m)$/.exec(api?.stop_grace_period ?? '') ?? [];
   const stopGraceSeconds = Number(amount) * (unit === 'm' ? 60 : 1);
   const settings = loadSettings(api?.environment ?? {});
-  // After the grace period the pool and Redis are closed (sql.end waits up to 5 s); 10 s of margin.
   t.ok(
-    settings.SHUTDOWN_GRACE_SECONDS + 10 <= stopGraceSeconds,
-    `SHUTDOWN_GRACE_SECONDS (${settings.SHUTDOWN_GRACE_SECONDS}) + 10 ≤ stop_grace_period (${api?.stop_grace_period})`,
+    settings.SHUTDOWN_GRACE_SECONDS + CLOSE_AFTER_GRACE_SECONDS <= stopGraceSeconds,
+    `SHUTDOWN_GRACE_SECONDS (${settings.SHUTDOWN_GRACE_SECONDS}) + ${CLOSE_AFTER_GRACE_SECONDS} ≤ stop_grace_period (${api?.stop_grace_period})`,
   );
 });
 
