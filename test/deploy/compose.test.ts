@@ -13,16 +13,10 @@ import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
 import { loadSettings } from '../../src/config.js';
 import { HEALTH_READY_PATH } from '../../src/health/routes.js';
+import { unlessInstalled } from '../helpers/installed.js';
 import { CLOSE_AFTER_GRACE_SECONDS } from './shutdown.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-
-const installed = (command: string) => spawnSync('sh', ['-c', `command -v ${command}`]).status === 0;
-/** A skip reason when `command` is missing, except in CI, where .ci/run must have installed it. */
-const unlessInstalled = (command: string, debianPackage: string) =>
-  installed(command) || process.env.CI
-    ? false
-    : `${command} is not installed (apt-get install ${debianPackage}; .ci/run does)`;
 
 function run(command: string, args: string[], cwd: string) {
   // A minimal environment: COMPOSE_* or secrets of the caller must not change what is checked.
