@@ -69,6 +69,10 @@ export function createMetrics(sources: MetricsSources) {
     'Measurements written to series responses.',
   );
   const activeStreams = gauge('gwapi_active_streams', 'Streamed responses (series) being sent right now.');
+  const cutOff = counter(
+    'gwapi_series_cut_off_total',
+    'Series responses cut off after their first byte because reading the series failed (not clients that left).',
+  );
   const limited = counter(
     'gwapi_rate_limited_total',
     'Requests refused with 429, by reason: rate (token bucket), concurrency, failed-auth (per address).',
@@ -131,6 +135,11 @@ export function createMetrics(sources: MetricsSources) {
 
     measurementsStreamed(count: number): void {
       measurements.inc(count);
+    },
+
+    /** A series failed after its first byte: the client got an incomplete body. */
+    seriesCutOff(): void {
+      cutOff.inc();
     },
 
     limited(reason: string): void {

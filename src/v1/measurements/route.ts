@@ -148,6 +148,7 @@ export async function measurementsRoute(
         // After the first byte there is no status left to give: the response is cut off (Fastify
         // destroys the socket) and the client sees an incomplete body.
         request.log.error({ err: error }, 'series stream failed after the first byte; response cut off');
+        metrics.seriesCutOff();
       });
       // Set by onTube before the stream's first chunk, which openSeriesStream waits for.
       return withHeaders(validators!).send(coding ? compressStream(stream, coding) : stream);

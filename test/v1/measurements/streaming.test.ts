@@ -4,9 +4,11 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import t, { type Test } from 'tap';
+import { createMetrics } from '../../../src/http/observability/metrics.js';
 import { startApi, type TestApi } from '../../helpers/api.js';
 import { addYearTube } from '../../helpers/fixtures.js';
 import { get, openStream } from '../../helpers/http.js';
+import { scriptedLimits } from '../../helpers/scriptedLimits.js';
 
 const YEAR = '?from=2024-01-01T00:00:00Z&to=2025-01-01T00:00:00Z';
 const ROWS_IN_YEAR = 366 * 24 * 60;
@@ -31,7 +33,11 @@ const inTransaction = (backends: { state: string }[]) =>
 
 t.test('streaming a year of 1-minute data', async (t) => {
   // One connection in the app's pool: a connection not given back would make every later request hang.
-  const api = await startApi(t, { poolMax: 1 });
+  const limits = scriptedLimits();
+  const metrics = createMetrics({ limits, poolMax: 1 });
+  const api = await startApi(t, { poolMax: 1, limits, metrics });
+  const cutOffCount = async () =>
+    (await metrics.registry.getSingleMetric('gwapi_series_cut_off_total')!.get()).values[0]!.value;
   const { sql } = api.db;
   const { key, seriesPath } = await addYearTube(sql);
   const path = `${seriesPath}${YEAR}`;
@@ -75,6 +81,7 @@ t.test('streaming a year of 1-minute data', async (t) => {
   });
 
   t.test('a client that leaves ends the cursor and gives the connection back at once', async (t) => {
+    const cutOffBefore = await cutOffCount();
     const stream = openStream(api.base, path, key);
     await stream.firstChunk;
     stream.pause();
@@ -89,6 +96,7 @@ t.test('streaming a year of 1-minute data', async (t) => {
       async () => api.logLines.some((l) => l.includes('"complete":false')),
       'the abandoned request is logged',
     );
+    t.equal(await cutOffCount(), cutOffBefore, 'a client that left is not a response cut off');
   });
 
   /** A response whose database session is ended after its first chunk: what the client gets. */
@@ -107,12 +115,14 @@ t.test('streaming a year of 1-minute data', async (t) => {
   }
 
   t.test('a database error mid-stream cuts the response off', async (t) => {
+    const cutOffBefore = await cutOffCount();
     const body = await cutOff(t);
     t.ok(body.startsWith('{"tubeIdentifier":'), 'after a good start');
     t.notOk(body.endsWith(']}'), 'never a short but well-formed document');
     t.throws(() => JSON.parse(body));
     const logged = api.logLines.find((l) => l.includes('response cut off'));
     t.ok(logged, 'the failure is logged');
+    t.equal(await cutOffCount(), cutOffBefore + 1, 'and counted in gwapi_series_cut_off_total');
     const recovered = await get(api.base, path.replace('2025-01-01', '2024-01-02'), { 'x-api-key': key });
     t.equal(recovered.status, 200, 'the pool recovers; the next request does not pay for the lost session');
     t.equal(JSON.parse(recovered.body).measurements.length, 1440);
