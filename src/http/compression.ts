@@ -13,6 +13,7 @@
 import { pipeline, type Readable, type Transform } from 'node:stream';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
+import { weightedElements } from './weightedElements.js';
 
 export type Coding = 'br' | 'gzip';
 
@@ -62,11 +63,9 @@ export function negotiateCoding(header: string | string[] | undefined): Coding |
 
 function parseAcceptEncoding(header: string): Coding | undefined {
   const weights = new Map<string, number>();
-  for (const element of header.split(',')) {
-    const [name = '', ...parameters] = element.split(';').map((part) => part.trim().toLowerCase());
+  for (const { value: name, q } of weightedElements(header)) {
     if (name === '') continue;
-    const q = parameters.find((parameter) => /^q\s*=/.test(parameter));
-    const weight = q === undefined ? 1 : Number(q.slice(q.indexOf('=') + 1).trim());
+    const weight = q === undefined ? 1 : Number(q);
     weights.set(name === 'x-gzip' ? 'gzip' : name, Number.isFinite(weight) ? weight : 0);
   }
   let best: Coding | undefined;

@@ -6,6 +6,8 @@
  * (`text/csv; charset=utf-8`) only against a type with the same parameters.
  */
 
+import { weightedElements } from '../../http/weightedElements.js';
+
 export const SERIES_FORMATS = ['json', 'csv'] as const;
 export type SeriesFormat = (typeof SERIES_FORMATS)[number];
 
@@ -41,11 +43,8 @@ function specificity(range: string, [type, subtype]: [string, string]): number {
 function weights(accept: string): Record<SeriesFormat, number> {
   const none = { level: Specificity.None as number, q: 0 };
   const best = { json: none, csv: none };
-  for (const element of accept.split(',')) {
-    const [range = '', ...parameters] = element.split(';').map((part) => part.trim().toLowerCase());
+  for (const { value: range, q: qText } of weightedElements(accept)) {
     if (!range.includes('/')) continue;
-    const qParameter = parameters.find((parameter) => /^q\s*=/.test(parameter));
-    const qText = qParameter?.slice(qParameter.indexOf('=') + 1).trim();
     const q = qText === undefined ? 1 : QVALUE.test(qText) ? Number(qText) : 0;
     for (const format of SERIES_FORMATS) {
       const level = specificity(range, NEGOTIATED[format]);
