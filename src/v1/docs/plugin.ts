@@ -12,6 +12,7 @@ import type { Settings } from '../../config.js';
 import { notFound, pathOf } from '../../http/problems/problems.js';
 import { V1_PREFIX } from '../contract.js';
 import { openApiDocument } from '../openapi/document.js';
+import { compressDocs } from './compression.js';
 import { DOCS_CSP } from './csp.js';
 
 export const DOCS_URL = '/docs';
@@ -27,6 +28,7 @@ function noFolders(request: FastifyRequest, _reply: FastifyReply, done: (error?:
 
 export async function docsRoute(app: FastifyInstance, options: { settings: Settings }): Promise<void> {
   app.addHook('onRequest', noFolders);
+  app.addHook('onSend', compressDocs);
   const document = openApiDocument(options.settings);
   // The plugin's types know OpenAPI 3.0 only; it serves the object as it is.
   const specification = { document } as unknown as StaticDocumentSpec;

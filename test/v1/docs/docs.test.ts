@@ -3,6 +3,7 @@
  * Content-Security-Policy, the very document of /v1/openapi.json behind it, GET and HEAD only, and the
  * contract's 404 problem for anything else under it. test/v1/docs/browser.test.ts runs the page.
  */
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import t from 'tap';
 import { startApi } from '../../helpers/api.js';
 import { get, parseRaw, send, sendRaw } from '../../helpers/http.js';
@@ -75,6 +76,38 @@ t.test('the interactive reference', async (t) => {
         t.equal(head.headers[header], full.headers[header], `${path}: ${header}`);
       }
     }
+  });
+
+  t.test('compresses what it sends when the client accepts a coding', async (t) => {
+    const decoders = { br: brotliDecompressSync, gzip: gunzipSync };
+    for (const path of [PAGE, `${PAGE}/json`, ...assets]) {
+      const plain = await get(api.base, path);
+      t.equal(plain.headers['content-encoding'], undefined, `${path}: identity unless asked`);
+      t.match(plain.headers.vary, /Accept-Encoding/i, `${path}: Vary`);
+      for (const [coding, decode] of Object.entries(decoders)) {
+        const compressed = await get(api.base, path, { 'accept-encoding': coding });
+        t.equal(compressed.status, 200);
+        t.equal(compressed.headers['content-encoding'], coding, `${path}: ${coding}`);
+        t.match(compressed.headers.vary, /Accept-Encoding/i);
+        t.ok(decode(compressed.bytes!).equals(plain.bytes!), `${path}: ${coding} holds the same bytes`);
+      }
+    }
+    const bundle = assets[0]!;
+    const [plain, compressed] = [
+      await get(api.base, bundle),
+      await get(api.base, bundle, { 'accept-encoding': 'gzip, br' }),
+    ];
+    t.ok(compressed.bytes!.length < plain.bytes!.length / 3, 'the bundle shrinks to under a third');
+    t.equal(compressed.headers['content-length'], undefined);
+    t.equal(compressed.headers['accept-ranges'], undefined, 'no ranges of a compressed body');
+    t.match(compressed.headers.etag, /^W\//, 'a weak ETag: the compressed body is not the file');
+    t.equal(compressed.headers.etag, plain.headers.etag);
+    const revalidated = await get(api.base, bundle, {
+      'accept-encoding': 'br',
+      'if-none-match': compressed.headers.etag!,
+    });
+    t.equal(revalidated.status, 304, 'revalidation with the weak ETag');
+    t.equal(revalidated.body, '');
   });
 
   t.test('is read-only: any other method is 405 with Allow', async (t) => {
