@@ -52,6 +52,14 @@ export async function openDatabase(
   if (settings.DATABASE_URL) await reachable(sql, connectionTarget('DATABASE_URL', 'PostgreSQL', url));
   // Its own application_name, so pg_stat_activity on a server that is both tells the two pools apart.
   const reads = readUrl ? connect(readUrl, poolOptions(settings, `${applicationName} (reads)`)) : sql;
+  if (readUrl) {
+    await reachable(reads, connectionTarget('DATABASE_READ_URL', 'PostgreSQL', readUrl)).catch(
+      async (error) => {
+        await sql.end({ timeout: 0 });
+        throw error;
+      },
+    );
+  }
   return {
     sql,
     reads,

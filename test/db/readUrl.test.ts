@@ -106,6 +106,25 @@ t.test('other commands never use DATABASE_READ_URL', async (t) => {
   t.equal(list.code, 0, `keys list with a read URL that answers nothing: ${list.stderr}`);
 });
 
+t.test('a read database that cannot be reached stops gwapi serve, naming DATABASE_READ_URL', async (t) => {
+  const primary = await freshDatabase(t);
+  const port = await freePort();
+  const served = await runCli(['serve'], {
+    env: {
+      DATABASE_URL: primary.url,
+      DATABASE_READ_URL: `postgres://gwapi:secret-password@127.0.0.1:${port}/gwapi`,
+      PORT: '0',
+    },
+  });
+  t.equal(served.code, 1);
+  t.equal(
+    served.stderr.split('\n')[0],
+    `gwapi: cannot connect to PostgreSQL at 127.0.0.1:${port} (DATABASE_READ_URL, database "gwapi"): ` +
+      'connection refused.',
+  );
+  t.notMatch(served.stderr + served.stdout, /secret-password/);
+});
+
 t.test('DATABASE_READ_URL without DATABASE_URL is refused, without showing the URL', async (t) => {
   const nowhere = `postgres://gwapi:secret-password@127.0.0.1:${await freePort()}/gwapi`;
   const served = await runCli(['serve'], {
