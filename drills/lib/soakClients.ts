@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { Agent } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { dayAfterStart } from '../../bench/lib/seriesFixture.js';
+import { API_VERSION } from '../../src/v1/contract.js';
 import { type CountedGetOptions, type CountedResponse, countedGet } from './countedGet.js';
 import type { Tally } from './soakTally.js';
 
@@ -27,13 +28,13 @@ export interface SoakTarget {
   deadline: number;
 }
 
-const WELLS_PATH = '/v1/groundwater-monitoring-wells';
+export const WELLS_PATH = '/v1/groundwater-monitoring-wells';
 /** Stall limits: a day answers in milliseconds, a year streams in seconds on an idle machine. */
 const SMALL_STALL_MS = 15_000;
 const YEAR_STALL_MS = 30_000;
 const MB = 2 ** 20;
 
-const seriesPath = (identifier: string, from: string, to: string) =>
+export const seriesPath = (identifier: string, from: string, to: string) =>
   `/v1/groundwater-monitoring-tubes/${identifier}/measurements?from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}`;
 
 /** Below the contract's sustained 0.5 requests per second, with some variation between clients. */
@@ -77,7 +78,8 @@ function clientRequests(target: SoakTarget, key: string) {
           options,
         );
         tally.response(kind, response.status);
-        if (response.headers['api-version'] !== '1.0.0') tally.error(kind, 'no API-Version: 1.0.0');
+        if (response.headers['api-version'] !== API_VERSION)
+          tally.error(kind, `no API-Version: ${API_VERSION}`);
         const wrong = check(response);
         if (wrong) tally.error(kind, wrong);
         return response;

@@ -1,0 +1,68 @@
+/**
+ * Rolling restart and crash drill (drills/lib/rollingDrill.ts) with its report: three `gwapi serve`
+ * replicas behind Debian's HAProxy running deploy/haproxy.cfg, one PostgreSQL, one Redis, a steady load
+ * from many keys. Exit code 0 on PASS, 1 on FAIL.
+ *
+ *   npm run drill [-- SETTLE_SECONDS [THROUGHPUT_SECONDS]]   (defaults 20 and 10)
+ *   (DATABASE_URL and REDIS_URL, or a throwaway embedded PostgreSQL and redis-server)
+ */
+import { execFileSync } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { startBenchPostgres } from '../bench/lib/postgres.js';
+import { machineLine, printTable } from '../bench/lib/stats.js';
+import { throwawayFolder } from '../testkit/postgres.js';
+import { redisOrThrowaway } from '../testkit/redis.js';
+import { addDrillFixture } from './lib/drillFixture.js';
+import { describeReport } from './lib/drillReport.js';
+import { HAPROXY_CONFIG } from './lib/haproxy.js';
+import { type DrillReport, runDrill } from './lib/rollingDrill.js';
+
+const [settleSeconds, throughputSeconds] = [process.argv[2] ?? '20', process.argv[3] ?? '10'].map(Number);
+if (!(settleSeconds! > 0 && throughputSeconds! > 0)) {
+  console.error('usage: drill.ts [SETTLE_SECONDS [THROUGHPUT_SECONDS]], positive numbers');
+  process.exit(2);
+}
+const KEYS = 40;
+const HOLDERS = 4;
+const PERIOD_MS = 500;
+
+const pg = await startBenchPostgres();
+const redis = await redisOrThrowaway(process.env.REDIS_URL);
+const folder = await throwawayFolder('gwapi-drill-');
+let report: DrillReport | undefined;
+try {
+  const haproxyVersion = execFileSync('haproxy', ['-v'], { encoding: 'utf8' }).split('\n')[0];
+  console.log(`Rolling restart and crash drill — ${await machineLine()}`);
+  console.log(`${pg.description}; Redis at ${redis.url}; ${haproxyVersion}`);
+  const { url, sql } = await pg.database('drill');
+  const fixture = await addDrillFixture(sql, { keys: KEYS, holders: HOLDERS });
+  console.log(
+    `3 replicas; load: ${KEYS} keys, each a request every ${PERIOD_MS} ms (±20 %), a third discovery ` +
+      `(${fixture.wells} wells), the rest 30-day series of 10-minute data; ${settleSeconds} s before the first ` +
+      `step and after each\n`,
+  );
+  report = await runDrill(
+    {
+      databaseUrl: url,
+      redisUrl: redis.url,
+      fixture,
+      folder,
+      settleMs: settleSeconds! * 1000,
+      throughputMs: throughputSeconds! * 1000,
+      periodMs: PERIOD_MS,
+      log: (line) => console.error(`  … ${line}`),
+    },
+    await readFile(HAPROXY_CONFIG, 'utf8'),
+  );
+  const { phases, kill, throughput } = describeReport(report);
+  printTable(phases.header, phases.rows);
+  console.log(kill);
+  console.log();
+  printTable(throughput.header, throughput.rows);
+  for (const problem of report.problems) console.log(`problem: ${problem}`);
+  console.log(report.problems.length === 0 ? 'PASS' : 'FAIL');
+} finally {
+  await pg.stop();
+  await redis.stop();
+}
+process.exit(report?.problems.length === 0 ? 0 : 1);

@@ -1,0 +1,370 @@
+/**
+ * The rolling-restart and crash drill: three `gwapi serve` replicas behind HAProxy (haproxy.ts), one
+ * PostgreSQL, one Redis, and a steady load from many keys (drillLoad.ts). Under that load each replica
+ * is stopped with SIGTERM and started again in turn, then one is killed with SIGKILL while it holds
+ * streams, and finally the load runs flat out against 1, 2 and 3 replicas. The report says what the
+ * clients saw in each phase and what must hold (`problems`; none is a PASS).
+ */
+import { Agent, get, type IncomingMessage } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { loadSettings } from '../../src/config.js';
+import { freePort } from '../../src/db/embedded.js';
+import { type Replica, type ReplicaOptions, spawnReplica } from '../../testkit/gwapi.js';
+import type { Owner } from '../../testkit/processes.js';
+import { countedGet } from './countedGet.js';
+import type { DrillFixture } from './drillFixture.js';
+import { drillTarget } from './drillFixture.js';
+import { closedLoad, type DrillRequest, steadyLoad } from './drillLoad.js';
+import { type Haproxy, startHaproxy } from './haproxy.js';
+
+export interface DrillOptions {
+  databaseUrl: string;
+  redisUrl: string;
+  fixture: DrillFixture;
+  /** For HAProxy's configuration and admin socket. */
+  folder: string;
+  /** How long the load runs before the first step and after each. */
+  settleMs: number;
+  /** How long each throughput run lasts. */
+  throughputMs: number;
+  /** Each load key asks again after this long. */
+  periodMs: number;
+  owner?: Owner;
+  /** Sees each replica's process as it is spawned (the test suite scans their output for keys). */
+  watch?: ReplicaOptions['watch'];
+  /** Progress lines. */
+  log?: (line: string) => void;
+}
+
+export interface PhaseReport {
+  phase: string;
+  from: number;
+  to: number;
+  requests: DrillRequest[];
+}
+
+export interface KillReport {
+  victim: string;
+  inFlight: number;
+  /** Load requests that failed, and those of them that began after the kill. */
+  failed: number;
+  failedRetriedOk: number;
+  failedStartedAfter: number;
+  /** From SIGKILL to HAProxy showing the server DOWN. */
+  downAfterMs: number;
+  downBoundMs: number;
+  /** Streams held on the victim by the holder keys, and how many of them were cut. */
+  held: number;
+  cut: number;
+  /** From SIGKILL until every holder key had all its concurrency slots again; refusals on the way. */
+  slotsBackAfterMs: number;
+  slotsRefused: number;
+  leaseMs: number;
+}
+
+export interface ThroughputReport {
+  replicas: number;
+  requests: DrillRequest[];
+  durationMs: number;
+}
+
+export interface DrillReport {
+  phases: PhaseReport[];
+  kill: KillReport;
+  throughput: ThroughputReport[];
+  problems: string[];
+}
+
+const REPLICAS = 3;
+const THROUGHPUT_CONCURRENCY = 16;
+/** Polling HAProxy's view and the slot check. */
+const POLL_MS = 50;
+const SLOT_POLL_MS = 250;
+/** Scheduling slack on a busy machine on top of HAProxy's bound. */
+const MARGIN_MS = 1000;
+/** On top of the lease: the slot check's polling and a request through HAProxy on a busy machine. */
+const SLOT_CHECK_SLACK_MS = 2500;
+
+/** Check parameters of the `default-server` line of deploy/haproxy.cfg, e.g. `inter 2s fall 2`. */
+export function checkTiming(config: string): { interMs: number; fall: number; rise: number } {
+  const line = /^\s*default-server .*$/m.exec(config)?.[0] ?? '';
+  const value = (name: string) => /\s(\d+)(ms|s)?(?=\s|$)/.exec(line.split(` ${name}`)[1] ?? '');
+  const inter = value('inter');
+  const [fall, rise] = [value('fall'), value('rise')];
+  if (!inter || !fall || !rise) throw new Error(`no inter/fall/rise in: ${line}`);
+  return {
+    interMs: Number(inter[1]) * (inter[2] === 'ms' ? 1 : 1000),
+    fall: Number(fall[1]),
+    rise: Number(rise[1]),
+  };
+}
+
+export async function runDrill(options: DrillOptions, haproxyConfig: string): Promise<DrillReport> {
+  const { fixture, log = () => {} } = options;
+  const settings = loadSettings({});
+  const leaseMs = settings.CONCURRENCY_LEASE_SECONDS * 1000;
+  const timing = checkTiming(haproxyConfig);
+  const names = Array.from({ length: REPLICAS }, (_, i) => `api${i + 1}`);
+  const ports = await Promise.all(names.map(() => freePort()));
+  const env = (port: number) => ({
+    DATABASE_URL: options.databaseUrl,
+    REDIS_URL: options.redisUrl,
+    PORT: String(port),
+    TRUST_PROXY: '1',
+    LOG_LEVEL: 'info',
+    // Rates are not what is drilled: the load and the throughput runs stay clear of 429 by rate.
+    // Concurrency and its lease are the production defaults.
+    RATE_LIMIT_BURST: '100000',
+    RATE_LIMIT_PER_SECOND: '100000',
+  });
+  const start = (i: number) =>
+    spawnReplica(env(ports[i]!), { owner: options.owner, watch: options.watch, keepLogs: false });
+  const replicas: Replica[] = await Promise.all(names.map((_, i) => start(i)));
+  const haproxy = await startHaproxy(
+    options.folder,
+    {
+      port: await freePort(),
+      monitorPort: await freePort(),
+      adminPort: await freePort(),
+      servers: names.map((name, i) => ({ name, port: ports[i]! })),
+    },
+    options.owner,
+  );
+  const problems: string[] = [];
+  try {
+    await untilStatus(haproxy, names, 'UP', 60_000);
+    const target = drillTarget(haproxy.base, fixture);
+    const load = steadyLoad(target, fixture.loadKeys, options.periodMs);
+    const windows: { phase: string; from: number; to: number }[] = [];
+    let mark = performance.now();
+    const phase = async (name: string, work: () => Promise<unknown>) => {
+      await work();
+      const now = performance.now();
+      windows.push({ phase: name, from: mark, to: now });
+      log(`${name}: ${Math.round(now - mark)} ms`);
+      mark = now;
+    };
+    const settle = () => sleep(options.settleMs);
+
+    await phase('before', settle);
+    for (const [i, name] of names.entries()) {
+      await phase(`SIGTERM ${name}, start again, until UP`, async () => {
+        await replicas[i]!.stop('SIGTERM');
+        replicas[i] = await start(i);
+        await untilStatus(haproxy, [name], 'UP', 60_000);
+      });
+      await phase(`after ${name}`, settle);
+    }
+
+    const victim = 1;
+    const holders = await holdStreams(
+      `http://127.0.0.1:${ports[victim]}`,
+      fixture,
+      settings.CONCURRENCY_LIMIT,
+    );
+    const killedAt = performance.now();
+    let downAfterMs = Number.NaN;
+    let slots = { afterMs: Number.NaN, refused: 0 };
+    await phase(`SIGKILL ${names[victim]}, start again, until UP`, async () => {
+      replicas[victim]!.child.kill('SIGKILL');
+      const down = untilStatus(haproxy, [names[victim]!], 'DOWN', 60_000).then(() => {
+        downAfterMs = performance.now() - killedAt;
+      });
+      const back = slotsBack(haproxy.base, fixture, settings.CONCURRENCY_LIMIT, leaseMs * 3).then((s) => {
+        slots = { afterMs: s.at - killedAt, refused: s.refused };
+      });
+      await Promise.all([down, back]);
+      replicas[victim] = await start(victim);
+      await untilStatus(haproxy, [names[victim]!], 'UP', 60_000);
+    });
+    await phase(`after ${names[victim]}`, settle);
+    await load.stop();
+    // Each phase's requests are those begun in it, counted once all have ended.
+    const phases = windows.map((window) => ({ ...window, requests: load.between(window.from, window.to) }));
+
+    const cut = await holders.read();
+    const failed = load.requests.filter((r) => r.outcome === 'failed');
+    const failedAtKill = failed.filter((r) => r.startedAt <= killedAt && r.endedAt > killedAt);
+    const kill: KillReport = {
+      victim: names[victim]!,
+      inFlight: load.inFlightAt(killedAt),
+      failed: failedAtKill.length,
+      failedRetriedOk: failedAtKill.filter((r) => r.retry === 'ok').length,
+      failedStartedAfter: failed.filter((r) => r.startedAt > killedAt && r.startedAt < windows.at(-1)!.to)
+        .length,
+      downAfterMs,
+      downBoundMs: timing.interMs * timing.fall,
+      held: holders.count,
+      cut,
+      slotsBackAfterMs: slots.afterMs,
+      slotsRefused: slots.refused,
+      leaseMs,
+    };
+
+    const throughput: ThroughputReport[] = [];
+    for (let active = 1; active <= REPLICAS; active++) {
+      for (const [i, name] of names.entries()) await haproxy.setState(name, i < active ? 'ready' : 'maint');
+      await untilStatus(haproxy, names.slice(0, active), 'UP', 60_000);
+      const started = performance.now();
+      const requests = await closedLoad(
+        target,
+        fixture.loadKeys,
+        THROUGHPUT_CONCURRENCY,
+        options.throughputMs,
+      );
+      throughput.push({ replicas: active, requests, durationMs: performance.now() - started });
+      log(`throughput with ${active}: ${requests.length} requests`);
+    }
+
+    problems.push(...judge(phases, failedAtKill, kill, throughput));
+    return { phases, kill, throughput, problems };
+  } finally {
+    await haproxy.stop();
+    await Promise.all(replicas.map((replica) => replica.stop('SIGTERM')));
+  }
+}
+
+function judge(
+  phases: PhaseReport[],
+  failedAtKill: DrillRequest[],
+  kill: KillReport,
+  throughput: ThroughputReport[],
+): string[] {
+  const problems: string[] = [];
+  const atKill = new Set(failedAtKill);
+  for (const { phase, requests } of phases) {
+    if (requests.length === 0) problems.push(`${phase}: no request ran`);
+    for (const request of requests) {
+      if (request.outcome !== 'failed' || atKill.has(request)) continue;
+      // Cut off by a drain that ran out of time is documented; the client's retry must then succeed.
+      const documented = request.cause === 'cut off' && request.retry === 'ok';
+      if (!documented) problems.push(`${phase}: a ${request.kind} request failed (${request.cause})`);
+    }
+  }
+  for (const request of failedAtKill) {
+    if (request.retry !== 'ok') problems.push(`in flight at the kill: the retry of a ${request.kind} failed`);
+  }
+  if (kill.failed > kill.inFlight)
+    problems.push(`${kill.failed} failed at the kill, only ${kill.inFlight} in flight`);
+  if (!(kill.downAfterMs <= kill.downBoundMs + MARGIN_MS)) {
+    problems.push(`HAProxy took ${Math.round(kill.downAfterMs)} ms to take the killed replica out`);
+  }
+  if (kill.held === 0 || kill.cut !== kill.held)
+    problems.push(`${kill.cut} of ${kill.held} held streams cut`);
+  if (!(kill.slotsBackAfterMs <= kill.leaseMs + SLOT_CHECK_SLACK_MS)) {
+    problems.push(`the killed replica's slots came back after ${Math.round(kill.slotsBackAfterMs)} ms`);
+  }
+  // A refusal first shows that the slots were held until their lease ran out, not lost with the replica.
+  if (kill.slotsRefused === 0)
+    problems.push('no holder key was refused while the killed replica held its slots');
+  for (const run of throughput) {
+    const failed = run.requests.filter((r) => r.outcome !== 'ok').length;
+    if (failed > 0) problems.push(`throughput with ${run.replicas}: ${failed} requests not ok`);
+  }
+  return problems;
+}
+
+/** Waits until HAProxy shows each of `names` with `status` (DOWN also matches "DOWN 1/2" no more). */
+async function untilStatus(
+  haproxy: Haproxy,
+  names: string[],
+  status: string,
+  timeoutMs: number,
+): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const servers = await haproxy.servers();
+    if (names.every((name) => servers.find((s) => s.name === name)?.status === status)) return;
+    if (performance.now() > deadline) {
+      throw new Error(`HAProxy did not show ${names.join(', ')} ${status}: ${JSON.stringify(servers)}`);
+    }
+    await sleep(POLL_MS);
+  }
+}
+
+/**
+ * Every holder key opens CONCURRENCY_LIMIT year-long streams straight on `base` (one replica) and
+ * leaves them unread after the head, so that each holds its slots there. `read` reads them to their
+ * end, whole or cut, and says how many were cut.
+ */
+async function holdStreams(base: string, fixture: DrillFixture, concurrency: number) {
+  interface Held {
+    response: IncomingMessage;
+    /** Whether the whole body arrived, once the response is over (whole, cut, or its socket lost). */
+    over: Promise<boolean>;
+  }
+  const heads = fixture.holders.flatMap(({ key }) =>
+    Array.from(
+      { length: concurrency },
+      () =>
+        new Promise<Held>((resolve, reject) => {
+          const req = get(
+            `${base}${fixture.holdPath}`,
+            { headers: { 'x-api-key': key }, agent: false },
+            (res) => {
+              res.pause();
+              res.on('error', () => {});
+              resolve({
+                response: res,
+                over: new Promise((over) => res.on('close', () => over(res.complete))),
+              });
+            },
+          );
+          req.on('error', reject);
+        }),
+    ),
+  );
+  const held = await Promise.all(heads);
+  const refused = held.filter(({ response }) => response.statusCode !== 200);
+  if (refused.length > 0) throw new Error(`a holder stream got ${refused[0]!.response.statusCode}`);
+  return {
+    count: held.length,
+    async read(): Promise<number> {
+      for (const { response } of held) response.resume();
+      const whole = await Promise.all(held.map(({ over }) => over));
+      return whole.filter((complete) => !complete).length;
+    },
+  };
+}
+
+/**
+ * Through HAProxy, each holder key tries to open all its slots at once until it can: the killed
+ * replica's leases must run out for that. Returns when the last key succeeded.
+ */
+async function slotsBack(base: string, fixture: DrillFixture, concurrency: number, timeoutMs: number) {
+  const deadline = performance.now() + timeoutMs;
+  let refused = 0;
+  for (const { key } of fixture.holders) {
+    for (;;) {
+      const agent = new Agent({ keepAlive: false });
+      // All at once: each response is held at its first bytes until every one has its answer.
+      const answered = Array.from({ length: concurrency }, () => {
+        let resolve!: () => void;
+        return { promise: new Promise<void>((r) => (resolve = r)), resolve: () => resolve() };
+      });
+      const all = Promise.all(answered.map((answer) => answer.promise));
+      const statuses = await Promise.all(
+        answered.map((answer) =>
+          countedGet(
+            agent,
+            `${base}${fixture.holdPath}`,
+            { 'x-api-key': key },
+            {
+              stallMs: 30_000,
+              onBodyStart: answer.resolve,
+              leave: { afterBytes: 1, when: all },
+            },
+          )
+            .then((response) => response.status)
+            .finally(answer.resolve),
+        ),
+      );
+      agent.destroy();
+      if (statuses.every((status) => status === 200)) break;
+      refused++;
+      if (performance.now() > deadline) throw new Error(`slots of a holder key never came back: ${statuses}`);
+      await sleep(SLOT_POLL_MS);
+    }
+  }
+  return { at: performance.now(), refused };
+}
