@@ -38,7 +38,7 @@ const SCRAPE_SECONDS = 1;
 const INTERVAL_SECONDS = SCRAPE_SECONDS;
 /** The replica's pool: two paused streams fill it, so a third request waits, and gets 503. */
 const POOL_MAX = 2;
-const WAIT_SECONDS = 2;
+const WAIT_SECONDS = 3;
 /** A key's token bucket, small enough for a burst of one key to be refused, large enough for the reader. */
 const RATE_LIMIT_BURST = 20;
 const FAILED_AUTH_LIMIT = 10;
