@@ -5,12 +5,13 @@
  * .ci/run; elsewhere these tests skip, saying so, when a tool is missing (never in CI).
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
+import { parse } from 'yaml';
 import { loadSettings } from '../../src/config.js';
 import { HEALTH_READY_PATH } from '../../src/health/routes.js';
 import { unlessInstalled } from '../helpers/installed.js';
@@ -43,8 +44,15 @@ interface Service {
   healthcheck?: { test?: string[]; interval?: string };
   deploy?: { replicas?: number };
   stop_grace_period?: string;
-  ports?: { published: number; target: number }[];
+  /** Long form, or `HOST_IP:PUBLISHED:TARGET/tcp` as docker-compose prints a port bound to one address. */
+  ports?: ({ published: number; target: number } | string)[];
   volumes?: string[];
+  profiles?: string[];
+}
+interface PrometheusConfig {
+  global: { scrape_interval: string };
+  rule_files: string[];
+  scrape_configs: { job_name: string; dns_sd_configs?: { names: string[]; port: number }[] }[];
 }
 interface Compose {
   services: Record<string, Service>;
@@ -87,7 +95,9 @@ t.test('docker-compose.yml is valid with .env.example as .env', { skip: noCompos
   const result = await composeConfig(t);
   t.equal(result.stderr, '', 'no warnings');
   t.equal(result.code, 0);
-  const { services, volumes } = yamlToJson(result.stdout);
+  const { services: all, volumes } = yamlToJson(result.stdout);
+  // docker-compose config lists every service; `up` without --profile starts those without one.
+  const services = Object.fromEntries(Object.entries(all).filter(([, service]) => !service.profiles));
   const { db, redis, migrate, api, lb } = services;
   t.same(Object.keys(services).sort(), ['api', 'db', 'lb', 'migrate', 'redis']);
   if (!db || !redis || !migrate || !api || !lb) return;
@@ -117,7 +127,7 @@ t.test('docker-compose.yml is valid with .env.example as .env', { skip: noCompos
 
   t.test('one published port, the load balancer; the database lives on a named volume', async (t) => {
     const published = Object.entries(services).flatMap(([name, s]) =>
-      (s.ports ?? []).map((p) => ({ name, ...p })),
+      (s.ports ?? []).map((p) => (typeof p === 'string' ? { name, p } : { name, ...p })),
     );
     t.same(published, [{ name: 'lb', published: Number(result.env.GWAPI_PORT), target: 8080 }]);
     const [source, target] = (db.volumes ?? [])[0]?.split(':') ?? [];
@@ -157,6 +167,98 @@ t.test('docker-compose.yml is valid with .env.example as .env', { skip: noCompos
     t.match(haproxy, /^\s*bind :8080$/m, 'listens on the published target port');
   });
 });
+
+t.test(
+  'the monitoring profile: pinned Prometheus and Grafana, provisioned from deploy/',
+  { skip: noCompose },
+  async (t) => {
+    const result = await composeConfig(t);
+    t.equal(result.code, 0);
+    const { services } = yamlToJson(result.stdout);
+    const { api, prometheus, grafana } = services;
+    const inProfile = Object.keys(services).filter((name) => services[name]?.profiles);
+    t.same(inProfile.sort(), ['grafana', 'prometheus'], 'only these two are in a profile');
+    if (!api || !prometheus || !grafana) return;
+    t.same(prometheus.profiles, ['monitoring']);
+    t.same(grafana.profiles, ['monitoring']);
+    t.match(prometheus.image, /^prom\/prometheus:v\d+\.\d+\.\d+$/, 'Prometheus pinned');
+    t.match(grafana.image, /^grafana\/grafana:\d+\.\d+\.\d+$/, 'Grafana pinned');
+
+    // Bind mounts as docker-compose resolves them: SOURCE:TARGET:ro, the source in the checked folder.
+    const mounts = (service: Service) =>
+      Object.fromEntries(
+        (service.volumes ?? [])
+          .map((volume) => volume.split(':'))
+          .filter(([source]) => source?.startsWith('/'))
+          .map(([source, target]) => [target!, source!]),
+      );
+    for (const [name, service] of [
+      ['prometheus', prometheus],
+      ['grafana', grafana],
+    ] as const) {
+      for (const [target, source] of Object.entries(mounts(service))) {
+        t.ok(
+          existsSync(source),
+          `${name}: ${target} comes from ${source.replace(/^.*?\/deploy\//, 'deploy/')}, which exists`,
+        );
+      }
+    }
+    const prometheusMounts = mounts(prometheus);
+    const configFile = prometheusMounts['/etc/prometheus/prometheus.yml'];
+    t.ok(configFile, 'the scrape configuration is mounted where --config.file points');
+    t.ok(prometheus.command?.includes('--config.file=/etc/prometheus/prometheus.yml'), '--config.file');
+    const config = parse(await readFile(configFile!, 'utf8')) as PrometheusConfig;
+    for (const rules of config.rule_files) {
+      t.ok(prometheusMounts[join('/etc/prometheus', rules)], `${rules} is mounted beside it`);
+    }
+    const [job] = config.scrape_configs;
+    t.equal(job?.job_name, 'gwapi', 'the job the rules read');
+    t.same(job?.dns_sd_configs?.[0]?.names, ['api'], 'the replicas, by their service name');
+    t.equal(
+      String(job?.dns_sd_configs?.[0]?.port),
+      api.environment?.METRICS_PORT,
+      "on the replicas' METRICS_PORT",
+    );
+    t.equal(
+      loadSettings(api.environment ?? {}).METRICS_PORT,
+      job?.dns_sd_configs?.[0]?.port,
+      'a valid setting',
+    );
+
+    const grafanaMounts = mounts(grafana);
+    const provisioning = grafanaMounts['/etc/grafana/provisioning'];
+    t.ok(provisioning, 'provisioning mounted');
+    const datasources = parse(await readFile(join(provisioning!, 'datasources/prometheus.yml'), 'utf8')) as {
+      datasources: { type: string; url: string; jsonData: { timeInterval: string } }[];
+    };
+    const [datasource] = datasources.datasources;
+    t.equal(datasource?.type, 'prometheus', 'a Prometheus data source');
+    t.equal(datasource?.url, 'http://prometheus:9090', "the profile's Prometheus");
+    t.equal(datasource?.jsonData.timeInterval, config.global.scrape_interval, 'its scrape interval');
+    const providers = parse(await readFile(join(provisioning!, 'dashboards/gwapi.yml'), 'utf8')) as {
+      providers: { options: { path: string } }[];
+    };
+    const dashboards = grafanaMounts[providers.providers[0]!.options.path];
+    t.ok(
+      dashboards && existsSync(join(dashboards, 'gwapi.json')),
+      'the dashboard is where the provider reads',
+    );
+
+    // Nothing to log in to, so no password: anonymous viewers, no admin account.
+    const environment = grafana.environment ?? {};
+    t.equal(environment.GF_AUTH_ANONYMOUS_ORG_ROLE, 'Viewer');
+    t.equal(environment.GF_SECURITY_DISABLE_INITIAL_ADMIN_CREATION, 'true');
+    t.notOk(environment.GF_SECURITY_ADMIN_PASSWORD, 'no admin password');
+
+    for (const [name, service] of [
+      ['prometheus', prometheus],
+      ['grafana', grafana],
+    ] as const) {
+      for (const port of service.ports ?? [])
+        t.match(port, /^127\.0\.0\.1:\d+:\d+\/tcp$/, `${name} on loopback only`);
+    }
+  },
+);
 
 t.test('a stopping replica drains before Docker kills it', { skip: noCompose }, async (t) => {
   const result = await composeConfig(t);

@@ -56,6 +56,14 @@ t.test('promtool check rules', { skip: noPromtool }, async (t) => {
   promtool(t, 'check', 'rules', RULES);
 });
 
+t.test(
+  "promtool check config: the compose profile's scrape configuration",
+  { skip: noPromtool },
+  async (t) => {
+    promtool(t, 'check', 'config', 'prometheus.yml');
+  },
+);
+
 t.test('promtool test rules', { skip: noPromtool }, async (t) => {
   promtool(t, 'test', 'rules', RULE_TESTS);
 });

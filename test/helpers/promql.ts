@@ -37,3 +37,16 @@ export function exportedNames(exposition: string): Set<string> {
   }
   return names;
 }
+
+/** A comparison with a number that ends an alert expression or one of its `or` branches. */
+const THRESHOLD = /\s*(?:==|!=|>=|<=|>|<)\s*(?:bool\s+)?-?\d+(?:\.\d+)?(?:e[+-]?\d+)?\s*$/i;
+
+/**
+ * What an alert compares with its threshold: `a > 1 or b > 60` becomes `a or b`. Unchanged when no
+ * branch ends in a comparison with a number.
+ */
+export const withoutThreshold = (expression: string) =>
+  expression
+    .split(/\s+or\s+/)
+    .map((branch) => branch.replace(THRESHOLD, ''))
+    .join(' or ');
