@@ -135,6 +135,8 @@ export async function closedLoad(
 function connectionCause(error: NodeJS.ErrnoException): string {
   if (error.code === 'ECONNREFUSED') return 'connection refused';
   if (error.code === 'ECONNRESET' || /socket hang up/.test(error.message)) return 'connection reset';
+  // The response began, then its connection went: node:http calls that `aborted`.
+  if (/aborted/.test(error.message)) return 'cut off';
   return error.message.startsWith('no byte for') ? 'stalled' : `error: ${error.message}`;
 }
 
