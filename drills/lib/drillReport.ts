@@ -26,8 +26,19 @@ const retriedOk = (requests: DrillRequest[]) => requests.filter((r) => r.retry =
 
 export function describeReport(report: DrillReport) {
   const phases = {
-    header: ['phase', 'seconds', 'requests', 'ok', '429', 'failed (cause)', 'retry ok', 'p50', 'p99'],
-    rows: report.phases.map(({ phase, from, to, requests }) => [
+    header: [
+      'phase',
+      'seconds',
+      'requests',
+      'ok',
+      '429',
+      'failed (cause)',
+      'retry ok',
+      'p50',
+      'p99',
+      'stream at SIGTERM',
+    ],
+    rows: report.phases.map(({ phase, from, to, requests, drained }) => [
       phase,
       ((to - from) / 1000).toFixed(1),
       count(requests.length),
@@ -37,6 +48,11 @@ export function describeReport(report: DrillReport) {
       count(retriedOk(requests)),
       ms(percentile(latencies(requests), 0.5)),
       ms(percentile(latencies(requests), 0.99)),
+      drained === undefined
+        ? ''
+        : drained.whole
+          ? 'whole'
+          : `cut, retry ${drained.retriedOk ? 'ok' : 'failed'}`,
     ]),
   };
   const { kill } = report;

@@ -41,6 +41,13 @@ export interface PhaseReport {
   from: number;
   to: number;
   requests: DrillRequest[];
+  /** A year-long stream running on the replica when it got SIGTERM: read whole, or cut and retried. */
+  drained?: Drained;
+}
+
+export interface Drained {
+  whole: boolean;
+  retriedOk?: boolean;
 }
 
 export interface KillReport {
@@ -80,6 +87,8 @@ const THROUGHPUT_CONCURRENCY = 16;
 /** Polling HAProxy's view and the slot check. */
 const POLL_MS = 50;
 const SLOT_POLL_MS = 250;
+/** How long after SIGTERM the stream running on the replica is read on. */
+const DRAIN_READ_AFTER_MS = 500;
 /** Scheduling slack on a busy machine on top of HAProxy's bound. */
 const MARGIN_MS = 1000;
 /** On top of the lease: the slot check's polling and a request through HAProxy on a busy machine. */
@@ -135,23 +144,32 @@ export async function runDrill(options: DrillOptions, haproxyConfig: string): Pr
     await untilStatus(haproxy, names, 'UP', 60_000);
     const target = drillTarget(haproxy.base, fixture);
     const load = steadyLoad(target, fixture.loadKeys, options.periodMs);
-    const windows: { phase: string; from: number; to: number }[] = [];
+    const windows: Omit<PhaseReport, 'requests'>[] = [];
     let mark = performance.now();
-    const phase = async (name: string, work: () => Promise<unknown>) => {
-      await work();
+    const phase = async (name: string, work: () => Promise<Drained | undefined>) => {
+      const drained = await work();
       const now = performance.now();
-      windows.push({ phase: name, from: mark, to: now });
+      windows.push({ phase: name, from: mark, to: now, ...(drained ? { drained } : {}) });
       log(`${name}: ${Math.round(now - mark)} ms`);
       mark = now;
     };
-    const settle = () => sleep(options.settleMs);
+    const settle = () => sleep(options.settleMs, undefined);
 
     await phase('before', settle);
     for (const [i, name] of names.entries()) {
       await phase(`SIGTERM ${name}, start again, until UP`, async () => {
-        await replicas[i]!.stop('SIGTERM');
+        const [holder] = fixture.holders;
+        const running = await holdStreams(`http://127.0.0.1:${ports[i]}`, [holder!.key], fixture.holdPath, 1);
+        const stopped = replicas[i]!.stop('SIGTERM');
+        // Read once the replica drains: it closed its listener, and this stream must still go on.
+        await sleep(DRAIN_READ_AFTER_MS);
+        const whole = (await running.read()) === 0;
+        await stopped;
         replicas[i] = await start(i);
         await untilStatus(haproxy, [name], 'UP', 60_000);
+        return whole
+          ? { whole }
+          : { whole, retriedOk: await servedWhole(haproxy.base, holder!.key, fixture.holdPath) };
       });
       await phase(`after ${name}`, settle);
     }
@@ -159,7 +177,8 @@ export async function runDrill(options: DrillOptions, haproxyConfig: string): Pr
     const victim = 1;
     const holders = await holdStreams(
       `http://127.0.0.1:${ports[victim]}`,
-      fixture,
+      fixture.holders.map(({ key }) => key),
+      fixture.holdPath,
       settings.CONCURRENCY_LIMIT,
     );
     const killedAt = performance.now();
@@ -176,6 +195,7 @@ export async function runDrill(options: DrillOptions, haproxyConfig: string): Pr
       await Promise.all([down, back]);
       replicas[victim] = await start(victim);
       await untilStatus(haproxy, [names[victim]!], 'UP', 60_000);
+      return undefined;
     });
     await phase(`after ${names[victim]}`, settle);
     await load.stop();
@@ -241,6 +261,11 @@ function judge(
       if (!documented) problems.push(`${phase}: a ${request.kind} request failed (${request.cause})`);
     }
   }
+  for (const { phase, drained } of phases) {
+    if (drained && !drained.whole && !drained.retriedOk) {
+      problems.push(`${phase}: the stream running at SIGTERM was cut and its retry failed`);
+    }
+  }
   for (const request of failedAtKill) {
     if (request.retry !== 'ok') problems.push(`in flight at the kill: the retry of a ${request.kind} failed`);
   }
@@ -283,33 +308,29 @@ async function untilStatus(
 }
 
 /**
- * Every holder key opens CONCURRENCY_LIMIT year-long streams straight on `base` (one replica) and
- * leaves them unread after the head, so that each holds its slots there. `read` reads them to their
- * end, whole or cut, and says how many were cut.
+ * Each of `keys` opens `perKey` streams of `path` straight on `base` (one replica) and leaves them
+ * unread after the head, so that each holds its slot there. `read` reads them to their end, whole or
+ * cut, and says how many were cut.
  */
-async function holdStreams(base: string, fixture: DrillFixture, concurrency: number) {
+async function holdStreams(base: string, keys: string[], path: string, perKey: number) {
   interface Held {
     response: IncomingMessage;
     /** Whether the whole body arrived, once the response is over (whole, cut, or its socket lost). */
     over: Promise<boolean>;
   }
-  const heads = fixture.holders.flatMap(({ key }) =>
+  const heads = keys.flatMap((key) =>
     Array.from(
-      { length: concurrency },
+      { length: perKey },
       () =>
         new Promise<Held>((resolve, reject) => {
-          const req = get(
-            `${base}${fixture.holdPath}`,
-            { headers: { 'x-api-key': key }, agent: false },
-            (res) => {
-              res.pause();
-              res.on('error', () => {});
-              resolve({
-                response: res,
-                over: new Promise((over) => res.on('close', () => over(res.complete))),
-              });
-            },
-          );
+          const req = get(`${base}${path}`, { headers: { 'x-api-key': key }, agent: false }, (res) => {
+            res.pause();
+            res.on('error', () => {});
+            resolve({
+              response: res,
+              over: new Promise((over) => res.on('close', () => over(res.complete))),
+            });
+          });
           req.on('error', reject);
         }),
     ),
@@ -367,4 +388,17 @@ async function slotsBack(base: string, fixture: DrillFixture, concurrency: numbe
     }
   }
   return { at: performance.now(), refused };
+}
+
+/** A whole 200 of `path` through `base`: the retry of a stream that was cut. */
+async function servedWhole(base: string, key: string, path: string): Promise<boolean> {
+  const agent = new Agent({ keepAlive: false });
+  try {
+    const response = await countedGet(agent, `${base}${path}`, { 'x-api-key': key }, { stallMs: 30_000 });
+    return response.status === 200 && response.complete && response.tail.endsWith(']}');
+  } catch {
+    return false;
+  } finally {
+    agent.destroy();
+  }
 }

@@ -1,7 +1,8 @@
 /**
  * The rolling-restart and crash drill (drills/lib/rollingDrill.ts), shortened: three real `gwapi serve`
  * replicas behind Debian's HAProxy running deploy/haproxy.cfg, the suite's PostgreSQL, a Redis of its
- * own, a steady load from many keys. Each replica restarted with SIGTERM under load loses no request;
+ * own, a steady load from many keys. Each replica restarted with SIGTERM under load loses no request
+ * and finishes the stream it was sending;
  * a replica killed with SIGKILL is taken out within HAProxy's check interval, fails only requests in
  * flight on it, and its concurrency slots come back within the lease. `npm run drill` is the long run.
  */
@@ -85,9 +86,10 @@ t.test('rolling restart and crash under load', { skip: noHaproxy }, async (t) =>
   );
   t.same(report.problems, [], 'nothing that must hold was broken');
 
-  for (const { phase, requests } of report.phases) {
+  for (const { phase, requests, drained } of report.phases) {
     t.ok(requests.length > 0, `${phase}: ${requests.length} requests`);
     if (phase.startsWith('SIGTERM')) {
+      t.ok(drained?.whole || drained?.retriedOk, `${phase}: the stream running at the signal was served`);
       t.same(
         requests.filter((r) => r.outcome === 'failed' && r.cause !== 'cut off'),
         [],
