@@ -23,6 +23,7 @@ import { count, machineLine, median, printTable } from '../bench/lib/stats.js';
 import { freePort } from '../src/db/embedded.js';
 import { type Replica, spawnReplica } from '../testkit/gwapi.js';
 import { redisOrThrowaway } from '../testkit/redis.js';
+import { heldSlots } from './lib/heldSlots.js';
 import { type ServerSample, serverProbe } from './lib/serverProbe.js';
 import {
   crowdClient,
@@ -50,8 +51,6 @@ const SAMPLE_MS = REPORT_MS / 6;
 const TOLERANCE = 0.1;
 const CLIENTS = { discovery: 8, day: 8, year: 2 };
 const SERVER_APPLICATION_NAME = 'gwapi serve';
-/** src/limits/redisStore.ts: a key's slots are a sorted set `gwapi:limits:{KEY_ID}:slots`. */
-const slotsKey = (keyId: string) => `gwapi:limits:{${keyId}}:slots`;
 
 const pg = await startBenchPostgres();
 const redis = await redisOrThrowaway(process.env.REDIS_URL);
@@ -275,8 +274,10 @@ async function afterLoad(probe: ReturnType<typeof serverProbe>, redisUrl: string
     const give = performance.now() + 10_000;
     for (;;) {
       const sample = await probe.sample();
-      let slots = 0;
-      for (const { keyId } of keys) slots += await redis.zcard(slotsKey(keyId));
+      const slots = await heldSlots(
+        redis,
+        keys.map(({ keyId }) => keyId),
+      );
       const problems = [
         ...(sample.activeStreams > 0 ? [`${sample.activeStreams} streams still active`] : []),
         ...(sample.streamConnectionsHeld + sample.streamConnectionsWaiting > 0

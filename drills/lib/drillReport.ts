@@ -61,7 +61,11 @@ export function describeReport(report: DrillReport) {
     `(${kill.failedRetriedOk} retried with success), ${kill.failedStartedAfter} failed of those begun after it; ` +
     `HAProxy took it out after ${ms(kill.downAfterMs)} (check interval × fall: ${ms(kill.downBoundMs)}); ` +
     `${kill.cut} of ${kill.held} streams held on it cut; its concurrency slots came back after ` +
-    `${ms(kill.slotsBackAfterMs)} (lease ${ms(kill.leaseMs)}; ${kill.slotsRefused} attempts refused before).`;
+    `${ms(kill.slotsBackAfterMs)} (lease ${ms(kill.leaseMs)}; ${kill.slotsRefused} attempts refused before); ` +
+    `Redis counted ${kill.slotsInRedisAtKill} of them at the kill and none after ${ms(kill.slotsFreeInRedisAfterMs)}. ` +
+    `HAProxy's counters over the kill: ${kill.victimCounters.econ} connection errors, ${kill.victimCounters.eresp} ` +
+    `response errors and ${kill.victimCounters.wredis} requests redispatched on ${kill.victim}; ` +
+    `${kill.otherServersErrors} errors on the other replicas.`;
   const throughput = {
     header: ['replicas', 'requests/s', 'p50', 'p99', 'not ok'],
     rows: report.throughput.map(({ replicas, requests, durationMs }) => [

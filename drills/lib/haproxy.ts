@@ -53,11 +53,16 @@ export function localConfig(source: string, addresses: LocalAddresses): string {
   return out.join('\n');
 }
 
+/** Counters of `show stat` the drill reads: connection and response errors, requests redispatched. */
+export const SERVER_COUNTERS = ['econ', 'eresp', 'wredis'] as const;
+export type ServerCounter = (typeof SERVER_COUNTERS)[number];
+
 /** A server's line of `show stat`: its state as HAProxy sees it. */
 export interface ServerState {
   name: string;
   /** UP, DOWN, MAINT, "UP 1/2" (going down), "DOWN 1/2" (coming up), … */
   status: string;
+  counters: Record<ServerCounter, number>;
 }
 
 export interface Haproxy {
@@ -99,11 +104,20 @@ export async function startHaproxy(
       const csv = await admin('show stat');
       const [header, ...rows] = csv.replace(/^# /, '').trim().split('\n');
       const columns = header!.split(',');
-      const [proxy, name, status] = ['pxname', 'svname', 'status'].map((c) => columns.indexOf(c));
+      const cell = (cells: string[], column: string) => cells[columns.indexOf(column)] ?? '';
       return rows
         .map((row) => row.split(','))
-        .filter((cells) => cells[proxy!] === BACKEND && !['BACKEND', 'FRONTEND'].includes(cells[name!]!))
-        .map((cells) => ({ name: cells[name!]!, status: cells[status!]! }));
+        .filter(
+          (cells) =>
+            cell(cells, 'pxname') === BACKEND && !['BACKEND', 'FRONTEND'].includes(cell(cells, 'svname')),
+        )
+        .map((cells) => ({
+          name: cell(cells, 'svname'),
+          status: cell(cells, 'status'),
+          counters: Object.fromEntries(
+            SERVER_COUNTERS.map((c) => [c, Number(cell(cells, c) || 0)]),
+          ) as Record<ServerCounter, number>,
+        }));
     },
     async setState(name, state) {
       await admin(`set server ${BACKEND}/${name} state ${state}`);

@@ -7,6 +7,7 @@
  */
 import { Agent, get, type IncomingMessage } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
 import { loadSettings } from '../../src/config.js';
 import { freePort } from '../../src/db/embedded.js';
 import { type Replica, type ReplicaOptions, spawnReplica } from '../../testkit/gwapi.js';
@@ -15,7 +16,14 @@ import { countedGet } from './countedGet.js';
 import type { DrillFixture } from './drillFixture.js';
 import { drillTarget } from './drillFixture.js';
 import { closedLoad, type DrillRequest, steadyLoad } from './drillLoad.js';
-import { type Haproxy, startHaproxy } from './haproxy.js';
+import {
+  type Haproxy,
+  SERVER_COUNTERS,
+  type ServerCounter,
+  type ServerState,
+  startHaproxy,
+} from './haproxy.js';
+import { heldSlots } from './heldSlots.js';
 
 export interface DrillOptions {
   databaseUrl: string;
@@ -66,7 +74,13 @@ export interface KillReport {
   /** From SIGKILL until every holder key had all its concurrency slots again; refusals on the way. */
   slotsBackAfterMs: number;
   slotsRefused: number;
+  /** The holders' slots Redis counted at the kill, and when their leases had all run out. */
+  slotsInRedisAtKill: number;
+  slotsFreeInRedisAfterMs: number;
   leaseMs: number;
+  /** Growth of HAProxy's counters over the kill: on the victim, and errors on every other server. */
+  victimCounters: Record<ServerCounter, number>;
+  otherServersErrors: number;
 }
 
 export interface ThroughputReport {
@@ -140,7 +154,9 @@ export async function runDrill(options: DrillOptions, haproxyConfig: string): Pr
     options.owner,
   );
   const problems: string[] = [];
+  const redis = new Redis(options.redisUrl, { lazyConnect: true });
   try {
+    await redis.connect();
     await untilStatus(haproxy, names, 'UP', 60_000);
     const target = drillTarget(haproxy.base, fixture);
     const load = steadyLoad(target, fixture.loadKeys, options.periodMs);
@@ -181,8 +197,12 @@ export async function runDrill(options: DrillOptions, haproxyConfig: string): Pr
       fixture.holdPath,
       settings.CONCURRENCY_LIMIT,
     );
+    const holderIds = fixture.holders.map(({ keyId }) => keyId);
+    const countersBefore = await haproxy.servers();
+    const slotsInRedisAtKill = await heldSlots(redis, holderIds);
     const killedAt = performance.now();
     let downAfterMs = Number.NaN;
+    let slotsFreeInRedisAfterMs = Number.NaN;
     let slots = { afterMs: Number.NaN, refused: 0 };
     await phase(`SIGKILL ${names[victim]}, start again, until UP`, async () => {
       replicas[victim]!.child.kill('SIGKILL');
@@ -192,11 +212,15 @@ export async function runDrill(options: DrillOptions, haproxyConfig: string): Pr
       const back = slotsBack(haproxy.base, fixture, settings.CONCURRENCY_LIMIT, leaseMs * 3).then((s) => {
         slots = { afterMs: s.at - killedAt, refused: s.refused };
       });
-      await Promise.all([down, back]);
+      const free = untilNoSlots(redis, holderIds, leaseMs * 3).then(() => {
+        slotsFreeInRedisAfterMs = performance.now() - killedAt;
+      });
+      await Promise.all([down, back, free]);
       replicas[victim] = await start(victim);
       await untilStatus(haproxy, [names[victim]!], 'UP', 60_000);
       return undefined;
     });
+    const grown = counterGrowth(countersBefore, await haproxy.servers());
     await phase(`after ${names[victim]}`, settle);
     await load.stop();
     // Each phase's requests are those begun in it, counted once all have ended.
@@ -218,7 +242,13 @@ export async function runDrill(options: DrillOptions, haproxyConfig: string): Pr
       cut,
       slotsBackAfterMs: slots.afterMs,
       slotsRefused: slots.refused,
+      slotsInRedisAtKill,
+      slotsFreeInRedisAfterMs,
       leaseMs,
+      victimCounters: grown.get(names[victim]!)!,
+      otherServersErrors: names
+        .filter((name) => name !== names[victim])
+        .reduce((sum, name) => sum + grown.get(name)!.econ + grown.get(name)!.eresp, 0),
     };
 
     const throughput: ThroughputReport[] = [];
@@ -239,6 +269,7 @@ export async function runDrill(options: DrillOptions, haproxyConfig: string): Pr
     problems.push(...judge(phases, failedAtKill, kill, throughput));
     return { phases, kill, throughput, problems };
   } finally {
+    redis.disconnect();
     await haproxy.stop();
     await Promise.all(replicas.map((replica) => replica.stop('SIGTERM')));
   }
@@ -276,6 +307,11 @@ function judge(
   }
   if (kill.held === 0 || kill.cut !== kill.held)
     problems.push(`${kill.cut} of ${kill.held} held streams cut`);
+  if (kill.slotsInRedisAtKill === 0) problems.push('Redis counted no slot of the holders at the kill');
+  if (!(kill.slotsFreeInRedisAfterMs <= kill.leaseMs + MARGIN_MS)) {
+    problems.push(`the killed replica's leases ran out after ${Math.round(kill.slotsFreeInRedisAfterMs)} ms`);
+  }
+  if (kill.otherServersErrors > 0) problems.push(`${kill.otherServersErrors} errors on replicas not killed`);
   if (!(kill.slotsBackAfterMs <= kill.leaseMs + SLOT_CHECK_SLACK_MS)) {
     problems.push(`the killed replica's slots came back after ${Math.round(kill.slotsBackAfterMs)} ms`);
   }
@@ -400,5 +436,28 @@ async function servedWhole(base: string, key: string, path: string): Promise<boo
     return false;
   } finally {
     agent.destroy();
+  }
+}
+
+/** How much each server's counters grew between two readings of `show stat`. */
+function counterGrowth(
+  before: ServerState[],
+  after: ServerState[],
+): Map<string, Record<ServerCounter, number>> {
+  return new Map(
+    after.map(({ name, counters }) => {
+      const earlier = before.find((server) => server.name === name)!.counters;
+      const growth = Object.fromEntries(SERVER_COUNTERS.map((c) => [c, counters[c] - earlier[c]]));
+      return [name, growth as Record<ServerCounter, number>];
+    }),
+  );
+}
+
+/** Waits until Redis counts no live lease of `keyIds`. */
+async function untilNoSlots(redis: Redis, keyIds: string[], timeoutMs: number): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while ((await heldSlots(redis, keyIds)) > 0) {
+    if (performance.now() > deadline) throw new Error('slots still counted in Redis');
+    await sleep(POLL_MS);
   }
 }

@@ -104,6 +104,12 @@ t.test('rolling restart and crash under load', { skip: noHaproxy }, async (t) =>
   t.ok(kill.downAfterMs <= interMs * fall + 1000, `taken out after ${Math.round(kill.downAfterMs)} ms`);
   t.ok(kill.held > 0 && kill.cut === kill.held, `${kill.cut} of ${kill.held} held streams cut`);
   t.ok(kill.slotsRefused > 0, 'the slots stayed held until their lease ran out');
+  t.ok(kill.slotsInRedisAtKill > 0, `Redis counted ${kill.slotsInRedisAtKill} slots at the kill`);
+  t.ok(
+    kill.slotsFreeInRedisAfterMs <= kill.leaseMs + 1000,
+    `their leases ran out after ${Math.round(kill.slotsFreeInRedisAfterMs)} ms`,
+  );
+  t.equal(kill.otherServersErrors, 0, 'no error on the replicas not killed');
   t.ok(
     kill.slotsBackAfterMs <= kill.leaseMs + 2500,
     `slots back after ${Math.round(kill.slotsBackAfterMs)} ms`,
