@@ -1,9 +1,11 @@
 /**
  * deploy/kubernetes/, checked offline: every manifest against the Kubernetes API schemas (kubernetes-models,
- * and the Prometheus Operator's for the ServiceMonitor), then the references between them and to the
- * service: labels and selectors, ports, probe paths, env names, memory and the stop timeline.
+ * and the Prometheus Operator's for the ServiceMonitor) and, for fields those schemas let pass, against
+ * the same models' types with strict tsc; then the references between them and to the service: labels
+ * and selectors, ports, probe paths, env names, memory and the stop timeline.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
@@ -17,6 +19,7 @@ import { SERVICE_NODE_OPTIONS } from '../../bench/lib/serverProcess.js';
 import { loadSettings, variables } from '../../src/config.js';
 import { HEALTH_LIVE_PATH, HEALTH_READY_PATH } from '../../src/health/routes.js';
 import { METRICS_PATH } from '../../src/http/observability/metricsServer.js';
+import { REPOSITORY_ROOT, runPackageBin } from '../helpers/packageBin.js';
 import { CLOSE_AFTER_GRACE_SECONDS } from './shutdown.js';
 
 const DIR = fileURLToPath(new URL('../../deploy/kubernetes/', import.meta.url));
@@ -81,6 +84,53 @@ t.test('the validation rejects a broken manifest', async (t) => {
   const broken = structuredClone(byKind('Deployment'));
   broken.spec.template.spec.containers[0].ports[0].containerPort = 'http';
   t.throws(() => new Deployment(broken).validate(), /containerPort must be integer/);
+});
+
+interface Manifest {
+  file: string;
+  object: { apiVersion: string; kind: string };
+}
+
+/** The module and interface that kubernetes-models (or its Prometheus Operator package) gives a kind. */
+const modelType = ({ apiVersion, kind }: Manifest['object']) => ({
+  module: `${apiVersion.startsWith('monitoring.coreos.com/') ? '@kubernetes-models/prometheus-operator' : 'kubernetes-models'}/${apiVersion}/${kind}`,
+  name: `I${kind}`,
+});
+
+/**
+ * tsc's output for each manifest written as a literal of its model's type: the schemas accept fields
+ * they do not know, where tsc's excess-property check names each one (`deployment.yaml.ts(…): …`).
+ */
+async function typeCheck(directory: string, list: Manifest[]) {
+  for (const { file, object } of list) {
+    const { module, name } = modelType(object);
+    const source = `import type { ${name} } from '${module}';\n\nexport const manifest: ${name} = ${JSON.stringify(object, null, 2)};\n`;
+    await writeFile(join(directory, `${file}.ts`), source);
+  }
+  await writeFile(
+    join(directory, 'tsconfig.json'),
+    JSON.stringify({ extends: join(REPOSITORY_ROOT, 'tsconfig.json'), include: ['*.ts'] }),
+  );
+  const { stdout, stderr } = await runPackageBin('typescript', 'tsc', ['-p', directory]);
+  return `${stdout}${stderr}`.split('\n').filter(Boolean);
+}
+
+t.test('no manifest has a field its API does not know', async (t) => {
+  t.same(await typeCheck(t.testdir(), manifests), [], 'strict tsc reports nothing');
+});
+
+t.test('a misspelled field is named', async (t) => {
+  const broken = structuredClone(byKind('Deployment'));
+  const [container] = broken.spec.template.spec.containers;
+  container.readynessProbe = container.readinessProbe;
+  delete container.readinessProbe;
+  broken.metadata.lables = broken.metadata.labels;
+  const reported = await typeCheck(t.testdir(), [{ file: 'deployment.yaml', object: broken }]);
+  t.match(reported, [
+    /\/deployment\.yaml\.ts\(\d+,\d+\): error TS2353: .*'"lables"' does not exist in type 'IObjectMeta'/,
+    /\/deployment\.yaml\.ts\(\d+,\d+\): error TS2353: .*'"readynessProbe"' does not exist in type 'IContainer'/,
+  ]);
+  t.equal(reported.length, 2, 'and nothing else');
 });
 
 t.test('every container runs the image compose builds, as the kustomization names it', async (t) => {
