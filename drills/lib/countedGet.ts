@@ -1,9 +1,9 @@
 /**
  * A GET for long-running load: over a keep-alive agent, the body counted rather than kept (a year is
- * 30 MB, and the load generator shares two cores with the server it loads), only its last bytes kept to
- * tell a whole body from a cut one. Small bodies can be kept whole to be checked. A request can be left
- * on purpose (after its first chunk, or after some bytes), which is not an error; the server cutting a
- * response, a socket error or a stall is.
+ * tens of megabytes, and the load generator shares two cores with the server it loads), only its last
+ * bytes kept to tell a whole body from a cut one. Small bodies can be kept whole to be checked. A request
+ * can be left on purpose (after its first chunk, or after some bytes), which is not an error; the server
+ * cutting a response, a socket error or a stall is.
  */
 import { type Agent, type IncomingHttpHeaders, request } from 'node:http';
 import { createBrotliDecompress } from 'node:zlib';
