@@ -19,7 +19,7 @@ import { SERVICE_NODE_OPTIONS } from '../../bench/lib/serverProcess.js';
 import { loadSettings, variables } from '../../src/config.js';
 import { HEALTH_LIVE_PATH, HEALTH_READY_PATH } from '../../src/health/routes.js';
 import { METRICS_PATH } from '../../src/http/observability/metricsServer.js';
-import { REPOSITORY_ROOT, runPackageBin } from '../helpers/packageBin.js';
+import { typeCheckFolder } from '../helpers/packageBin.js';
 import { CLOSE_AFTER_GRACE_SECONDS } from './shutdown.js';
 
 const DIR = fileURLToPath(new URL('../../deploy/kubernetes/', import.meta.url));
@@ -107,12 +107,7 @@ async function typeCheck(directory: string, list: Manifest[]) {
     const source = `import type { ${name} } from '${module}';\n\nexport const manifest: ${name} = ${JSON.stringify(object, null, 2)};\n`;
     await writeFile(join(directory, `${file}.ts`), source);
   }
-  await writeFile(
-    join(directory, 'tsconfig.json'),
-    JSON.stringify({ extends: join(REPOSITORY_ROOT, 'tsconfig.json'), include: ['*.ts'] }),
-  );
-  const { stdout, stderr } = await runPackageBin('typescript', 'tsc', ['-p', directory]);
-  return `${stdout}${stderr}`.split('\n').filter(Boolean);
+  return (await typeCheckFolder(directory)).reported;
 }
 
 t.test('no manifest has a field its API does not know', async (t) => {

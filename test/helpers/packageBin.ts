@@ -1,6 +1,7 @@
 /** Runs a Node script, or a command a devDependency installs (its `bin`), from the repository root. */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CliResult } from './cli.js';
@@ -39,3 +40,18 @@ export function runNodeScript(
 
 export const runPackageBin = (name: string, command: string, args: string[], env?: Record<string, string>) =>
   runNodeScript(binScript(name, command), args, env);
+
+/**
+ * The repository's strict tsc over the `.ts` files of `directory` (inside the repository, so that modules
+ * resolve from its node_modules): its exit code and the lines it reported.
+ */
+export async function typeCheckFolder(
+  directory: string,
+): Promise<{ code: number | null; reported: string[] }> {
+  await writeFile(
+    join(directory, 'tsconfig.json'),
+    JSON.stringify({ extends: join(REPOSITORY_ROOT, 'tsconfig.json'), include: ['*.ts'] }),
+  );
+  const { code, stdout, stderr } = await runPackageBin('typescript', 'tsc', ['-p', directory]);
+  return { code, reported: `${stdout}${stderr}`.split('\n').filter(Boolean) };
+}
