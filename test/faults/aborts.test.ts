@@ -2,8 +2,9 @@
  * 1,000 series requests in a row whose clients leave before the end: at once, a moment later (the
  * server is between the key lookup and the first batch), after the response head, after the first
  * chunk of the body. Afterwards nothing is left behind: no backend in a transaction or beyond the pool,
- * no stream connection in the metrics, both concurrency slots of every key free, and the server's
- * memory where it was after the warm-up.
+ * no stream connection in the metrics, both concurrency slots of every key free, and the server's live
+ * memory where it was after the warm-up. A control server that keeps every response fails that last
+ * check.
  */
 import t from 'tap';
 import { freshDatabase } from '../helpers/database.js';
@@ -12,7 +13,9 @@ import {
   countStatuses,
   describe,
   eventually,
+  type FaultReplica,
   fetchOutcome,
+  LIVE_MEMORY_GROWTH_BOUND_MB,
   pausedStreams,
   seriesPath,
   startFaultReplica,
@@ -21,24 +24,18 @@ import {
 import { addKey, addRegularSeries, addWell } from '../helpers/fixtures.js';
 
 const ABORTS = Number(process.env.GWAPI_FAULT_ABORTS ?? 1000);
-/**
- * Aborts before the baseline is read. The server's working set (V8's young generation, malloc's arenas)
- * grows under this load to a size that varies by tens of MB from run to run; a leak grows with every
- * abort. With as many aborts before the baseline as after it, the growth measured is that of a second
- * round on a warm server: a leak shows in full, the working set no longer does (after 200 warm-up
- * aborts it did: −14 to +46 MB over 9 runs, and 42.9 MB failed a CI run; now −11 to +27 MB over 4).
- */
-const WARM_UP = 1000;
+/** Aborts before the baseline: every code path compiled, every pool and cache grown to its size. */
+const WARM_UP = 200;
 /** Keys aborting side by side; one request of a key at a time, so its CONCURRENCY_LIMIT (2) is never met. */
 const LANES = Number(process.env.GWAPI_FAULT_LANES ?? 8);
 const POOL_MAX = 10;
 /**
- * Growth of the server's resident memory allowed from after the warm-up to after the aborts. A leaked
- * response would keep its stream with up to 512 KB read ahead, its socket and its transaction: 1,000
- * of them are hundreds of MB. What remains is heap the collector has not given back (measured: see
- * the comment the test writes).
+ * Preloaded into the control's server: keeps every request and response it ever had, as a leak would.
+ * Without spaces, which would split NODE_OPTIONS.
  */
-const GROWTH_BOUND_MB = 40;
+const KEEP_EVERY_RESPONSE =
+  "--import=data:text/javascript,import{subscribe}from'node:diagnostics_channel';globalThis.kept=[];" +
+  "subscribe('http.server.request.start',(message)=>globalThis.kept.push(message))";
 
 t.test(`${ABORTS} client aborts in a row leak nothing`, async (t) => {
   const db = await freshDatabase(t);
@@ -48,7 +45,6 @@ t.test(`${ABORTS} client aborts in a row leak nothing`, async (t) => {
   const keys = await Promise.all(
     Array.from({ length: LANES }, () => addKey(db.sql, { tubeIds: [tube!.id] })),
   );
-  const replica = await startFaultReplica(t, db.url, { DATABASE_POOL_MAX: String(POOL_MAX) });
   // A day for the clients that leave before the head, two months for those that leave during the body.
   const paths = {
     short: seriesPath(tube!.identifier, '2024-01-01T00:00:00Z', '2024-01-02T00:00:00Z'),
@@ -64,11 +60,22 @@ t.test(`${ABORTS} client aborts in a row leak nothing`, async (t) => {
   const busyBackends = async () =>
     (await backends()).filter((row) => row.state !== 'idle').reduce((sum, row) => sum + row.count, 0);
 
-  await abortMany(replica.base, paths, keyTexts, WARM_UP);
-  t.equal(await eventually(busyBackends, 0), 0, 'after the warm-up, no backend in a transaction');
-  const baselineMb = replica.residentMb();
+  /** The warm-up and the aborts on `replica`: its live memory before and after them, and what the clients saw. */
+  const abortRound = async (replica: FaultReplica) => {
+    await abortMany(replica.base, paths, keyTexts, WARM_UP);
+    await eventually(busyBackends, 0);
+    const baselineMb = await replica.liveMemoryMb();
+    const round = await timedAborts(replica, paths, keyTexts, ABORTS);
+    await eventually(busyBackends, 0);
+    const afterMb = await replica.liveMemoryMb();
+    const memory =
+      `live memory after ${WARM_UP} warm-up aborts ${baselineMb.toFixed(1)} MB, ` +
+      `after ${ABORTS} more ${afterMb.toFixed(1)} MB (RSS ${replica.residentMb().toFixed(0)} MB)`;
+    return { ...round, growthMb: afterMb - baselineMb, memory };
+  };
 
-  const { statuses, seconds, serverCpu } = await timedAborts(replica, paths, keyTexts, ABORTS);
+  const replica = await startFaultReplica(t, db.url, { DATABASE_POOL_MAX: String(POOL_MAX) });
+  const { statuses, seconds, serverCpu, growthMb, memory } = await abortRound(replica);
   t.comment(`the server used ${serverCpu.toFixed(1)} s of CPU for them`);
   t.comment(`statuses seen by the leaving clients, by where they left: ${JSON.stringify(statuses)}`);
   const count = (status?: number) => countStatuses(statuses, status);
@@ -89,11 +96,10 @@ t.test(`${ABORTS} client aborts in a row leak nothing`, async (t) => {
     'metrics: none waiting',
   );
   t.equal(await eventually(gauge('gwapi_active_streams'), 0), 0, 'metrics: no active stream');
-
-  // What the aborts left, read before the checks below: a year-long series grows the young generation
-  // by ~20 MB of working space (bench/README.md), which is not the aborts' doing.
-  const afterMb = replica.residentMb();
-  const growthMb = afterMb - baselineMb;
+  t.ok(
+    growthMb < LIVE_MEMORY_GROWTH_BOUND_MB,
+    `${memory}: grew by ${growthMb.toFixed(1)} MB (bound ${LIVE_MEMORY_GROWTH_BOUND_MB} MB)`,
+  );
 
   // Every key opens its two streams at once: no slot was kept by a response whose client left.
   for (const key of keyTexts) {
@@ -106,13 +112,16 @@ t.test(`${ABORTS} client aborts in a row leak nothing`, async (t) => {
     whole.status === 200 && whole.complete && whole.body.endsWith(']}'),
     `a whole series: ${describe(whole)}`,
   );
+  await replica.stop();
 
-  t.comment(
-    `${ABORTS} aborts in ${seconds.toFixed(1)} s; server RSS after ${WARM_UP} warm-up aborts ` +
-      `${baselineMb.toFixed(0)} MB, after ${ABORTS} more ${afterMb.toFixed(0)} MB (${growthMb >= 0 ? '+' : ''}${growthMb.toFixed(1)} MB)`,
-  );
+  // Control: the same round on a server that keeps every response grows past the bound.
+  const leaking = await startFaultReplica(t, db.url, {
+    DATABASE_POOL_MAX: String(POOL_MAX),
+    NODE_OPTIONS: KEEP_EVERY_RESPONSE,
+  });
+  const control = await abortRound(leaking);
   t.ok(
-    growthMb < GROWTH_BOUND_MB,
-    `server memory grew by ${growthMb.toFixed(1)} MB (bound ${GROWTH_BOUND_MB} MB)`,
+    control.growthMb >= LIVE_MEMORY_GROWTH_BOUND_MB,
+    `control, a server that keeps every response: ${control.memory}: grew by ${control.growthMb.toFixed(1)} MB`,
   );
 });

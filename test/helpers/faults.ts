@@ -7,11 +7,19 @@ import { request } from 'node:http';
 import { connect } from 'node:net';
 import { freePort } from '../../src/db/embedded.js';
 import { type Replica, spawnReplica } from '../../testkit/gwapi.js';
+import { inspectFlag, liveMemoryMb } from '../../testkit/inspector.js';
 import { type Owner, processCpuMs, residentMb } from '../../testkit/processes.js';
 import { type OpenStream, openStream } from './http.js';
 import { captureProcess } from './secrets.js';
 
 export const WELLS = '/v1/groundwater-monitoring-wells';
+
+/**
+ * Growth of a server's live memory (what a full garbage collection leaves) allowed over a run of
+ * aborts. A response kept after its client left keeps its request, reply, socket and stream with the
+ * stream's read-ahead: the control in test/faults/aborts.test.ts, which keeps every one, shows how much.
+ */
+export const LIVE_MEMORY_GROWTH_BOUND_MB = 4;
 
 export const seriesPath = (tubeIdentifier: string, from: string, to: string) =>
   `/v1/groundwater-monitoring-tubes/${tubeIdentifier}/measurements?from=${from}&to=${to}`;
@@ -21,6 +29,8 @@ export interface FaultReplica extends Replica {
   metricsBase: string;
   /** Resident memory of the process, in MB (Linux). */
   residentMb(): number;
+  /** What the process still holds after a full garbage collection, in MB (through its inspector). */
+  liveMemoryMb(): Promise<number>;
   /** CPU time the process has used so far (user + system), in seconds (Linux). */
   cpuSeconds(): number;
   /** The value of one sample of its metrics (name with labels, as exposed), or undefined. */
@@ -28,15 +38,15 @@ export interface FaultReplica extends Replica {
 }
 
 /**
- * A replica on `databaseUrl` with the suite's Redis for limits (CONCURRENCY_LIMIT 2, the default) and a
- * rate limit high enough for a test's hundreds of requests of one key.
+ * A replica on `databaseUrl` with the suite's Redis for limits (CONCURRENCY_LIMIT 2, the default), a
+ * rate limit high enough for a test's hundreds of requests of one key, and its inspector on loopback.
  */
 export async function startFaultReplica(
   owner: Owner,
   databaseUrl: string,
   env: Record<string, string | undefined> = {},
 ): Promise<FaultReplica> {
-  const metricsPort = await freePort();
+  const [metricsPort, inspectorPort] = [await freePort(), await freePort()];
   const replica = await spawnReplica(
     {
       DATABASE_URL: databaseUrl,
@@ -45,6 +55,7 @@ export async function startFaultReplica(
       RATE_LIMIT_BURST: '100000',
       RATE_LIMIT_PER_SECOND: '1000',
       ...env,
+      NODE_OPTIONS: `${env.NODE_OPTIONS ?? ''} ${inspectFlag(inspectorPort)}`.trim(),
     },
     { owner, watch: captureProcess },
   );
@@ -54,6 +65,7 @@ export async function startFaultReplica(
     ...replica,
     metricsBase,
     residentMb: () => residentMb(pid),
+    liveMemoryMb: () => liveMemoryMb(inspectorPort),
     cpuSeconds: () => processCpuMs(pid) / 1000,
     async metric(sample) {
       const text = (await fetchOutcome(metricsBase, '/metrics', {})).body;
