@@ -65,8 +65,7 @@ function parseAcceptEncoding(header: string): Coding | undefined {
   const weights = new Map<string, number>();
   for (const { value: name, q } of weightedElements(header)) {
     if (name === '') continue;
-    const weight = q === undefined ? 1 : Number(q);
-    weights.set(name === 'x-gzip' ? 'gzip' : name, Number.isFinite(weight) ? weight : 0);
+    weights.set(name === 'x-gzip' ? 'gzip' : name, q);
   }
   let best: Coding | undefined;
   let bestWeight = 0;

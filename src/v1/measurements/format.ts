@@ -20,9 +20,6 @@ const NEGOTIATED: Record<SeriesFormat, [type: string, subtype: string]> = {
 /** Vary of every series response: the format may follow Accept, and the coding Accept-Encoding. */
 export const SERIES_VARY = 'Accept, Accept-Encoding';
 
-/** RFC 9110 §12.4.2: `0`, `1` or a decimal of up to three digits in between. */
-const QVALUE = /^(?:0(?:\.\d{0,3})?|1(?:\.0{0,3})?)$/;
-
 /** How closely a range matches a type: a higher level decides over a lower one (RFC 9110 §12.5.1). */
 const Specificity = { None: -1, Any: 0, AnySubtype: 1, Exact: 2 } as const;
 
@@ -38,14 +35,13 @@ function specificity(range: string, [type, subtype]: [string, string]): number {
 /**
  * The weight an Accept header gives each format: the q of the most specific range that matches it (the
  * highest q among equally specific ones), 0 when none does. Media-type parameters other than q are not
- * compared (any charset of text/csv is answered in UTF-8); a malformed q weighs 0, as in compression.ts.
+ * compared (any charset of text/csv is answered in UTF-8).
  */
 function weights(accept: string): Record<SeriesFormat, number> {
   const none = { level: Specificity.None as number, q: 0 };
   const best = { json: none, csv: none };
-  for (const { value: range, q: qText } of weightedElements(accept)) {
+  for (const { value: range, q } of weightedElements(accept)) {
     if (!range.includes('/')) continue;
-    const q = qText === undefined ? 1 : QVALUE.test(qText) ? Number(qText) : 0;
     for (const format of SERIES_FORMATS) {
       const level = specificity(range, NEGOTIATED[format]);
       const current = best[format];
