@@ -55,7 +55,7 @@ t.test(
 t.test('writing numbers leaves no garbage in the old generation', async (t) => {
   // 500,000 distinct doubles in batches of 2,000, as a long series is written. The rows exist before
   // the measurement, so that only what serializing allocates counts. With `'' + number` the old
-  // generation grows by ~11 MB on every pass, which only a full collection would free.
+  // generation grows on every pass, and only a full collection would free it.
   const values = doubles(500_000, 11);
   const batches: { at: string; value: number }[][] = [];
   for (let start = 0; start < values.length; start += 2000) {
