@@ -1,6 +1,5 @@
 /** `gwapi import measurements FILE|-` as the operator runs it: a real process on a fresh database. */
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { upsertRegistry } from '../../../src/importers/registry/registry.js';
@@ -22,7 +21,7 @@ async function setUp(t: Test) {
 
 t.test('a file: rows imported, inserted/updated/unchanged and the rate; exit 0', async (t) => {
   const { db, gwapi } = await setUp(t);
-  const file = join(await mkdtemp(join(tmpdir(), 'gwapi-measurements-')), 'data.csv');
+  const file = join(t.testdir(), 'data.csv');
   await writeFile(file, `${HEADER}${TUBE},2024-01-01T00:00:00Z,1.5\n${TUBE},2024-01-01T00:15:00Z,1.25\n`);
   const first = await gwapi(file);
   t.equal(first.code, 0);

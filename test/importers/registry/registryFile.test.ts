@@ -1,6 +1,5 @@
 /** `gwapi import registry FILE` as the operator runs it: a real process, a real file, a fresh database. */
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import type { Sql } from '../../../src/db/connect.js';
@@ -17,8 +16,7 @@ const B1 = '0b000000-0000-4000-8000-000000000001';
 /** A database and a folder; `gwapi(file contents)` writes registry.json there and imports it. */
 async function setUp(t: Test) {
   const db = await freshDatabase(t);
-  const dir = await mkdtemp(join(tmpdir(), 'gwapi-registry-'));
-  const file = join(dir, 'registry.json');
+  const file = join(t.testdir(), 'registry.json');
   const gwapi = async (contents: string) => {
     await writeFile(file, contents);
     const result = await runCli(['import', 'registry', file], { env: { DATABASE_URL: db.url } });
@@ -82,7 +80,7 @@ async function refused(t: Test, contents: string, errors: string[]) {
   shared ??= (async () => {
     const { sql } = await freshDatabase(root);
     await upsertRegistry(sql, GOOD);
-    return { sql, dir: await mkdtemp(join(tmpdir(), 'gwapi-registry-')) };
+    return { sql, dir: root.testdir() };
   })();
   const { sql, dir } = await shared;
   const before = await sql`select * from tubes order by id`;
