@@ -1,19 +1,21 @@
 /**
  * What a soak samples of a running `gwapi serve` process, each from the place that cannot lie about it:
  * resident memory and socket descriptors from /proc (the kernel's view, Linux), open API connections
- * from the kernel's TCP table, the database sessions from pg_stat_activity, and what only the process
- * knows (heap, streams, pooled connections held by streams) from its own /metrics.
+ * from the kernel's TCP table, the database sessions from pg_stat_activity, live memory through the
+ * process's inspector, and what only the process knows (streams, pooled connections held by streams)
+ * from its own /metrics.
  */
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import type { Sql } from '../../src/db/connect.js';
+import { liveMemoryMb } from '../../testkit/inspector.js';
 import { residentMb } from '../../testkit/processes.js';
 
 export interface ServerSample {
   /** ms since the probe started. */
   at: number;
   rssMb: number;
-  /** V8 heap in use (prom-client's nodejs_heap_size_used_bytes). */
-  heapUsedMb: number;
+  /** What a full garbage collection leaves: V8 heap and Buffers (testkit/inspector.ts). */
+  liveMb: number;
   /** Established TCP connections to the API port (clients of the API). */
   apiConnections: number;
   /** Socket descriptors the process holds: API clients, database, Redis, listeners. */
@@ -67,6 +69,8 @@ export function metricValue(text: string, name: string, labels = ''): number {
 export function serverProbe(options: {
   pid: number;
   apiPort: number;
+  /** The port of the process's inspector (started with `inspectFlag`). */
+  inspectorPort: number;
   metricsUrl: string;
   /** A connection of the prober's own, to read pg_stat_activity. */
   sql: Sql;
@@ -82,7 +86,7 @@ export function serverProbe(options: {
       return {
         at: performance.now() - started,
         rssMb: residentMb(options.pid),
-        heapUsedMb: metricValue(metrics, 'nodejs_heap_size_used_bytes') / 2 ** 20,
+        liveMb: await liveMemoryMb(options.inspectorPort),
         apiConnections: establishedTo(options.apiPort),
         socketFds: socketFds(options.pid),
         databaseSessions: sessions,
