@@ -14,15 +14,13 @@ import {
   eventually,
   fetchOutcome,
   pausedStreams,
+  RECOVERED_WITHIN_MS,
   SERIES_START,
   seriesPath,
   startFaultReplica,
   within,
 } from '../helpers/faults.js';
 import { addKey, addRegularSeries, addWell } from '../helpers/fixtures.js';
-
-/** How long the service may take to serve again once PostgreSQL accepts connections. */
-const RECOVERED_WITHIN_MS = 10_000;
 
 t.test('PostgreSQL lost mid-stream', async (t) => {
   const pg = await startOwnPostgres(t);

@@ -12,14 +12,12 @@ import {
   fetchOutcome,
   isServerProblem,
   type Outcome,
+  RECOVERED_WITHIN_MS,
   seriesPath,
   startFaultReplica,
   WELLS,
 } from '../helpers/faults.js';
 import { addKey, addRegularSeries, addWell } from '../helpers/fixtures.js';
-
-/** Every kind of request must succeed within this of PostgreSQL accepting connections again. */
-const RECOVERED_WITHIN_MS = 10_000;
 
 t.test('PostgreSQL restarted while the service is idle', async (t) => {
   const pg = await startOwnPostgres(t);

@@ -21,6 +21,9 @@ export const WELLS = '/v1/groundwater-monitoring-wells';
  */
 export const LIVE_MEMORY_GROWTH_BOUND_MB = 4;
 
+/** How long every kind of request may take to be served again once PostgreSQL accepts connections. */
+export const RECOVERED_WITHIN_MS = 10_000;
+
 export const seriesPath = (tubeIdentifier: string, from: string, to: string) =>
   `/v1/groundwater-monitoring-tubes/${tubeIdentifier}/measurements?from=${from}&to=${to}`;
 
