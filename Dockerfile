@@ -23,15 +23,9 @@ RUN npm run build
 
 # --- runtime: production dependencies, compiled code and migrations ----------------------------------
 FROM ${NODE_IMAGE} AS runtime
-# A bounded old generation: V8's default limit grows with the host (~2 GB on a large one), so without a
-# bound a replica's heap is whatever the host allows rather than what the container was sized for. A
-# stream itself leaves nothing there (bench/README.md); 384 MB leaves room for DATABASE_POOL_MAX streams
-# in flight and the discovery cache's 64 MB; raise both together. And a bounded young generation: Node 24
-# lets each of its three semi-spaces grow to 64 MB (up to 192 MB beside the old generation), Node 20 to
-# 16 MB; 16 keeps the memory the service was measured and sized with (bench/README.md). bench/ runs its
-# servers with the same (SERVICE_NODE_OPTIONS).
+# No heap options here: gwapi bounds V8's heap itself when it starts (src/heap.ts, their one source),
+# here as with npx or npm start. NODE_OPTIONS set at `docker run` overrides them flag by flag.
 ENV NODE_ENV=production \
-    NODE_OPTIONS="--max-old-space-size=384 --max-semi-space-size=16" \
     HOST=0.0.0.0 \
     PORT=3000
 WORKDIR /app

@@ -23,6 +23,7 @@ const ALL = [
   'import',
   'limits',
   'limitsHttp',
+  'startPaths',
 ];
 const chosen = process.argv.slice(2);
 

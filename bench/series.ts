@@ -18,7 +18,7 @@ const ROUNDS = Number(process.argv[2] ?? 7);
 const MEMORY_RUNS = Number(process.argv[3] ?? 5);
 const YEAR_ROWS = 366 * MINUTES_PER_DAY;
 /**
- * Every server runs with the service's heap settings (SERVICE_NODE_OPTIONS, the Dockerfile's); ours also
+ * Every server runs with the service's heap settings (SERVICE_NODE_OPTIONS, src/heap.ts); ours also
  * once with V8's defaults (an old-generation limit of ~2 GB here, collected late): a stream that left
  * garbage in the old generation would show it there first.
  */

@@ -1,7 +1,8 @@
 /**
- * The live memory of a Node process started with `inspectFlag(port)`: what is still reachable after a
- * full garbage collection, read over the inspector's DevTools protocol. Resident memory also moves with
- * what the allocator keeps and what the collector has not visited yet; live memory moves with a leak.
+ * A Node process started with `inspectFlag(port)`, read over the inspector's DevTools protocol: an
+ * expression's value, and its live memory, what is still reachable after a full garbage collection.
+ * Resident memory also moves with what the allocator keeps and what the collector has not visited yet;
+ * live memory moves with a leak.
  */
 
 /** The option (for NODE_OPTIONS) that opens the inspector on loopback `port`. */
@@ -13,8 +14,10 @@ interface Reply {
   error?: { message: string };
 }
 
-/** The V8 heap in use plus the memory of Buffers and ArrayBuffers, in MB, after a full collection. */
-export async function liveMemoryMb(port: number): Promise<number> {
+type Call = (method: string, params?: object) => Promise<Reply['result']>;
+
+/** One DevTools session with the process whose inspector listens on `port`, for `use`. */
+async function inSession<T>(port: number, use: (call: Call) => Promise<T>): Promise<T> {
   const targets = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as {
     webSocketDebuggerUrl: string;
   }[];
@@ -29,8 +32,8 @@ export async function liveMemoryMb(port: number): Promise<number> {
     waiting.get(reply.id)?.(reply);
   };
   let lastId = 0;
-  const call = (method: string, params: object = {}) =>
-    new Promise<Reply['result']>((resolve, reject) => {
+  const call: Call = (method, params = {}) =>
+    new Promise((resolve, reject) => {
       const id = ++lastId;
       waiting.set(id, (reply) =>
         reply.error ? reject(new Error(`${method}: ${reply.error.message}`)) : resolve(reply.result),
@@ -38,15 +41,28 @@ export async function liveMemoryMb(port: number): Promise<number> {
       socket.send(JSON.stringify({ id, method, params }));
     });
   try {
-    // A second collection frees what the first one only finalised (Buffers' backing stores).
-    await call('HeapProfiler.collectGarbage');
-    await call('HeapProfiler.collectGarbage');
-    const reading = await call('Runtime.evaluate', {
-      expression: '(({ heapUsed, external }) => heapUsed + external)(process.memoryUsage())',
-      returnByValue: true,
-    });
-    return Number(reading?.result?.value) / 2 ** 20;
+    return await use(call);
   } finally {
     socket.close();
   }
 }
+
+const evaluated = async (call: Call, expression: string) =>
+  (await call('Runtime.evaluate', { expression, returnByValue: true }))?.result?.value;
+
+/** The value of `expression` (JSON-like) evaluated in the process's main context. */
+export const evaluate = (port: number, expression: string): Promise<unknown> =>
+  inSession(port, (call) => evaluated(call, expression));
+
+/** The V8 heap in use plus the memory of Buffers and ArrayBuffers, in MB, after a full collection. */
+export const liveMemoryMb = (port: number): Promise<number> =>
+  inSession(port, async (call) => {
+    // A second collection frees what the first one only finalised (Buffers' backing stores).
+    await call('HeapProfiler.collectGarbage');
+    await call('HeapProfiler.collectGarbage');
+    const bytes = await evaluated(
+      call,
+      '(({ heapUsed, external }) => heapUsed + external)(process.memoryUsage())',
+    );
+    return Number(bytes) / 2 ** 20;
+  });

@@ -4,15 +4,10 @@
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { SERVICE_NODE_OPTIONS } from '../../src/heap.js';
 import { peakMb, processCpuMs, resetPeakMb, residentMb, stopProcess } from '../../testkit/processes.js';
 import type { FloorRequest } from './floor.js';
 import type { ParentMessage, ServerMessage } from './serverProtocol.js';
-
-/**
- * The V8 heap settings the service runs with (the Dockerfile's NODE_OPTIONS, which say why; test/deploy
- * checks they are the same), so that the benchmarks measure the server as it is deployed.
- */
-export const SERVICE_NODE_OPTIONS = ['--max-old-space-size=384', '--max-semi-space-size=16'];
 
 export { SERVER_APPLICATION_NAME } from './serverProtocol.js';
 
@@ -42,7 +37,10 @@ export async function startServerProcess(
   kind: 'api' | 'bare',
   databaseUrl = '',
   options: {
-    /** Node options of the server process: the service's own unless given. */
+    /**
+     * Node options of the server process: gwapi's heap options (src/heap.ts) unless given; benchServer.ts
+     * is not started through cli.ts, which would add them.
+     */
     nodeArgs?: string[];
     /** Another checkout's benchServer.ts (bench/compare.ts runs two versions of the service). */
     entry?: string;

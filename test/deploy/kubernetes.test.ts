@@ -15,9 +15,9 @@ import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBu
 import { Service } from 'kubernetes-models/v1/Service';
 import t from 'tap';
 import { parse } from 'yaml';
-import { SERVICE_NODE_OPTIONS } from '../../bench/lib/serverProcess.js';
 import { loadSettings, variables } from '../../src/config.js';
 import { HEALTH_LIVE_PATH, HEALTH_READY_PATH } from '../../src/health/routes.js';
+import { SERVICE_NODE_OPTIONS } from '../../src/heap.js';
 import { METRICS_PATH } from '../../src/http/observability/metricsServer.js';
 import { typeCheckFolder } from '../helpers/packageBin.js';
 import { CLOSE_AFTER_GRACE_SECONDS } from './shutdown.js';
@@ -67,7 +67,7 @@ const mebibytes = (quantity: unknown) => {
 };
 const nodeOption = (name: string) => {
   const option = SERVICE_NODE_OPTIONS.find((o) => o.startsWith(`--${name}=`));
-  if (option === undefined) throw new Error(`--${name} is not in the image's NODE_OPTIONS`);
+  if (option === undefined) throw new Error(`--${name} is not among gwapi's heap options`);
   return Number(option.slice(option.indexOf('=') + 1));
 };
 

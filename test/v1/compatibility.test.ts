@@ -1,16 +1,27 @@
 /**
- * "Nothing of 1.0.0 changes" (shared/spec/v1.1.md, first paragraph): a client that sends what a 1.0.0
- * client sends gets what it got before, byte for byte, except for the headers 1.1 adds (ETag,
- * Last-Modified and Cache-Control on a 200 of discovery or series; `Accept` in their Vary) and the
- * API-Version value. A fixed dataset, fixed keys and a list of 1.0.0 requests go over bare sockets;
- * every response (status line, header fields, decoded body) is compared with compatibility.v1.0.0.json.
+ * "Nothing of 1.0.0 changes" (shared/spec/v1.1.md) and "a client that sends what a 1.1.0 client sends
+ * gets what it got before, except for the API-Version value" (shared/spec/v1.2.md): a fixed dataset,
+ * fixed keys and, per version, a list of the requests its clients send go over bare sockets; every
+ * response (status line, header fields, decoded body) is compared with that version's golden file.
  *
- * That golden file was recorded from commit fd1b075, the last 1.0.0 code, by this very file:
- *   git worktree add /tmp/gwapi-1.0.0 fd1b075 && cd /tmp/gwapi-1.0.0 && npm ci
+ * What may differ, and nothing else:
+ * - every response: the API-Version value (it must be the served one, once); Date and X-Request-Id (the
+ *   clock, the request's own id) and RateLimit's `t` (a countdown) are compared as present;
+ * - 1.0.0 requests: the headers 1.1 adds (ETag, Last-Modified and Cache-Control on a 200 of discovery or
+ *   series; `Accept` in their Vary);
+ * - 1.1.0 requests: ETag values, which hash the API version. Each distinct tag is named by its first
+ *   response (`etag:NAME`), so the file holds which responses share a tag and which do not; every tag
+ *   must be strong, and the whole list is sent twice, so each tag must also be stable within a server.
+ *   Requests name earlier tags (`{etag:NAME}`), which the test replaces by the value served now.
+ *   Last-Modified is compared exactly: the 1.1.0 run pins the change times it derives from.
+ * /v1/openapi.json is not in the lists: 1.2 adds to the document by design.
+ *
+ * Each golden file is recorded from the last commit of its version, by this very file:
+ *   git worktree add /tmp/gwapi-X fd1b075 (1.0.0) or 3923999 (1.1.0) && cd /tmp/gwapi-X && npm ci
  *   cp …/test/v1/compatibility.test.ts test/v1/ && UPDATE_GOLDEN=1 npm test -- test/v1/compatibility.test.ts
- * and test/v1/compatibility.v1.0.0.json copied back. Only UPDATE_GOLDEN=1 writes it, and only on that
- * commit. It must never be recorded from newer code, or it would prove nothing: a request added to the
- * list is recorded again from fd1b075 (the helpers used here are the same there).
+ * and test/v1/compatibility.vX.json copied back. UPDATE_GOLDEN=1 records only the version whose commit
+ * is checked out (the other is skipped). A file recorded from newer code would prove nothing: a request
+ * added to a list is recorded again from that version's commit (the helpers used here are the same there).
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -26,10 +37,7 @@ import { recordingLogger, settingsWith } from '../helpers/limits.js';
 import { exchange, type RawResponse } from '../helpers/rawHttp.js';
 import { rememberKey } from '../helpers/secrets.js';
 
-const GOLDEN = new URL('./compatibility.v1.0.0.json', import.meta.url);
 const RECORDING = process.env.UPDATE_GOLDEN === '1';
-/** fd1b075: the last commit before any 1.1 work. */
-const RECORDED_FROM = 'fd1b07589cf71b84a2c7689975b1508c60df5003';
 
 /** Values that differ on every response by nature (the clock, the request's own id): compared as present. */
 const VOLATILE_FIELDS = new Set(['date', 'x-request-id']);
@@ -68,11 +76,14 @@ interface CompatRequest {
   method: string;
   path: string;
   key?: KeyName;
+  /** Values may name the tag of an earlier response: `{etag:NAME}`. */
   headers?: Record<string, string>;
+  /** The name of this response's ETag when it is a new one (`etag:NAME` in the golden file). */
+  tag?: string;
 }
 
 /** What a 1.0.0 client sends; every parameter and header here existed in 1.0.0. */
-const REQUESTS: CompatRequest[] = [
+const REQUESTS_1_0_0: CompatRequest[] = [
   // Discovery.
   { method: 'GET', path: WELLS, key: 'reader' },
   { method: 'GET', path: WELLS, key: 'all' },
@@ -221,6 +232,132 @@ const REQUESTS: CompatRequest[] = [
   { method: 'GET', path: '/' },
 ];
 
+/** Alpha 1's series change time as pinChangeTimes sets it, a second before it, and a day after. */
+const ALPHA_1_CHANGED = 'Wed, 03 Jul 2024 01:00:00 GMT';
+const ALPHA_1_BEFORE = 'Wed, 03 Jul 2024 00:59:59 GMT';
+const ALPHA_1_AFTER = 'Thu, 04 Jul 2024 00:00:00 GMT';
+const WELLS_CHANGED = 'Wed, 03 Jul 2024 03:00:00 GMT';
+
+const csv = (query: string) => `${query}&format=csv`;
+const aggregated = (query: string, aggregate: string) => `${query}&aggregate=${aggregate}`;
+const ALPHA_1_DAY = series(ALPHA_1, DAY_ONE);
+const ALPHA_10_DAYS = series(ALPHA_10, TWO_DAYS);
+const BETA_1_YEAR = 'from=2024-01-01T00:00:00Z&to=2025-01-01T00:00:00Z';
+const EMPTY = 'from=2030-01-01T00:00:00Z&to=2030-01-02T00:00:00Z';
+
+/** A GET with the reader's key. */
+const read = (path: string, headers?: Record<string, string>, tag?: string): CompatRequest => ({
+  method: 'GET',
+  path,
+  key: 'reader',
+  ...(headers ? { headers } : {}),
+  ...(tag ? { tag } : {}),
+});
+const ifNoneMatch = (value: string) => ({ 'if-none-match': value });
+const ifModifiedSince = (value: string) => ({ 'if-modified-since': value });
+
+/** What a 1.1.0 client sends beyond 1.0.0: conditional requests, CSV, aggregates and /v1/docs. */
+const REQUESTS_1_1_0: CompatRequest[] = [
+  // Conditional requests: discovery.
+  read(WELLS, undefined, 'wells'),
+  read(WELLS, ifNoneMatch('{etag:wells}')),
+  { method: 'HEAD', path: WELLS, key: 'reader', headers: ifNoneMatch('{etag:wells}') },
+  read(WELLS, ifModifiedSince(WELLS_CHANGED)),
+  read(WELLS, { 'accept-encoding': 'br' }, 'wells-br'),
+  read(WELLS, { 'accept-encoding': 'br', ...ifNoneMatch('{etag:wells}') }),
+  { method: 'GET', path: WELLS, key: 'all', tag: 'wells-all', headers: ifNoneMatch('{etag:wells}') },
+  { method: 'GET', path: WELLS, headers: ifNoneMatch('{etag:wells}') },
+  { method: 'GET', path: WELLS, key: 'nothing', headers: ifNoneMatch('*') },
+  // Conditional requests: a series.
+  read(ALPHA_1_DAY, undefined, 'alpha1'),
+  read(ALPHA_1_DAY, ifNoneMatch('{etag:alpha1}')),
+  { method: 'HEAD', path: ALPHA_1_DAY, key: 'reader', headers: ifNoneMatch('{etag:alpha1}') },
+  read(ALPHA_1_DAY, ifNoneMatch('W/{etag:alpha1}')),
+  read(ALPHA_1_DAY, ifNoneMatch('"other", {etag:alpha1}')),
+  read(ALPHA_1_DAY, ifNoneMatch('*')),
+  read(ALPHA_1_DAY, ifNoneMatch('"other"')),
+  read(ALPHA_1_DAY, ifNoneMatch('no tag')),
+  read(ALPHA_1_DAY, ifModifiedSince(ALPHA_1_CHANGED)),
+  read(ALPHA_1_DAY, ifModifiedSince(ALPHA_1_BEFORE)),
+  read(ALPHA_1_DAY, ifModifiedSince(ALPHA_1_AFTER)),
+  read(ALPHA_1_DAY, ifModifiedSince('Wednesday, 03-Jul-24 01:00:00 GMT')),
+  read(ALPHA_1_DAY, ifModifiedSince('2024-07-04T00:00:00Z')),
+  read(ALPHA_1_DAY, { ...ifNoneMatch('"other"'), ...ifModifiedSince(ALPHA_1_AFTER) }),
+  read(ALPHA_1_DAY, { 'accept-encoding': 'gzip', ...ifNoneMatch('{etag:alpha1}') }, 'alpha1-gzip'),
+  read(ALPHA_1_DAY, { 'accept-encoding': 'gzip', ...ifNoneMatch('{etag:alpha1-gzip}') }),
+  read(
+    series(ALPHA_1, 'from=2024-03-01T00:00:00Z&to=2024-03-03T00:00:00Z'),
+    ifNoneMatch('{etag:alpha1}'),
+    'alpha1-longer',
+  ),
+  { method: 'GET', path: ALPHA_1_DAY, key: 'all', headers: ifNoneMatch('{etag:alpha1}') },
+  // A conditional request is an ordinary one first: key, access and parameters come before any 304.
+  { method: 'GET', path: ALPHA_1_DAY, headers: ifNoneMatch('{etag:alpha1}') },
+  { method: 'GET', path: ALPHA_1_DAY, key: 'nothing', headers: ifNoneMatch('*') },
+  read(series(HIDDEN_1, DAY_ONE), ifNoneMatch('*')),
+  read(series(ALPHA_1, 'from=x&to=y'), ifNoneMatch('*')),
+  read(series(ALPHA_1, csv('from=x')), ifNoneMatch('*')),
+  // CSV: by format, and by Accept with q-values.
+  read(series(ALPHA_1, csv(DAY_ONE)), undefined, 'alpha1-csv'),
+  { method: 'HEAD', path: series(ALPHA_1, csv(DAY_ONE)), key: 'reader' },
+  read(series(ALPHA_1, `${DAY_ONE}&format=json`)),
+  read(ALPHA_1_DAY, { accept: 'text/csv' }),
+  read(series(ALPHA_1, csv(DAY_ONE)), ifNoneMatch('{etag:alpha1-csv}')),
+  read(ALPHA_1_DAY, { accept: 'text/csv', ...ifNoneMatch('{etag:alpha1}') }),
+  read(ALPHA_1_DAY, { accept: 'text/csv;q=0.5, application/json' }),
+  read(ALPHA_1_DAY, { accept: 'text/csv, application/json;q=0.9' }),
+  read(ALPHA_1_DAY, { accept: 'application/json;q=0.5, text/csv;q=0.5' }),
+  read(ALPHA_1_DAY, { accept: 'text/*;q=0.8' }),
+  read(ALPHA_1_DAY, { accept: 'text/csv;q=0' }),
+  read(ALPHA_1_DAY, { accept: 'text/csv;q=0.001, */*;q=0.0009' }),
+  read(ALPHA_1_DAY, { accept: 'TEXT/CSV; Q=1.0' }),
+  read(series(ALPHA_1, csv(DAY_ONE)), { accept: 'application/json' }),
+  read(series(ALPHA_1, `${DAY_ONE}&format=json`), { accept: 'text/csv' }),
+  read(series(BETA_1, csv(BETA_1_YEAR))),
+  read(series(ALPHA_1, csv(EMPTY))),
+  read(series(ALPHA_1, csv('from=2024-03-01T13:00:00%2B01:00&to=2024-03-01T07:00:01.5-05:00'))),
+  read(series(ALPHA_10, csv(TWO_DAYS)), undefined, 'alpha10-csv'),
+  read(series(ALPHA_10, csv(TWO_DAYS)), { 'accept-encoding': 'gzip' }, 'alpha10-csv-gzip'),
+  read(ALPHA_10_DAYS, { 'accept-encoding': 'br', accept: 'text/csv' }, 'alpha10-csv-br'),
+  // Aggregates, in JSON and CSV.
+  ...['PT15M', 'PT1H', 'P1D', 'P7D'].map((a) =>
+    read(series(ALPHA_10, aggregated(TWO_DAYS, a)), undefined, `alpha10-${a}`),
+  ),
+  ...['PT15M', 'PT1H', 'P1D', 'P7D'].map((a) => read(series(ALPHA_10, csv(aggregated(TWO_DAYS, a))))),
+  read(series(ALPHA_10, aggregated(TWO_DAYS, 'PT1H')), {
+    'accept-encoding': 'gzip',
+    ...ifNoneMatch('{etag:alpha10-PT1H}'),
+  }),
+  read(series(ALPHA_10, aggregated(TWO_DAYS, 'PT1H')), ifNoneMatch('{etag:alpha10-PT1H}')),
+  read(
+    series(ALPHA_10, aggregated('from=2024-05-31T00:00:00%2B02:00&to=2024-06-03T00:00:00%2B02:00', 'P1D')),
+  ),
+  read(series(ALPHA_10, aggregated('from=2024-06-01T10:07:30Z&to=2024-06-01T11:00:00.000001Z', 'PT15M'))),
+  read(series(ALPHA_1, aggregated(DAY_ONE, 'PT1H'))),
+  read(series(ALPHA_1, csv(aggregated(DAY_ONE, 'PT1H')))),
+  read(series(ALPHA_1, aggregated(DAY_ONE, 'P1D'))),
+  read(series(BETA_1, aggregated(BETA_1_YEAR, 'P7D'))),
+  read(series(ALPHA_1, aggregated(EMPTY, 'P1D'))),
+  { method: 'HEAD', path: series(ALPHA_10, aggregated(TWO_DAYS, 'P1D')), key: 'reader' },
+  // The errors of the new parameters.
+  ...['format=xml', 'format=CSV', 'format=', 'format=csv&format=json'].map((q) =>
+    read(series(ALPHA_1, `${DAY_ONE}&${q}`)),
+  ),
+  read(series(ALPHA_1, `${DAY_ONE}&format=xml`), { accept: 'text/csv' }),
+  ...['PT30M', 'pt1h', '', 'PT1H&aggregate=PT1H'].map((a) => read(series(ALPHA_1, aggregated(DAY_ONE, a)))),
+  read(series(ALPHA_1, 'from=x&to=y&aggregate=P2D&format=tsv'), { 'accept-encoding': 'gzip' }),
+  read(series(ALPHA_1, aggregated('from=2024-01-01T00:00:00Z&to=2025-01-01T00:00:01Z', 'P1D'))),
+  read(series(UNKNOWN, csv(aggregated(DAY_ONE, 'P1D')))),
+  read(series(UNKNOWN, `${DAY_ONE}&format=xml`)),
+  { method: 'GET', path: series(ALPHA_1, csv(DAY_ONE)), key: 'nothing' },
+  { method: 'HEAD', path: series(ALPHA_1, `${DAY_ONE}&format=xml`), key: 'reader' },
+  // The interactive reference.
+  { method: 'GET', path: '/v1/docs' },
+  { method: 'HEAD', path: '/v1/docs' },
+  { method: 'GET', path: '/v1/docs/' },
+  { method: 'GET', path: '/v1/docs/nothing-here' },
+];
+
 /** The dataset: wells in an order that natural sorting changes, tricky times and values. */
 async function seed(sql: Parameters<typeof addWell>[0]) {
   const [alpha1, alpha2, alpha10] = await addWell(sql, 'Alpha 2', [
@@ -268,19 +405,53 @@ async function seed(sql: Parameters<typeof addWell>[0]) {
   return keys;
 }
 
+/**
+ * The change times Last-Modified derives from (sql/004, sql/005), pinned to distinct instants so that
+ * the golden file holds which of them each response's Last-Modified is. ALPHA_2 and HIDDEN_1 change
+ * last: no key of the reader's sees them, so its discovery must not say so.
+ */
+async function pinChangeTimes(sql: Parameters<typeof addWell>[0]) {
+  await sql`update api_keys set access_changed_at = '2024-07-01T00:00:00Z'`;
+  await sql`update registry_version set changed_at = '2024-07-02T00:00:00Z'`;
+  await sql`update wells set changed_at = '2024-07-03T03:00:00Z' where name = 'Alpha 10'`;
+  await sql`update wells set changed_at = '2024-07-03T00:00:00Z' where name <> 'Alpha 10'`;
+  await sql`update tubes set series_changed_at = '2024-07-05T00:00:00Z'`;
+  for (const [identifier, at] of [
+    [ALPHA_1, '2024-07-03T01:00:00Z'],
+    [ALPHA_10, '2024-07-03T02:00:00Z'],
+    [BETA_1, '2024-07-02T12:00:00Z'],
+  ] as const) {
+    await sql`update tubes set series_changed_at = ${at} where identifier = ${identifier}`;
+  }
+}
+
 /** The request as the golden file names it: no key value, only which key. */
 function describe(request: CompatRequest): string {
   const headers = Object.entries(request.headers ?? {}).map(([name, value]) => ` [${name}: ${value}]`);
   return `${request.method} ${request.path}${request.key ? ` [key: ${request.key}]` : ''}${headers.join('')}`;
 }
 
-function requestBytes(request: CompatRequest, keys: Record<KeyName, string>): string {
+/** Entity tags served so far, by value: the name each is shown by. */
+type TagNames = Map<string, string>;
+const TAG_REFERENCE = /\{etag:([^}]+)\}/g;
+/** A strong entity tag (RFC 9110 §8.8.3): no W/ prefix. */
+const STRONG_TAG = /^"[\x21\x23-\x7e\x80-\xff]*"$/;
+
+function requestBytes(request: CompatRequest, keys: Record<KeyName, string>, tags: TagNames): string {
+  const valueNamed = (name: string) => {
+    const value = [...tags].find(([, n]) => n === name)?.[0];
+    if (value === undefined) throw new Error(`${describe(request)}: no earlier response has etag:${name}`);
+    return value;
+  };
   const headers = {
     host: 'localhost',
     ...(request.key ? { 'x-api-key': keys[request.key] } : {}),
     ...request.headers,
   };
-  const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
+  const lines = Object.entries(headers).map(
+    ([name, value]) =>
+      `${name}: ${value.replace(TAG_REFERENCE, (_, tagName: string) => valueNamed(tagName))}\r\n`,
+  );
   return `${request.method} ${request.path} HTTP/1.1\r\n${lines.join('')}\r\n`;
 }
 
@@ -304,12 +475,45 @@ const isDataPath = (path: string) =>
   path.split('?')[0] === WELLS ||
   /^\/v1\/groundwater-monitoring-tubes\/[^/]+\/measurements$/.test(path.split('?')[0]!);
 
-/** What must stay the same: everything but the volatile fields and what 1.1 may add or change. */
-function normalise(t: Test, request: CompatRequest, response: RawResponse) {
+/** One header field as compared, or undefined when it is left out of the comparison. */
+type FieldRule = (
+  t: Test,
+  request: CompatRequest,
+  response: RawResponse,
+  field: [string, string],
+) => [string, string] | undefined;
+
+/** 1.0.0 requests: what 1.1 adds to discovery and series is left out. */
+const without1Point1Additions: FieldRule = (_t, request, response, [name, value]) => {
+  const dataPath = isDataPath(request.path);
+  if (dataPath && response.status === 200 && VALIDATOR_FIELDS.has(name)) return undefined;
+  if (name !== 'vary' || !dataPath) return [name, value];
+  const kept = value
+    .split(',')
+    .map((token) => token.trim())
+    .filter((token) => token.toLowerCase() !== VARY_ADDED);
+  return kept.length > 0 ? [name, kept.join(', ')] : undefined;
+};
+
+/** 1.1.0 requests: each ETag by its name (see the header); it must be strong. */
+function namedTags(tags: TagNames): FieldRule {
+  return (t, request, _response, [name, value]) => {
+    if (name !== 'etag') return [name, value];
+    t.match(value, STRONG_TAG, `${describe(request)}: a strong ETag`);
+    let tagName = tags.get(value);
+    if (tagName === undefined) {
+      tagName = request.tag ?? `#${tags.size + 1}`;
+      if ([...tags.values()].includes(tagName)) throw new Error(`etag:${tagName} is named twice`);
+      tags.set(value, tagName);
+    }
+    return [name, `etag:${tagName}`];
+  };
+}
+
+/** What must stay the same: everything but the volatile fields and what `rule` leaves out or names. */
+function normalise(t: Test, request: CompatRequest, response: RawResponse, rule: FieldRule) {
   const versions = response.fields.filter(([name]) => name === 'api-version').map(([, value]) => value);
   t.same(versions, [API_VERSION], `${describe(request)}: one API-Version, the served one`);
-  const dataPath = isDataPath(request.path);
-  const validatorsAllowed = dataPath && response.status === 200;
   const fields: [string, string][] = [];
   for (const [name, value] of response.fields) {
     if (name === 'api-version') continue;
@@ -317,16 +521,9 @@ function normalise(t: Test, request: CompatRequest, response: RawResponse) {
       fields.push([name, MASKED]);
       continue;
     }
-    if (validatorsAllowed && VALIDATOR_FIELDS.has(name)) continue;
-    if (name === 'vary' && dataPath) {
-      const kept = value
-        .split(',')
-        .map((token) => token.trim())
-        .filter((token) => token.toLowerCase() !== VARY_ADDED);
-      if (kept.length > 0) fields.push([name, kept.join(', ')]);
-      continue;
-    }
-    fields.push([name, name === 'ratelimit' ? value.replace(COUNTDOWN, `;t=${MASKED}`) : value]);
+    const kept = rule(t, request, response, [name, value]);
+    if (!kept) continue;
+    fields.push(kept[0] === 'ratelimit' ? [kept[0], kept[1].replace(COUNTDOWN, `;t=${MASKED}`)] : kept);
   }
   fields.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   return { status: response.status, reason: response.reason, fields, body: response.body.toString('utf8') };
@@ -343,46 +540,103 @@ function firstDifference(a: string, b: string): number {
 
 const excerpt = (text: string, at: number) => text.slice(Math.max(0, at - DIFF_CONTEXT), at + DIFF_CONTEXT);
 
-t.test('a 1.0.0 client gets what it got from 1.0.0', async (t) => {
+interface Version {
+  version: string;
+  golden: URL;
+  /** The last commit of the version: the only one its golden file is recorded from. */
+  recordedFrom: string;
+  requests: CompatRequest[];
+  /** Runs after the seed, before the first request. */
+  prepare?: (sql: Parameters<typeof addWell>[0]) => Promise<void>;
+  /** How often the list is sent to one server; each run must give the same. */
+  runs: number;
+  rule: (tags: TagNames) => FieldRule;
+}
+
+const VERSIONS: Version[] = [
+  {
+    version: '1.0.0',
+    golden: new URL('./compatibility.v1.0.0.json', import.meta.url),
+    // fd1b075: the last commit before any 1.1 work.
+    recordedFrom: 'fd1b07589cf71b84a2c7689975b1508c60df5003',
+    requests: REQUESTS_1_0_0,
+    runs: 1,
+    rule: () => without1Point1Additions,
+  },
+  {
+    version: '1.1.0',
+    golden: new URL('./compatibility.v1.1.0.json', import.meta.url),
+    // 3923999: the last commit of 1.1.0 code (2bbc9ae after it changed dependencies only).
+    recordedFrom: '3923999bc4a60b211804887fb082733f4daa4d4b',
+    requests: REQUESTS_1_1_0,
+    prepare: pinChangeTimes,
+    runs: 2,
+    rule: namedTags,
+  },
+];
+
+const head = RECORDING ? execFileSync('git', ['rev-parse', 'HEAD'], { encoding: 'utf8' }).trim() : '';
+if (RECORDING && !VERSIONS.some((v) => v.recordedFrom === head))
+  throw new Error(`golden files are recorded only from ${VERSIONS.map((v) => v.recordedFrom).join(' or ')}`);
+
+/** A later run spends tokens of the same bucket: RateLimit's `r` is lower by design. */
+const withoutRateLimit = (recorded: Recorded) => ({
+  ...recorded,
+  fields: recorded.fields.filter(([name]) => name !== 'ratelimit'),
+});
+
+async function replay(t: Test, { requests, prepare, runs, rule }: Version): Promise<Recorded[]> {
   const limits = await createClientLimits(settingsWith(LIMITS), { logger: recordingLogger() });
   const api = await startApi(t, { limits, env: LIMITS });
   const keys = await seed(api.db.sql);
-
-  const responses: Recorded[] = [];
-  for (const request of REQUESTS) {
-    const response = await exchange(api.port, requestBytes(request, keys), {
-      head: request.method === 'HEAD',
-    });
-    responses.push({ request: describe(request), ...normalise(t, request, response) });
+  await prepare?.(api.db.sql);
+  const tags: TagNames = new Map();
+  const fieldRule = rule(tags);
+  let first: Recorded[] | undefined;
+  for (let run = 1; run <= runs; run++) {
+    const responses: Recorded[] = [];
+    for (const request of requests) {
+      const response = await exchange(api.port, requestBytes(request, keys, tags), {
+        head: request.method === 'HEAD',
+      });
+      responses.push({ request: describe(request), ...normalise(t, request, response, fieldRule) });
+    }
+    if (first)
+      t.same(
+        responses.map(withoutRateLimit),
+        first.map(withoutRateLimit),
+        `run ${run} gives what run 1 gave (tags stable within a server)`,
+      );
+    first ??= responses;
   }
+  return first ?? [];
+}
 
-  if (RECORDING) {
-    const commit = execFileSync('git', ['rev-parse', 'HEAD'], { encoding: 'utf8' }).trim();
-    if (commit !== RECORDED_FROM) throw new Error(`the golden file is recorded from ${RECORDED_FROM} only`);
-    const longBodies: Record<string, string> = {};
-    const golden: Golden = {
-      recordedFrom: commit,
-      responses: responses.map((recorded) => {
-        if (recorded.body.length <= INLINE_BODY_CHARS) return recorded;
-        const ref = bodyRef(recorded.body);
-        longBodies[ref] = recorded.body;
-        return { ...recorded, body: ref };
-      }),
-      longBodies,
-    };
-    writeFileSync(GOLDEN, JSON.stringify(golden));
-    // Written as `npm run check` wants it, so that recording again from fd1b075 changes no byte.
-    execFileSync('node_modules/.bin/biome', ['format', '--write', fileURLToPath(GOLDEN)]);
-    t.pass(`recorded ${responses.length} responses in ${fileURLToPath(GOLDEN)}`);
-    return;
-  }
+function record(t: Test, { golden, recordedFrom }: Version, responses: Recorded[]) {
+  const longBodies: Record<string, string> = {};
+  const file: Golden = {
+    recordedFrom,
+    responses: responses.map((recorded) => {
+      if (recorded.body.length <= INLINE_BODY_CHARS) return recorded;
+      const ref = bodyRef(recorded.body);
+      longBodies[ref] = recorded.body;
+      return { ...recorded, body: ref };
+    }),
+    longBodies,
+  };
+  writeFileSync(golden, JSON.stringify(file));
+  // Written as `npm run check` wants it, so that recording again from the same commit changes no byte.
+  execFileSync('node_modules/.bin/biome', ['format', '--write', fileURLToPath(golden)]);
+  t.pass(`recorded ${responses.length} responses in ${fileURLToPath(golden)}`);
+}
 
-  const golden = JSON.parse(readFileSync(GOLDEN, 'utf8')) as Golden;
-  t.equal(golden.recordedFrom, RECORDED_FROM, 'the golden file was recorded from the 1.0.0 code');
+function compare(t: Test, { golden: goldenUrl, recordedFrom }: Version, responses: Recorded[]) {
+  const golden = JSON.parse(readFileSync(goldenUrl, 'utf8')) as Golden;
+  t.equal(golden.recordedFrom, recordedFrom, 'the golden file was recorded from the version it stands for');
   t.same(
     responses.map((r) => r.request),
     golden.responses.map((r) => r.request),
-    'the golden file holds these very requests (a changed list is recorded again from fd1b075)',
+    'the golden file holds these very requests (a changed list is recorded again from its commit)',
   );
   for (const [i, expected] of golden.responses.entries()) {
     const actual = responses[i];
@@ -406,4 +660,13 @@ t.test('a 1.0.0 client gets what it got from 1.0.0', async (t) => {
       `${expected.request}: body, differs at ${at} (${lengths})`,
     );
   }
-});
+}
+
+for (const version of VERSIONS) {
+  const skip = RECORDING && version.recordedFrom !== head && `recording from ${head}, not ${version.version}`;
+  t.test(`a ${version.version} client gets what it got from ${version.version}`, { skip }, async (t) => {
+    const responses = await replay(t, version);
+    if (RECORDING) record(t, version, responses);
+    else compare(t, version, responses);
+  });
+}

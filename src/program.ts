@@ -1,0 +1,120 @@
+/**
+ * `gwapi`, the operator's command line, once cli.ts has set the heap. This file only parses arguments
+ * and maps outcomes to exit codes; each command lives in `commands/`.
+ */
+import { Command, Option } from 'commander';
+import { demoCommand } from './commands/demo.js';
+import { importMeasurementsCommand, importRegistryCommand } from './commands/import.js';
+import { createKeyCommand, grantKeyCommand, listKeysCommand, revokeKeyCommand } from './commands/keys.js';
+import { migrateCommand } from './commands/migrate.js';
+import { serveCommand } from './commands/serve.js';
+import { describeSettings, loadSettings, type Settings, SettingsError } from './config.js';
+import { UserError } from './errors.js';
+
+/** Wraps a command: settings first (a bad one is one line and exit 2), then one-line errors, exit 1. */
+function run<A extends unknown[]>(command: (settings: Settings, ...args: A) => Promise<void>) {
+  return async (...args: A) => {
+    try {
+      await command(loadSettings(), ...args);
+    } catch (error) {
+      if (error instanceof SettingsError) {
+        process.stderr.write(`gwapi: ${error.message}\n`);
+        process.exit(2);
+      }
+      const message = error instanceof Error ? error.message : String(error);
+      process.stderr.write(`gwapi: ${error instanceof UserError ? '' : 'unexpected error: '}${message}\n`);
+      if (!(error instanceof UserError) && process.env.LOG_LEVEL === 'debug') console.error(error);
+      process.exit(1);
+    }
+  };
+}
+
+const collect = (value: string, previous: string[]) => [...previous, value];
+
+const program = new Command('gwapi')
+  .description('Groundwater read API: serve it, load its data and manage its API keys.')
+  // One line on bad usage, like every other error of gwapi (`--help` is there for the rest).
+  .configureOutput({ outputError: (text, write) => write(`gwapi: ${text.replace(/^error: /, '')}`) })
+  .addHelpText('after', `\n${describeSettings()}`);
+
+program
+  .command('migrate')
+  .description(
+    'Bring the database schema up to date. Safe to run again and from several replicas at once; ' +
+      'uses a TimescaleDB hypertable when the extension is available, plain PostgreSQL otherwise.',
+  )
+  .action(run(migrateCommand));
+
+const importer = program
+  .command('import')
+  .description('Load the tube registry or measurements into the database.');
+importer
+  .command('registry')
+  .description(
+    'Upsert wells and tubes from a JSON file: [{ "name": string, "tubes": [{ "identifier": uuid, ' +
+      '"number": string, "unit"?: string (default m), "verticalDatum"?: string (default NAP) }] }]. ' +
+      'A bad file is reported and nothing of it is imported.',
+  )
+  .argument('<file>', 'the registry JSON file')
+  .action(run(importRegistryCommand));
+importer
+  .command('measurements')
+  .description(
+    'Upsert measurements from CSV with the header tubeIdentifier,observedAt,value (observedAt in RFC 3339 ' +
+      'with offset). A row for an existing (tube, observedAt) replaces its value. Bad rows are reported as ' +
+      'FILE:LINE: field: reason and nothing of the file is imported.',
+  )
+  .argument('<file>', 'the CSV file, or - for standard input')
+  .action(run(importMeasurementsCommand));
+
+const keys = program
+  .command('keys')
+  .description('Create, grant, revoke and list API keys (only hashes are stored).');
+keys
+  .command('create')
+  .description(
+    'Create a key. Prints the key alone on the first line (shown only now) and its key id on the second.',
+  )
+  .requiredOption('--name <name>', 'who or what the key is for')
+  .option('--tube <uuid>', 'grant access to this tube (repeatable)', collect, [])
+  .option('--all-tubes', 'grant access to every tube, including tubes registered later', false)
+  .action(run(createKeyCommand));
+keys
+  .command('grant')
+  .description('Grant a key access to more tubes.')
+  .argument('<keyId>', 'the key id printed by `keys create` or `keys list`')
+  .addOption(new Option('--tube <uuid...>', 'tube identifiers to grant (repeatable)').makeOptionMandatory())
+  .action(run(grantKeyCommand));
+keys
+  .command('revoke')
+  .description('Revoke a key: it is refused with 401 on every replica within 10 seconds.')
+  .argument('<keyId>', 'the key id')
+  .action(run(revokeKeyCommand));
+keys
+  .command('list')
+  .description('List keys: id, name, created and revoked times, grant count. Never shows a key.')
+  .action(run(listKeysCommand));
+
+program
+  .command('serve')
+  .description(
+    'Run the HTTP service. Without DATABASE_URL it uses an embedded PostgreSQL in GWAPI_DATA_DIR (and migrates ' +
+      'it); without REDIS_URL it limits in process (correct for one replica only).',
+  )
+  .action(run(serveCommand));
+
+program
+  .command('demo')
+  .description(
+    'Run the service with no set-up at all: embedded PostgreSQL, demo wells with a year of 15-minute ' +
+      'measurements, and a printed demo key with example requests.',
+  )
+  .action(run(demoCommand));
+
+for (const command of program.commands.flatMap((c) => [c, ...c.commands])) {
+  command.addHelpText('after', `\n${describeSettings()}`);
+  // Subcommands do not inherit output settings they were created before.
+  command.configureOutput(program.configureOutput());
+}
+
+await program.parseAsync();
