@@ -11,21 +11,24 @@ import { pruneChangeLog } from '../../../src/importers/measurements/changeLog.js
 import type { ImportInput } from '../../../src/importers/measurements/importInput.js';
 import { importMeasurements } from '../../../src/importers/measurements/measurements.js';
 import { upsertRegistry } from '../../../src/importers/registry/registry.js';
-import { aggregateSelect } from '../../../src/v1/measurements/sql.js';
-import {
-  changedMeasurementsSelect,
-  currentSyncPoint,
-  loadSyncSecret,
-  type SyncViewer,
-  syncGone,
-} from '../../../src/v1/sync/sql.js';
+import { currentSyncPoint, loadSyncSecret, type SyncViewer } from '../../../src/v1/sync/sql.js';
 import { issueSyncToken, readSyncToken, type SyncPoint } from '../../../src/v1/sync/token.js';
 import { freshDatabase } from '../../helpers/database.js';
 import { csvOf, minuteRows, OTHER, TUBE } from '../../helpers/importFixtures.js';
+import {
+  ALL,
+  bucketLine,
+  type DeltaOptions,
+  point,
+  snapshotRead,
+  syncDelta,
+  wholeBuckets,
+} from '../../helpers/sync.js';
 
 const FROM = '2024-01-01T00:00:00Z';
 const TO = '2024-02-01T00:00:00Z';
-const ALL: SyncViewer = { allTubes: true, grants: new Set() };
+const delta = (sql: Sql, since: SyncPoint, tubeIds: number[], options: DeltaOptions = {}) =>
+  syncDelta(sql, since, tubeIds, { from: FROM, to: TO, ...options });
 
 const rows = minuteRows;
 const load = (sql: Sql, lines: string[]) =>
@@ -46,53 +49,6 @@ async function fixture(t: Test): Promise<Fixture> {
   ]);
   const ids = await sql<{ id: number }[]>`select id from tubes order by identifier`;
   return { sql, url, tube: ids[0]!.id, other: ids[1]!.id };
-}
-
-/** A response's transaction, as the bulk endpoint opens it. */
-const snapshotRead = <T>(sql: Sql, work: (tx: Sql) => Promise<T>) =>
-  sql.begin('isolation level repeatable read read only', (tx) => work(tx as unknown as Sql)) as Promise<T>;
-
-const point = (sql: Sql, viewer: SyncViewer = ALL) => snapshotRead(sql, (tx) => currentSyncPoint(tx, viewer));
-
-interface Delta {
-  gone: boolean;
-  /** `tube observedAt value` (raw) or `tube bucket mean min max count` (aggregated). */
-  rows: string[];
-}
-
-/** What a response with changedSince holds: 410, or its rows, for tubes `tubeIds` in [from, to). */
-function delta(
-  sql: Sql,
-  since: SyncPoint,
-  tubeIds: number[],
-  options: { viewer?: SyncViewer; from?: string; to?: string; aggregateSeconds?: number } = {},
-): Promise<Delta> {
-  return snapshotRead(sql, async (tx) => {
-    const now = await currentSyncPoint(tx, options.viewer ?? ALL);
-    if (await syncGone(tx, since, now)) return { gone: true, rows: [] };
-    const aggregate = options.aggregateSeconds
-      ? { bucketFunction: 'date_bin' as const, seconds: options.aggregateSeconds }
-      : undefined;
-    const select = changedMeasurementsSelect(tx, {
-      tubeIds,
-      from: options.from ?? FROM,
-      to: options.to ?? TO,
-      since,
-      aggregate,
-    });
-    const found = await select;
-    return {
-      gone: false,
-      rows: found.map((r) =>
-        [
-          r.tube,
-          (r.observed_at as Date).toISOString(),
-          r.value,
-          ...(aggregate ? [r.min, r.max, r.count] : []),
-        ].join(' '),
-      ),
-    };
-  });
 }
 
 /** The rows `delta` gives for `lines` of the CSV, at tube position `position`. */
@@ -178,20 +134,18 @@ t.test('aggregated: every touched bucket, recomputed over all of its measurement
   t.same((await delta(f.sql, token, [f.tube], { aggregateSeconds: 3600 })).rows, []);
   await load(f.sql, [hours[75]!.replace(/,\d+$/, ',1000')]);
   const bucketing = { bucketFunction: 'date_bin' as const, seconds: 3600 };
-  const whole = await aggregateSelect(f.sql, f.tube, FROM, TO, bucketing);
+  const whole = await wholeBuckets(f.sql, f.tube, FROM, TO, bucketing);
   const hour = whole[1]!;
   t.equal(hour.count, '60');
-  t.same((await delta(f.sql, token, [f.tube], { aggregateSeconds: 3600 })).rows, [
-    `0 ${new Date(hour.observedAt).toISOString()} ${hour.value} ${hour.min} ${hour.max} ${hour.count}`,
-  ]);
+  t.same((await delta(f.sql, token, [f.tube], { aggregateSeconds: 3600 })).rows, [bucketLine(0, hour)]);
   // A run over several buckets, cut by `from`: each bucket it reaches, counted within [from, to) only.
   const token2 = await point(f.sql);
   await load(f.sql, rows(TUBE, '2024-01-01T03:00:00Z', 150, 500));
   const from = '2024-01-01T03:30:00Z';
-  const cut = await aggregateSelect(f.sql, f.tube, from, TO, bucketing);
+  const cut = await wholeBuckets(f.sql, f.tube, from, TO, bucketing);
   t.same(
     (await delta(f.sql, token2, [f.tube], { aggregateSeconds: 3600, from })).rows,
-    cut.map((b) => `0 ${new Date(b.observedAt).toISOString()} ${b.value} ${b.min} ${b.max} ${b.count}`),
+    cut.map((b) => bucketLine(0, b)),
   );
   t.same(
     cut.map((b) => b.count),
