@@ -8,11 +8,9 @@
 import t from 'tap';
 import { connect } from '../../../src/db/connect.js';
 import { migrate, usesTimescaleDb } from '../../../src/db/migrate.js';
-import { ErrorCollector } from '../../../src/importers/importErrors.js';
-import { createStaging, writeStaged } from '../../../src/importers/measurements/stagedMeasurements.js';
 import { upsertRegistry } from '../../../src/importers/registry/registry.js';
 import { startTimescale } from '../../../testkit/timescale.js';
-import { OTHER, TUBE } from '../../helpers/importFixtures.js';
+import { importStaged, TUBE, TWO_TUBES } from '../../helpers/importFixtures.js';
 import { bucketLine, point, syncDelta, wholeBuckets } from '../../helpers/sync.js';
 
 const FROM = '2024-01-01T00:00:00Z';
@@ -24,31 +22,23 @@ t.teardown(() => timescale.stop());
 const sql = connect(timescale.url, { max: 1 });
 t.teardown(() => sql.end({ timeout: 5 }));
 
-/** Imports `hours` hourly rows of `tube` from `start` (value: hour index + `offset`), staged on the server. */
-function importHours(tube: string, start: string, hours: number, offset = 0) {
-  return sql.begin(async (tx) => {
-    await createStaging(tx);
-    await tx`
+/** Imports `hours` hourly rows of TUBE from FROM, value: the hour's index, or -5 for `corrected` ones. */
+const importHours = (hours: number, corrected: number[] = []) =>
+  importStaged(
+    sql,
+    [TUBE],
+    hours,
+    (tx) => tx`
       insert into measurement_staging
-      select n + 2, ${tube}::uuid, ${start}::timestamptz + n * interval '1 hour', n + ${offset}
-      from generate_series(0, ${hours - 1}) n`;
-    const tubes = new Set([tube.replaceAll('-', '')]);
-    return await writeStaged(tx, { rows: hours, tubes }, new ErrorCollector(), 'data.csv');
-  });
-}
+      select n + 2, ${TUBE}::uuid, ${FROM}::timestamptz + n * interval '1 hour',
+             case when n = any(${corrected}::int[]) then -5 else n end
+      from generate_series(0, ${hours - 1}) n`,
+  );
 
 t.test('raw and aggregated deltas on a hypertable, across a compressed chunk', async (t) => {
   await migrate(sql);
   t.ok(await usesTimescaleDb(sql), 'measurements is a hypertable');
-  await upsertRegistry(sql, [
-    {
-      name: 'W',
-      tubes: [
-        { identifier: TUBE, number: '1' },
-        { identifier: OTHER, number: '2' },
-      ],
-    },
-  ]);
+  await upsertRegistry(sql, TWO_TUBES);
   const ids = await sql<{ id: number }[]>`select id from tubes order by identifier`;
   const [tube, other] = ids.map((r) => r.id) as [number, number];
   const delta = (since: Parameters<typeof syncDelta>[1], aggregateSeconds?: number) =>
@@ -60,7 +50,7 @@ t.test('raw and aggregated deltas on a hypertable, across a compressed chunk', a
 
   const start = await point(sql);
   // 60 days: three 30-day chunks.
-  t.same(await importHours(TUBE, FROM, 24 * 60), { rows: 1440, inserted: 1440, updated: 0, unchanged: 0 });
+  t.same(await importHours(24 * 60), { rows: 1440, inserted: 1440, updated: 0, unchanged: 0 });
   const runs = await sql<
     { run: string }[]
   >`select tube_id || ' ' || first_at || ' ' || last_at as run from measurement_changes`;
@@ -74,23 +64,7 @@ t.test('raw and aggregated deltas on a hypertable, across a compressed chunk', a
   await sql`select compress_chunk(c) from show_chunks('measurements') c`;
 
   // The same rows again, two of them corrected (one in the compressed January chunk), one day added.
-  t.same(
-    await sql.begin(async (tx) => {
-      await createStaging(tx);
-      await tx`
-        insert into measurement_staging
-        select n + 2, ${TUBE}::uuid, ${FROM}::timestamptz + n * interval '1 hour',
-               case when n in (100, 1000) then -5 else n end
-        from generate_series(0, 24 * 61 - 1) n`;
-      return await writeStaged(
-        tx,
-        { rows: 24 * 61, tubes: new Set([TUBE.replaceAll('-', '')]) },
-        new ErrorCollector(),
-        'data.csv',
-      );
-    }),
-    { rows: 1464, inserted: 24, updated: 2, unchanged: 1438 },
-  );
+  t.same(await importHours(24 * 61, [100, 1000]), { rows: 1464, inserted: 24, updated: 2, unchanged: 1438 });
   const changed = (await delta(token)).rows;
   t.same(changed.slice(0, 2), ['0 2024-01-05T04:00:00.000Z -5', '0 2024-02-11T16:00:00.000Z -5']);
   t.same(changed.length, 26, 'the two corrections and the 24 new rows, nothing else');
