@@ -24,6 +24,7 @@ import {
   syncDelta,
   wholeBuckets,
 } from '../../helpers/sync.js';
+import { until } from '../../helpers/until.js';
 
 const FROM = '2024-01-01T00:00:00Z';
 const TO = '2024-02-01T00:00:00Z';
@@ -285,4 +286,38 @@ t.test('an import that commits after a token, though it began before a later one
   const naiveRows = await f.sql<{ tube_id: number }[]>`
     select distinct c.tube_id from measurement_changes c where c.xid > ${naive}::xid8`;
   t.same(naiveRows, [], 'the naive token misses A: this test fails on that design');
+});
+
+t.test('imports of the same tube take turns: no run holds the other import’s rows', async (t) => {
+  const f = await fixture(t);
+  const importerA = connect(f.url, { max: 1, applicationName: 'sync test import A' });
+  const importerB = connect(f.url, { max: 1, applicationName: 'sync test import B' });
+  t.teardown(() => Promise.all([importerA.end(), importerB.end()]));
+  const aRows = rows(TUBE, '2024-01-01T00:00:00Z', 100);
+  // Between A's instants: with both on the direct path at once, each would claim a run over the other's.
+  const bRows = rows(TUBE, '2024-01-01T00:00:30Z', 3).map((line, i) => line.replace(/,\d+$/, `,${i + 0.5}`));
+  const before = await point(f.sql);
+
+  const a = heldImport(importerA, aRows);
+  await a.holding;
+  const b = load(importerB, bRows);
+  // B's direct path finds the tube locked and gives way; its staging path waits for A's commit.
+  await until(
+    'B waits for the tube',
+    () => f.sql`select wait_event_type from pg_stat_activity where application_name = 'sync test import B'`,
+    (found) => found[0]?.wait_event_type === 'Lock',
+  );
+  a.release();
+  await a.done;
+  t.same(await b, { rows: 3, inserted: 3, updated: 0, unchanged: 0 });
+  t.same(
+    await changeRows(f.sql),
+    [`${f.tube} 00:00-01:39`, `${f.tube} 00:00-00:00`, `${f.tube} 00:01-00:01`, `${f.tube} 00:02-00:02`],
+    "B's rows are single runs between A's rows",
+  );
+  t.same(
+    (await delta(f.sql, before, [f.tube])).rows,
+    expected(0, [...aRows, ...bRows].sort()),
+    'both imports, each row once, in time order',
+  );
 });
