@@ -58,14 +58,29 @@ export const recordInsertedRuns = (q: TransactionSql) => q`
   select tube_id, min(observed_at), max(observed_at) from written group by tube_id`;
 
 /**
- * For a CTE of the upsert, over `written` (tube_id, observed_at of the rows it inserted or changed):
- * consecutive written rows of a tube form one run when no row was stored between them before the
- * statement. That is read from `measurements` in the same statement, whose snapshot does not see the
- * upsert's own rows: a row between them is then either stored before (found) or the file's (then
- * written, and so not between consecutive written rows) or unchanged (then stored before, found).
+ * For a CTE of the upsert, over `written` (tube_id, observed_at, inserted: the rows it inserted or
+ * changed). Reads `measurements` in the same statement, whose snapshot does not see the upsert's own
+ * rows: what was stored before it.
+ *
+ * A tube whose written rows span a range in which nothing was stored before but the rows it changed (a
+ * corrected stretch, or new readings after stored ones it repeats unchanged) is one run, found by one
+ * count. Otherwise consecutive written rows form a run when nothing was stored between them: a row
+ * between them is then either stored before (found), the file's and written (then not between
+ * consecutive written rows), or the file's and unchanged (then stored before, found).
  */
 export const recordUpsertedRuns = (q: TransactionSql) => q`
   insert into measurement_changes (tube_id, first_at, last_at)
+  with spans as (
+    select tube_id, min(observed_at) as first_at, max(observed_at) as last_at,
+           count(*) filter (where not inserted) as changed
+    from written group by tube_id
+  ), whole as (
+    select s.tube_id, s.first_at, s.last_at from spans s
+    where (select count(*) from measurements m
+           where m.tube_id = s.tube_id and m.observed_at between s.first_at and s.last_at) = s.changed
+  )
+  select tube_id, first_at, last_at from whole
+  union all
   select tube_id, min(observed_at), max(observed_at)
   from (
     select tube_id, observed_at, count(*) filter (where starts) over (partition by tube_id order by observed_at) as run
@@ -77,7 +92,7 @@ export const recordUpsertedRuns = (q: TransactionSql) => q`
              ) as starts
       from (select tube_id, observed_at,
                    lag(observed_at) over (partition by tube_id order by observed_at) as previous
-            from written) w
+            from written where tube_id not in (select tube_id from whole)) w
     ) steps
   ) runs
   group by tube_id, run`;
@@ -92,7 +107,9 @@ export async function pruneChangeLog(sql: Sql, days: number): Promise<number> {
     with pruned as (
       delete from measurement_changes where recorded_at < now() - make_interval(days => ${days}) returning xid
     ), horizon as (
-      update sync_state set pruned_through = greatest(pruned_through, (select max(xid) from pruned))
+      -- max(xid8) needs PostgreSQL 15; ordering by xid8 works from 13 on.
+      update sync_state
+      set pruned_through = greatest(pruned_through, (select xid from pruned order by xid desc limit 1))
       where exists (select from pruned)
     )
     select count(*) as deleted from pruned`;

@@ -126,6 +126,25 @@ t.test('corrections: only the rows given another value, in runs with no other ro
   ]);
 });
 
+t.test('the upsert records a stretch it wrote whole as one run', async (t) => {
+  const f = await fixture(t);
+  const hour = rows(TUBE, '2024-01-01T00:00:00Z', 60);
+  await load(f.sql, hour);
+  // A readout repeating the last 30 stored rows unchanged, then 30 new ones.
+  const readout = rows(TUBE, '2024-01-01T00:30:00Z', 60, 30);
+  t.same(await load(f.sql, readout), { rows: 60, inserted: 30, updated: 0, unchanged: 30 });
+  // Minutes 40 to 69 corrected, stored and new alike.
+  const token = await point(f.sql);
+  const corrected = rows(TUBE, '2024-01-01T00:40:00Z', 30, 0.5);
+  t.same(await load(f.sql, corrected), { rows: 30, inserted: 0, updated: 30, unchanged: 0 });
+  t.same(await changeRows(f.sql), [
+    `${f.tube} 00:00-00:59`,
+    `${f.tube} 01:00-01:29`,
+    `${f.tube} 00:40-01:09`,
+  ]);
+  t.same((await delta(f.sql, token, [f.tube])).rows, expected(0, corrected));
+});
+
 t.test('aggregated: every touched bucket, recomputed over all of its measurements', async (t) => {
   const f = await fixture(t);
   // Three hours of minutes; the token; then one correction in the second hour.
