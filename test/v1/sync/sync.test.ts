@@ -236,6 +236,11 @@ t.test('tokens: issued for a key, read back only for that key and unaltered', as
   t.match(token, /^[A-Za-z0-9_-]{1,200}$/);
   t.same(readSyncToken(token, 'key-a', secret), p);
   t.equal(readSyncToken(token, 'key-b', secret), undefined);
+  // A snapshot this database has not reached (a backup restored, a replica behind): what it counts as
+  // seen may be yet to come.
+  const ahead = { ...p, xmin: p.xmax + 5n, xmax: p.xmax + 10n, xip: [] };
+  t.equal((await delta(f.sql, ahead, [f.tube])).gone, true, 'a token ahead of the database');
+  t.equal((await delta(f.sql, p, [f.tube])).gone, false);
 });
 
 /**
