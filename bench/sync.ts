@@ -5,12 +5,12 @@
  * would have left it (3,660 change rows in 366 transactions). Then, from a token taken at that point:
  *
  * - appended: 100 new rows for each tube after its year (the import's direct path: 10 runs);
- * - corrections: 100 values of each tube given another value, scattered over its year (the staging
+ * - then corrections: 100 values of each tube given another value, scattered over its year (the staging
  *   path's upsert: 1,000 runs of one row, the worst case for the delta's joins);
  *
- * each delta read by changedMeasurementsSelect for the ten tubes over the whole year, and a series of
- * 1,000 rows (one tube, 1,000 minutes) in the same columns (`tube, observed_at, value`). Both are read
- * the two ways the response's row source may read them, in a REPEATABLE READ READ ONLY transaction:
+ * each delta read (after its import, before the next) by changedMeasurementsSelect for the ten tubes
+ * over the whole year and the day after, and a series of 1,000 rows (one tube, 1,000 minutes) in the
+ * same columns (`tube, observed_at, value`). Both are read the two ways the response's row source may read them, in a REPEATABLE READ READ ONLY transaction:
  * the series cursor (DECLARE/FETCH, text rows parsed by postgres.js: measurementBatches) and
  * `COPY (…) TO STDOUT (FORMAT binary)` into this process (parameters written into the text, since COPY
  * takes none). "with token work": the delta plus what a changedSince request adds before it
@@ -118,40 +118,17 @@ try {
   const csv = (lines: string[]) => Readable.from([`tubeIdentifier,observedAt,value\n${lines.join('\n')}\n`]);
   const minute = (n: number) => new Date(Date.parse(SERIES_START) + n * 60_000).toISOString();
 
-  const beforeAppend = await point();
-  const appended = tubes.flatMap((t) =>
-    Array.from({ length: 100 }, (_, i) => `${t.identifier},${minute(527_040 + i)},${i}`),
-  );
-  const a = await importMeasurements(sql, csv(appended), { name: 'appended.csv' });
-  const beforeCorrections = await point();
-  const corrected = tubes.flatMap((t) =>
-    Array.from({ length: 100 }, (_, i) => `${t.identifier},${minute(1_000 + i * 5_171)},${-10 - i}`),
-  );
-  const c = await importMeasurements(sql, csv(corrected), { name: 'corrections.csv' });
-  const afterAll = await point();
-  console.log(
-    `appended: ${a.inserted} inserted; corrections: ${c.updated} updated; change rows since the first token: ` +
-      (
-        await sql`select count(*) from measurement_changes where xid >= ${String(beforeAppend.xmin)}::xid8`
-      )[0]!.count +
-      '\n',
-  );
-  await sql`vacuum analyze measurements`;
-
   const ids = tubes.map((t) => t.id);
-  const delta =
-    (since: SyncPoint, from = FROM, aggregate?: number) =>
-    (q: Queryable) =>
-      changedMeasurementsSelect(q, {
-        tubeIds: ids,
-        from,
-        to: TO,
-        since,
-        aggregate: aggregate ? { bucketFunction: 'date_bin', seconds: aggregate } : undefined,
-      });
-  // The first 1,000 minutes of the year: rows no correction touched.
+  const delta = (since: SyncPoint, aggregate?: number) => (q: Queryable) =>
+    changedMeasurementsSelect(q, {
+      tubeIds: ids,
+      from: FROM,
+      to: TO,
+      since,
+      aggregate: aggregate ? { bucketFunction: 'date_bin', seconds: aggregate } : undefined,
+    });
+  // The first 1,000 minutes of the year: rows no correction touches.
   const series: Select = (q) => seriesSelect(q, fixture.tubeId, SERIES_START, minute(1_000));
-  const appendedToken = issueSyncToken(beforeAppend, 'bench', secret);
   const tokenWork = (text: string) => async (tx: Queryable) => {
     const read = readSyncToken(text, 'bench', secret)!;
     if (await syncGone(tx, read, await currentSyncPoint(tx, ALL))) throw new Error('gone');
@@ -163,47 +140,97 @@ try {
     /** Rows the cursor must read (COPY counts bytes). */
     expected?: number;
   }
-  // The day after the year: the appended rows, not the later corrections (a delta runs up to now).
-  const appendedDelta = delta(beforeAppend, dayAfterStart(366));
-  const kinds: Kind[] = [
+  const seriesKinds: Kind[] = [
     { label: 'series, 1,000 rows: cursor', run: () => viaCursor(sql, series), expected: 1000 },
     { label: 'series, 1,000 rows: COPY binary', run: () => viaCopy(sql, series) },
-    { label: 'delta, nothing changed: cursor', run: () => viaCursor(sql, delta(afterAll)), expected: 0 },
-    { label: 'delta, 1,000 appended: cursor', run: () => viaCursor(sql, appendedDelta), expected: 1000 },
-    { label: 'delta, 1,000 appended: COPY binary', run: () => viaCopy(sql, appendedDelta) },
+  ];
+  const times = new Map<string, number[]>();
+  /** Runs of `kinds` interleaved, the order reversed every other run; the first two warm up. */
+  async function measure(kinds: Kind[]): Promise<void> {
+    for (let run = -2; run < RUNS; run++) {
+      for (const kind of run % 2 === 0 ? kinds : [...kinds].reverse()) {
+        const t0 = performance.now();
+        const got = await kind.run();
+        const elapsed = performance.now() - t0;
+        if (kind.expected !== undefined && got !== kind.expected)
+          throw new Error(`${kind.label}: ${got} rows`);
+        if (run >= 0) times.set(kind.label, [...(times.get(kind.label) ?? []), elapsed]);
+      }
+    }
+  }
+  // Where the time of one run goes on the server: planning (each DECLARE or COPY plans its query), execution.
+  const serverTimes: string[] = [];
+  async function explain(label: string, select: Select): Promise<string[]> {
+    const plan = await sql.begin(SNAPSHOT, (tx) =>
+      tx.unsafe(`explain (analyze, buffers, costs off, timing off, summary) ${inlined(select)}`),
+    );
+    const lines = plan.map((r) => String(r['QUERY PLAN']));
+    serverTimes.push(
+      `${label}: ${lines.filter((line) => /^(Planning|Execution) Time/.test(line)).join(', ')}`,
+    );
+    return lines;
+  }
+
+  // Phase 1: new readings after each tube's year (direct path).
+  const beforeAppend = await point();
+  const appended = tubes.flatMap((t) =>
+    Array.from({ length: 100 }, (_, i) => `${t.identifier},${minute(527_040 + i)},${i}`),
+  );
+  const a = await importMeasurements(sql, csv(appended), { name: 'appended.csv' });
+  await sql`vacuum analyze measurements`;
+  const afterAppend = await point();
+  const appendedToken = issueSyncToken(beforeAppend, 'bench', secret);
+  await measure([
+    ...seriesKinds,
+    { label: 'delta, nothing changed: cursor', run: () => viaCursor(sql, delta(afterAppend)), expected: 0 },
+    {
+      label: 'delta, 1,000 appended: cursor',
+      run: () => viaCursor(sql, delta(beforeAppend)),
+      expected: 1000,
+    },
+    { label: 'delta, 1,000 appended: COPY binary', run: () => viaCopy(sql, delta(beforeAppend)) },
     {
       label: 'delta, 1,000 appended: cursor, with token work',
-      run: () => viaCursor(sql, appendedDelta, tokenWork(appendedToken)),
+      run: () => viaCursor(sql, delta(beforeAppend), tokenWork(appendedToken)),
       expected: 1000,
     },
     {
       label: 'delta, 1,000 appended, P1D (10 buckets): cursor',
-      run: () => viaCursor(sql, delta(beforeAppend, dayAfterStart(366), 86_400)),
+      run: () => viaCursor(sql, delta(beforeAppend, 86_400)),
       expected: 10,
     },
+  ]);
+  await explain('series of 1,000', series);
+  await explain('delta of 1,000 appended', delta(beforeAppend));
+
+  // Phase 2: values given another value, scattered over each tube's year (the upsert).
+  const beforeCorrections = await point();
+  const corrected = tubes.flatMap((t) =>
+    Array.from({ length: 100 }, (_, i) => `${t.identifier},${minute(1_000 + i * 5_171)},${-10 - i}`),
+  );
+  const c = await importMeasurements(sql, csv(corrected), { name: 'corrections.csv' });
+  await sql`vacuum analyze measurements`;
+  await measure([
+    ...seriesKinds,
     {
       label: 'delta, 1,000 corrections: cursor',
       run: () => viaCursor(sql, delta(beforeCorrections)),
       expected: 1000,
     },
     { label: 'delta, 1,000 corrections: COPY binary', run: () => viaCopy(sql, delta(beforeCorrections)) },
-  ];
-  const times = new Map<string, number[]>(kinds.map((k) => [k.label, []]));
-  for (let run = -2; run < RUNS; run++) {
-    for (const kind of run % 2 === 0 ? kinds : [...kinds].reverse()) {
-      const t0 = performance.now();
-      const got = await kind.run();
-      const elapsed = performance.now() - t0;
-      if (kind.expected !== undefined && got !== kind.expected) throw new Error(`${kind.label}: ${got} rows`);
-      if (run >= 0) times.get(kind.label)!.push(elapsed);
-    }
-  }
+  ]);
+  const correctionsPlan = await explain('delta of 1,000 corrections', delta(beforeCorrections));
+  console.log(
+    `appended: ${a.inserted} inserted, then ${RUNS} runs of each read; corrections: ${c.updated} updated, ` +
+      `then ${RUNS} runs of each (the series in both: ${RUNS * 2} runs)\n`,
+  );
+
   const medianOf = (label: string) => median(times.get(label)!);
   printTable(
     ['read', 'median', 'quartiles'],
-    kinds.map((k) => {
-      const [low, high] = quartiles(times.get(k.label)!);
-      return [k.label, ms(medianOf(k.label)), `${ms(low)} – ${ms(high)}`];
+    [...times].map(([label, runs]) => {
+      const [low, high] = quartiles(runs);
+      return [label, ms(medianOf(label)), `${ms(low)} – ${ms(high)}`];
     }),
   );
   const vs = (label: string, over: string) => ratio(medianOf(label) / medianOf(over));
@@ -237,27 +264,10 @@ try {
       `(${(size!.heap / size!.rows).toFixed(1)} and ${(size!.index / size!.rows).toFixed(1)} B a row, pages included)\n`,
   );
 
-  // Where the time of one run goes, on the server: planning (each DECLARE or COPY plans its query) and execution.
-  for (const [label, select] of [
-    ['series of 1,000', series],
-    ['delta of 1,000 appended', appendedDelta],
-    ['delta of 1,000 corrections', delta(beforeCorrections)],
-  ] as const) {
-    const summary = await sql.begin(SNAPSHOT, (tx) =>
-      tx.unsafe(`explain (analyze, costs off, timing off, summary) ${inlined(select)}`),
-    );
-    const times = summary
-      .map((r) => String(r['QUERY PLAN']))
-      .filter((line) => /^(Planning|Execution) Time/.test(line));
-    console.log(`${label}: ${times.join(', ')}`);
-  }
-  console.log();
+  console.log(`${serverTimes.join('\n')}\n`);
 
   // What the delta reads of the change log: the rows since the token, not the year of history.
-  const plan = await sql.begin(SNAPSHOT, (tx) =>
-    tx.unsafe(`explain (analyze, buffers, costs off, timing off) ${inlined(delta(beforeCorrections))}`),
-  );
-  const lines = plan.map((r) => String(r['QUERY PLAN']));
+  const lines = correctionsPlan;
   console.log('EXPLAIN ANALYZE of the corrections delta: its two index scans');
   for (const [i, line] of lines.entries()) {
     if (/Index (Only )?Scan|Execution/.test(line))
