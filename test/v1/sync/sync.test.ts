@@ -15,6 +15,7 @@ import { currentSyncPoint, loadSyncSecret, type SyncViewer } from '../../../src/
 import { issueSyncToken, readSyncToken, type SyncPoint } from '../../../src/v1/sync/token.js';
 import { freshDatabase } from '../../helpers/database.js';
 import { csvOf, minuteRows, OTHER, TUBE } from '../../helpers/importFixtures.js';
+import { seededRandom } from '../../helpers/random.js';
 import {
   ALL,
   bucketLine,
@@ -345,3 +346,52 @@ t.test('imports of the same tube take turns: no run holds the other import’s r
     'both imports, each row once, in time order',
   );
 });
+
+t.test(
+  'any order of commits and tokens: each delta holds exactly the imports committed after it',
+  async (t) => {
+    const f = await fixture(t);
+    const identifiers = Array.from({ length: 4 }, (_, i) => `7c1e5a52-0000-4000-8000-00000000000${i}`);
+    await upsertRegistry(f.sql, [
+      { name: 'W3', tubes: identifiers.map((identifier, i) => ({ identifier, number: `${i}` })) },
+    ]);
+    const ids = (
+      await f.sql<
+        { id: number }[]
+      >`select id from tubes where identifier = any(${identifiers}::uuid[]) order by identifier`
+    ).map((r) => r.id);
+    const importers = identifiers.map(() => connect(f.url, { max: 1 }));
+    t.teardown(() => Promise.all(importers.map((sql) => sql.end())));
+    const random = seededRandom(23);
+    for (let schedule = 0; schedule < 6; schedule++) {
+      // All four start (in this order) and write; then commits in a random order, tokens between them.
+      const day = `2024-01-${String(schedule + 1).padStart(2, '0')}T00:00:00Z`;
+      const lines = identifiers.map((identifier, i) => rows(identifier, day, 20, i * 100 + schedule));
+      const imports = [];
+      for (const [i, sql] of importers.entries()) {
+        const held = heldImport(sql, lines[i]!);
+        await held.holding;
+        imports.push(held);
+      }
+      const order = [0, 1, 2, 3].sort(() => random() - 0.5);
+      const tokens: { point: SyncPoint; committedBefore: number[] }[] = [
+        { point: await point(f.sql), committedBefore: [] },
+      ];
+      const committed: number[] = [];
+      for (const i of order) {
+        imports[i]!.release();
+        await imports[i]!.done;
+        committed.push(i);
+        if (random() < 0.6) tokens.push({ point: await point(f.sql), committedBefore: [...committed] });
+      }
+      for (const { point: since, committedBefore } of tokens) {
+        const after = [0, 1, 2, 3].filter((i) => !committedBefore.includes(i));
+        t.same(
+          (await delta(f.sql, since, ids)).rows,
+          after.flatMap((i) => expected(i, lines[i]!)),
+          `schedule ${schedule}, commits ${order.join(' ')}, token after ${committedBefore.length}`,
+        );
+      }
+    }
+  },
+);
