@@ -106,8 +106,7 @@ export function changedMeasurementsSelect(sql: Queryable, request: ChangedMeasur
       from ${tubes}
       join changes c on c.tube_id = l.id
       cross join lateral unnest(c.ranges) r (range)
-      join measurements m on m.tube_id = l.id and m.observed_at >= lower(r.range)
-        and m.observed_at <= upper(r.range) and m.observed_at <@ r.range
+      cross join lateral (${measuredIn(sql, sql`r.range`)}) m
       order by l.n, m.observed_at`;
   }
   const bucket = (instant: Fragment) => bucketStart(sql, aggregate, from, instant);
@@ -131,11 +130,23 @@ export function changedMeasurementsSelect(sql: Queryable, request: ChangedMeasur
       from ${tubes}
       join extents e on e.tube_id = l.id
       cross join lateral unnest(e.extents) x (range)
-      join measurements m on m.tube_id = l.id and m.observed_at >= lower(x.range) and m.observed_at < upper(x.range)
+      cross join lateral (${measuredIn(sql, sql`x.range`)}) m
     ) measured
     group by n, bucket
     order by n, bucket`;
 }
+
+/**
+ * The measurements of tube `l.id` within `range` (a tstzrange of the query), by the primary key. OFFSET 0
+ * keeps it a scan of its own, run for each range with the range's bounds: pulled up into the join, the
+ * planner may read the tube's whole series and filter it; and on a hypertable TimescaleDB excludes the
+ * chunks outside each range at run time only in such a scan.
+ */
+const measuredIn = (sql: Queryable, range: Fragment) => sql`
+  select m.observed_at, m.value from measurements m
+  where m.tube_id = l.id and m.observed_at >= lower(${range}) and m.observed_at <= upper(${range})
+    and m.observed_at <@ ${range}
+  offset 0`;
 
 /**
  * Per tube of the request, the instants changed since the token within [from, to), as one multirange:

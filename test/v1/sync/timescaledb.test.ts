@@ -9,6 +9,7 @@ import t from 'tap';
 import { connect } from '../../../src/db/connect.js';
 import { migrate, usesTimescaleDb } from '../../../src/db/migrate.js';
 import { upsertRegistry } from '../../../src/importers/registry/registry.js';
+import { changedMeasurementsSelect } from '../../../src/v1/sync/sql.js';
 import { startTimescale } from '../../../testkit/timescale.js';
 import { importStaged, TUBE, TWO_TUBES } from '../../helpers/importFixtures.js';
 import { bucketLine, point, syncDelta, wholeBuckets } from '../../helpers/sync.js';
@@ -81,4 +82,25 @@ t.test('raw and aggregated deltas on a hypertable, across a compressed chunk', a
     'whole days, recomputed',
   );
   t.same((await delta(await point(sql), 86_400)).rows, [], 'nothing since now');
+
+  // Each changed run is read from its own chunks only: excluded at run time, as its bounds are known.
+  for (const aggregate of [undefined, { bucketFunction: 'time_bucket' as const, seconds: 86_400 }]) {
+    const plan = await sql.begin('isolation level repeatable read read only', async (tx) => {
+      const select = changedMeasurementsSelect(tx, {
+        tubeIds: [tube, other],
+        from: FROM,
+        to: TO,
+        since: token,
+        aggregate,
+      });
+      return (await tx`explain (analyze, costs off, timing off) ${select}`).map((r) =>
+        String(r['QUERY PLAN']),
+      );
+    });
+    t.match(
+      plan.join('\n'),
+      /ChunkAppend\) on measurements[\s\S]*Chunks excluded during runtime: [1-9]/,
+      aggregate ? 'buckets' : 'rows',
+    );
+  }
 });
