@@ -21,6 +21,7 @@ const ALL = [
   'concurrent',
   'discovery',
   'import',
+  'sync',
   'limits',
   'limitsHttp',
   'startPaths',

@@ -197,6 +197,11 @@ export const variables = {
     description:
       "On SIGTERM, how long running responses may go on before they are cut; keep it below the orchestrator's stop timeout.",
   },
+  SYNC_HISTORY_DAYS: {
+    schema: integer(1, 36_500),
+    description:
+      'Days of change history kept for sync tokens: `gwapi import measurements` prunes older history after each import, and an older token is answered 410 (sync again without changedSince). Unset: all history is kept.',
+  },
   METRICS_PORT: {
     schema: integer(0, 65535),
     description:

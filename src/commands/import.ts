@@ -2,6 +2,7 @@
 import type { Settings } from '../config.js';
 import { ImportRejected } from '../importers/importErrors.js';
 import { displayName, openInput } from '../importers/inputFile.js';
+import { pruneChangeLog } from '../importers/measurements/changeLog.js';
 import { importMeasurements, vacuumMeasurements } from '../importers/measurements/measurements.js';
 import { progressLine } from '../importers/progress.js';
 import { importRegistryFile } from '../importers/registry/registryFile.js';
@@ -39,6 +40,7 @@ export async function importMeasurementsCommand(settings: Settings, file: string
       importMeasurements(sql, input, { name, onLines: progress.update }),
     ).finally(progress.done);
     await vacuumMeasurements(sql);
+    if (settings.SYNC_HISTORY_DAYS !== undefined) await pruneChangeLog(sql, settings.SYNC_HISTORY_DAYS);
     const seconds = (performance.now() - started) / 1000;
     process.stdout.write(
       `imported ${count(imported.rows)} ${imported.rows === 1 ? 'row' : 'rows'} from ${name}: ` +

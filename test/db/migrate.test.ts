@@ -19,7 +19,17 @@ t.test('an empty database gets every migration, in order', async (t) => {
   const tables = await sql`select tablename from pg_tables where schemaname = 'public' order by 1`;
   t.same(
     tables.map((r) => r.tablename),
-    ['api_key_grants', 'api_keys', 'measurements', 'registry_version', 'schema_migrations', 'tubes', 'wells'],
+    [
+      'api_key_grants',
+      'api_keys',
+      'measurement_changes',
+      'measurements',
+      'registry_version',
+      'schema_migrations',
+      'sync_state',
+      'tubes',
+      'wells',
+    ],
   );
   t.equal(result.timescaledb, await usesTimescaleDb(sql));
 });

@@ -1,24 +1,62 @@
 /** The registry the measurements import tests share: one well with two tubes. */
+
+import type { TransactionSql } from 'postgres';
 import type { Test } from 'tap';
 import type { Sql } from '../../src/db/connect.js';
-import { upsertRegistry } from '../../src/importers/registry/registry.js';
+import { ErrorCollector } from '../../src/importers/importErrors.js';
+import type { MeasurementsImported } from '../../src/importers/measurements/measurements.js';
+import { createStaging, writeStaged } from '../../src/importers/measurements/stagedMeasurements.js';
+import { type RegistryWell, upsertRegistry } from '../../src/importers/registry/registry.js';
 import { freshDatabase } from './database.js';
 
 export const TUBE = '1b4e28ba-2fa1-11d2-883f-0016d3cca427';
 export const OTHER = '1b4e28ba-2fa1-11d2-883f-0016d3cca428';
 export const HEADER = 'tubeIdentifier,observedAt,value\n';
 
-/** A fresh database with TUBE and OTHER registered in well W1. */
+/** `count` CSV rows of `tube`, one a minute from `start` (ISO), value = minute index + `offset`. */
+export function minuteRows(tube: string, start: string, count: number, offset = 0): string[] {
+  const first = Date.parse(start);
+  return Array.from(
+    { length: count },
+    (_, i) => `${tube},${new Date(first + i * 60_000).toISOString()},${i + offset}`,
+  );
+}
+
+/** A CSV file of `rows`, with its header. */
+export const csvOf = (rows: string[]) => `${HEADER}${rows.join('\n')}\n`;
+
+/** TUBE and OTHER in well W1. */
+export const TWO_TUBES: RegistryWell[] = [
+  {
+    name: 'W1',
+    tubes: [
+      { identifier: TUBE, number: '1' },
+      { identifier: OTHER, number: '2' },
+    ],
+  },
+];
+
+/** A fresh database with TWO_TUBES registered. */
 export async function registeredDatabase(t: Test): Promise<Sql> {
   const { sql } = await freshDatabase(t);
-  await upsertRegistry(sql, [
-    {
-      name: 'W1',
-      tubes: [
-        { identifier: TUBE, number: '1' },
-        { identifier: OTHER, number: '2' },
-      ],
-    },
-  ]);
+  await upsertRegistry(sql, TWO_TUBES);
   return sql;
+}
+
+/**
+ * The staging path's SQL half (stagedMeasurements.ts) on `rows` rows of `tubes` that `stage` puts into
+ * the staging table (line, tube, observed_at, value): for servers that take no COPY FROM STDIN (PGlite).
+ */
+export function importStaged(
+  sql: Sql,
+  tubes: string[],
+  rows: number,
+  stage: (tx: TransactionSql) => Promise<unknown>,
+): Promise<MeasurementsImported> {
+  return sql.begin(async (tx) => {
+    await createStaging(tx);
+    await stage(tx);
+    const identifiers = new Set(tubes.map((tube) => tube.replaceAll('-', '')));
+    return await writeStaged(tx, { rows, tubes: identifiers }, new ErrorCollector(), 'data.csv');
+  });
 }

@@ -5,12 +5,12 @@
  */
 import type { TransactionSql } from 'postgres';
 import { ErrorCollector } from '../importErrors.js';
+import { LOCK_NOT_AVAILABLE, lockTubes, recordDirectRuns } from './changeLog.js';
 import { CopyIn } from './copy/copyIn.js';
 import { copyCsv } from './copyCsv.js';
 import { MeasurementCsv } from './csv/measurementCsv.js';
 import { DirectRows, type DirectTube } from './directRows.js';
 import type { ImportInput } from './importInput.js';
-import { markSeriesChanged } from './seriesChanged.js';
 
 /** Not an error of the file: the direct path cannot vouch for it, and the staging path must take it. */
 export class DirectPathRefused extends Error {
@@ -52,17 +52,24 @@ export async function copyDirect(
       rows.identify();
     }
   });
-  // Every tube the file names got rows, all of them new.
-  await markSeriesChanged(tx, tx`select unnest(${rows.tubeIds()}::int[])`);
+  // Every tube the file names got rows, all of them new, and no others in its range (lookUpTubes).
+  await recordDirectRuns(tx, rows.runs());
   return csv.rows;
 }
 
 /**
  * Sets the ids of tubes met for the first time, provided each is registered and has no stored row at or
- * after its first instant in the file (its later rows only rise from there).
+ * after its first instant in the file (its later rows only rise from there). The tubes are locked first
+ * (changeLog.ts), without waiting: a tube another import holds sends the file to the staging path,
+ * which waits its turn. The lock is sent in the same round trip, and the lookup's snapshot follows it.
  */
 async function lookUpTubes(tx: TransactionSql, tubes: readonly DirectTube[]): Promise<void> {
-  const found = await tx<{ id: number | null; stored: boolean }[]>`
+  const locked = lockTubes(
+    tx,
+    tubes.map((t) => t.identifier),
+    { nowait: true },
+  ).execute();
+  const lookup = tx<{ id: number | null; stored: boolean }[]>`
     select t.id, exists (
         select from measurements m
         where m.tube_id = t.id and m.observed_at >= to_timestamp(i.seconds) + i.micros * interval '1 microsecond'
@@ -70,8 +77,17 @@ async function lookUpTubes(tx: TransactionSql, tubes: readonly DirectTube[]): Pr
     from unnest(${tubes.map((t) => t.identifier)}::uuid[], ${tubes.map((t) => t.first.seconds)}::float8[],
                 ${tubes.map((t) => t.first.micros)}::int[]) with ordinality as i (identifier, seconds, micros, n)
     left join tubes t on t.identifier = i.identifier
-    order by i.n`;
-  for (const [i, row] of found.entries()) {
+    order by i.n`.execute();
+  // Both settled before either fails: a refused lock fails the lookup too (the transaction is aborted).
+  const [lock, found] = await Promise.allSettled([locked, lookup]);
+  if (lock.status === 'rejected') {
+    if ((lock.reason as { code?: string }).code === LOCK_NOT_AVAILABLE) {
+      throw new DirectPathRefused('another import holds a tube of the file');
+    }
+    throw lock.reason;
+  }
+  if (found.status === 'rejected') throw found.reason;
+  for (const [i, row] of found.value.entries()) {
     if (row.id === null) throw new DirectPathRefused('the file names an unknown tube');
     if (row.stored) throw new DirectPathRefused('the file reaches into stored rows of a tube');
     tubes[i]!.id = row.id;

@@ -8,6 +8,7 @@
  * patched in `identify`.
  */
 import type { Instant } from '../../domain/datetime.js';
+import type { TubeRun } from './changeLog.js';
 import { writeTimestamp } from './copy/copyBinary.js';
 import { RowBlocks } from './copy/rowBlocks.js';
 import type { RowSink } from './csv/measurementCsv.js';
@@ -79,9 +80,13 @@ export class DirectRows extends RowBlocks implements RowSink {
     return tubes;
   }
 
-  /** The internal ids of the tubes met, once identified. */
-  tubeIds(): number[] {
-    return [...this.tubes.values()].map((tube) => tube.id);
+  /** Each tube met, once identified, with its first and last instant in the file. */
+  runs(): TubeRun[] {
+    return [...this.tubes.values()].map((tube) => ({
+      tubeId: tube.id,
+      first: tube.first,
+      last: { seconds: tube.seconds, micros: tube.micros },
+    }));
   }
 
   /** Called once the new tubes' ids are set: writes them into the rows written before. */

@@ -15,8 +15,8 @@
  *   unsorted files, and files with errors, which it reports in full.
  *
  * The direct path goes first and gives way at the first sign that it cannot take the file: a bad row,
- * an unknown tube, a stored row in the file's range, instants out of order, or a key violation (another
- * import committed the same rows meanwhile). Its transaction is then rolled back, and the staging path
+ * an unknown tube, a tube another import is writing (changeLog.ts: imports of a tube take turns), a
+ * stored row in the file's range, instants out of order, or a key violation. Its transaction is then rolled back, and the staging path
  * reads the input again from the start (importInput.ts). A file the direct path refuses is usually
  * refused within its first chunk, as a re-import is; the worst case, a problem near the end, reads the
  * file twice. A stream, which cannot be reopened, is kept in memory up to 64 MB while the direct path
@@ -87,7 +87,8 @@ async function importStaged(
 
 /**
  * Besides its own refusals, the direct path gives way when its COPY fails on a key: another import has
- * committed the same rows since the tubes were looked up, which is the upsert's case. A COPY that failed
+ * committed the same rows since the tubes were looked up, which is the upsert's case (tube locks rule
+ * that out among importers of this version; one of 1.1.0, which takes none, may still run beside it). A COPY that failed
  * without saying why (copyIn.ts) most likely failed on a key too; should it be anything else, the
  * staging path meets it again and reports it.
  */

@@ -5,6 +5,7 @@
  */
 import type { TransactionSql } from 'postgres';
 import { type ErrorCollector, ImportRejected, type LineError, SHOWN_ERRORS } from '../importErrors.js';
+import { lockTubes, recordInsertedRuns, recordUpsertedRuns } from './changeLog.js';
 import { markSeriesChanged } from './seriesChanged.js';
 
 export interface MeasurementsImported {
@@ -48,6 +49,10 @@ export async function writeStaged(
     await addDuplicates(tx, errors);
     throw new ImportRejected(name, errors);
   }
+  // Held to the commit; the checks and the write below see every import of these tubes before it.
+  await lockTubes(tx, staged.tubes ? [...staged.tubes] : tx`select tube from measurement_staging`, {
+    nowait: false,
+  });
   const source = stagedRows(tubes.onlyTubeId);
   const written = (await insertIfAllNew(tx, source)) ?? (await upsertOrFindDuplicates(tx, source, errors));
   if (!written) throw new ImportRejected(name, errors);
@@ -130,8 +135,9 @@ function addFound<R extends FoundRows>(
  * The common case, new data for a time range the database has nothing for yet, costs far less through a
  * plain INSERT than through the upsert: ON CONFLICT makes every row a speculative insertion (an extra
  * index probe and WAL record each; bench/README.md, "Import"). So when no stored row of any tube falls
- * inside the file's time range of that tube, a plain INSERT does exactly what the upsert would. Should it still meet a conflict (a duplicate inside the file, or a
- * concurrent import of the same range), it is undone and the upsert takes over, which handles both.
+ * inside the file's time range of that tube, a plain INSERT does exactly what the upsert would. Should
+ * it still meet a conflict (a duplicate inside the file), it is undone and the upsert takes over. The
+ * tubes are locked (writeStaged), so no other import can write into the range meanwhile.
  */
 async function insertIfAllNew(
   tx: TransactionSql,
@@ -151,8 +157,9 @@ async function insertIfAllNew(
     return await tx.savepoint(async (sp) => {
       const [written] = await sp<{ inserted: string }[]>`
         with written as (
-          insert into measurements (tube_id, observed_at, value) ${source(sp)} returning tube_id
-        ), changed as (${markSeriesChanged(sp, sp`select tube_id from written`)})
+          insert into measurements (tube_id, observed_at, value) ${source(sp)} returning tube_id, observed_at
+        ), changed as (${markSeriesChanged(sp, sp`select tube_id from written`)}),
+        logged as (${recordInsertedRuns(sp)})
         select count(*) as inserted from written`;
       return { inserted: Number(written?.inserted ?? 0), updated: 0 };
     });
@@ -182,8 +189,9 @@ async function upsertOrFindDuplicates(
           insert into measurements (tube_id, observed_at, value) ${source(sp)}
           on conflict (tube_id, observed_at) do update set value = excluded.value
             where measurements.value is distinct from excluded.value
-          returning tube_id, xmax = 0 as inserted
-        ), changed as (${markSeriesChanged(sp, sp`select tube_id from written`)})
+          returning tube_id, observed_at, xmax = 0 as inserted
+        ), changed as (${markSeriesChanged(sp, sp`select tube_id from written`)}),
+        logged as (${recordUpsertedRuns(sp)})
         select count(*) filter (where inserted) as inserted, count(*) filter (where not inserted) as updated
         from written`;
       return { inserted: Number(counts?.inserted ?? 0), updated: Number(counts?.updated ?? 0) };

@@ -5,6 +5,7 @@
 import type { PendingQuery, Row } from 'postgres';
 import type { Queryable, Sql } from '../../db/connect.js';
 import { usesTimescaleDb } from '../../db/migrate.js';
+import { bucketAggregates, bucketStart } from './buckets.js';
 
 export interface TubeRow {
   /** Internal id: what grants and measurements refer to. */
@@ -84,28 +85,21 @@ export interface Bucketing {
 
 /**
  * The buckets of one tube's measurements in [from, to), oldest first, each starting `seconds` after
- * the one before from `from` on. The mean sums in time order: a float sum depends on its order, and a
- * representation must be the same bytes however the rows happen to be stored or read (its ETag says
- * so), on either storage.
+ * the one before from `from` on, on either storage (buckets.ts: what each bucket computes).
  */
 export function aggregateSelect(
   sql: Queryable,
   tubeId: number,
   from: string,
   to: string,
-  { bucketFunction, seconds }: Bucketing,
+  bucketing: Bucketing,
 ) {
-  const stride = sql`make_interval(secs => ${seconds})`;
-  const bucket =
-    bucketFunction === 'time_bucket'
-      ? sql`time_bucket(${stride}, observed_at, origin => ${from}::timestamptz)`
-      : sql`date_bin(${stride}, observed_at, ${from}::timestamptz)`;
+  const { mean, min, max, count } = bucketAggregates(sql);
   return sql`
     select replace(replace(bucket::text, ' ', 'T'), '+00', 'Z') as "observedAt",
-           avg(value order by observed_at)::text as value, min(value)::text as min, max(value)::text as max,
-           count(*)::text as count
+           ${mean}::text as value, ${min}::text as min, ${max}::text as max, ${count}::text as count
     from (
-      select ${bucket} as bucket, observed_at, value
+      select ${bucketStart(sql, bucketing, from, sql`observed_at`)} as bucket, observed_at, value
       from measurements
       where tube_id = ${tubeId} and observed_at >= ${from}::timestamptz and observed_at < ${to}::timestamptz
     ) measured

@@ -106,3 +106,26 @@ t.test('streams a few hundred thousand rows through standard input', async (t) =
   t.ok(table && table.pages > 0 && table.visible === table.pages, 'the visibility map is set');
   t.equal(table?.tuples, rows, 'analyzed');
 });
+
+t.test('SYNC_HISTORY_DAYS: the import prunes older change history, and only when set', async (t) => {
+  const { db } = await setUp(t);
+  const file = join(t.testdir(), 'data.csv');
+  const gwapi = (minute: number, env: Record<string, string> = {}) =>
+    writeFile(file, `${HEADER}${TUBE},2024-01-01T00:${String(minute).padStart(2, '0')}:00Z,1\n`).then(() =>
+      runCli(['import', 'measurements', file], { env: { DATABASE_URL: db.url, ...env } }),
+    );
+  const history = async () =>
+    (
+      await db.sql<
+        { n: number }[]
+      >`select extract(minute from first_at)::int as n from measurement_changes order by 1`
+    ).map((r) => r.n);
+  t.equal((await gwapi(0)).code, 0);
+  await db.sql`update measurement_changes set recorded_at = now() - interval '3 days'`;
+  t.equal((await gwapi(1)).code, 0);
+  t.same(await history(), [0, 1], 'unset: everything kept');
+  t.equal((await gwapi(2, { SYNC_HISTORY_DAYS: '2' })).code, 0);
+  t.same(await history(), [1, 2], 'the import of 3 days ago pruned');
+  const [state] = await db.sql`select pruned_through > '0'::xid8 as pruned from sync_state`;
+  t.equal(state?.pruned, true, 'and the horizon raised');
+});

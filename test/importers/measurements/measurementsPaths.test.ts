@@ -9,7 +9,7 @@ import type { Sql } from '../../../src/db/connect.js';
 import { ImportRejected } from '../../../src/importers/importErrors.js';
 import { type ImportInput, streamInput } from '../../../src/importers/measurements/importInput.js';
 import { importMeasurements } from '../../../src/importers/measurements/measurements.js';
-import { HEADER, OTHER, registeredDatabase, TUBE } from '../../helpers/importFixtures.js';
+import { csvOf, minuteRows, OTHER, registeredDatabase, TUBE } from '../../helpers/importFixtures.js';
 
 /** A re-readable input that counts how often the import read it, in chunks of `chunkBytes`. */
 function countedInput(csv: string, chunkBytes = 1 << 20) {
@@ -26,16 +26,7 @@ function countedInput(csv: string, chunkBytes = 1 << 20) {
   return input;
 }
 
-/** `count` rows of `tube`, one a minute from `start` (ISO), value = minute index + `offset`. */
-function series(tube: string, start: string, count: number, offset = 0): string[] {
-  const first = Date.parse(start);
-  return Array.from(
-    { length: count },
-    (_, i) => `${tube},${new Date(first + i * 60_000).toISOString()},${i + offset}`,
-  );
-}
-
-const csvOf = (rows: string[]) => `${HEADER}${rows.join('\n')}\n`;
+const series = minuteRows;
 
 /** Imports `csv` in chunks of `chunkBytes`; what it did, and how often it read its input. */
 async function imported(sql: Sql, csv: string, chunkBytes?: number): Promise<string> {

@@ -7,14 +7,11 @@
 import t from 'tap';
 import { connect } from '../../../src/db/connect.js';
 import { migrate, usesTimescaleDb } from '../../../src/db/migrate.js';
-import { ErrorCollector, ImportRejected } from '../../../src/importers/importErrors.js';
+import { ImportRejected } from '../../../src/importers/importErrors.js';
 import { vacuumMeasurements } from '../../../src/importers/measurements/measurements.js';
-import { createStaging, writeStaged } from '../../../src/importers/measurements/stagedMeasurements.js';
 import { upsertRegistry } from '../../../src/importers/registry/registry.js';
 import { startTimescale } from '../../../testkit/timescale.js';
-
-const TUBE = '1b4e28ba-2fa1-11d2-883f-0016d3cca427';
-const OTHER = '1b4e28ba-2fa1-11d2-883f-0016d3cca428';
+import { importStaged, OTHER, TUBE, TWO_TUBES } from '../../helpers/importFixtures.js';
 
 const timescale = await startTimescale();
 t.teardown(() => timescale.stop());
@@ -23,29 +20,22 @@ const sql = connect(timescale.url, { max: 1 });
 t.teardown(() => sql.end({ timeout: 5 }));
 
 /** Stages rows [tube, observedAt, value] (lines 2, 3, …) and writes them as the import does. */
-function importRows(rows: [string, string, number][]) {
-  return sql.begin(async (tx) => {
-    await createStaging(tx);
-    for (const [i, [tube, observedAt, value]] of rows.entries()) {
-      await tx`insert into measurement_staging values (${i + 2}, ${tube}, ${observedAt}, ${value})`;
-    }
-    const tubes = new Set(rows.map(([tube]) => tube.replaceAll('-', '')));
-    return await writeStaged(tx, { rows: rows.length, tubes }, new ErrorCollector(), 'data.csv');
-  });
-}
+const importRows = (rows: [string, string, number][]) =>
+  importStaged(
+    sql,
+    rows.map(([tube]) => tube),
+    rows.length,
+    async (tx) => {
+      for (const [i, [tube, observedAt, value]] of rows.entries()) {
+        await tx`insert into measurement_staging values (${i + 2}, ${tube}, ${observedAt}, ${value})`;
+      }
+    },
+  );
 
 t.test('insert, re-import, correction on compressed chunks, duplicates: on a hypertable', async (t) => {
   await migrate(sql);
   t.ok(await usesTimescaleDb(sql), 'measurements is a hypertable');
-  await upsertRegistry(sql, [
-    {
-      name: 'W',
-      tubes: [
-        { identifier: TUBE, number: '1' },
-        { identifier: OTHER, number: '2' },
-      ],
-    },
-  ]);
+  await upsertRegistry(sql, TWO_TUBES);
   // Two 30-day chunks and two tubes.
   const rows: [string, string, number][] = [
     [TUBE, '2024-01-01T00:00:00.000001Z', -1.23],

@@ -1,0 +1,278 @@
+/**
+ * Sync benchmark: what a delta of 1,000 changed rows costs on a large table, against a 1,000-row series
+ * (issue 23: at most 2×). Ten tubes with a year of 1-minute data each (5,270,400 rows, generated in SQL
+ * and vacuumed as an import leaves them), and a year of change history as daily imports of every tube
+ * would have left it (3,660 change rows in 366 transactions). Then, from a token taken at that point:
+ *
+ * - appended: 100 new rows for each tube after its year (the import's direct path: 10 runs);
+ * - then corrections: 100 values of each tube given another value, scattered over its year (the staging
+ *   path's upsert: 1,000 runs of one row, the worst case for the delta's joins);
+ *
+ * each delta read (after its import, before the next) by changedMeasurementsSelect for the ten tubes
+ * over the whole year and the day after, and a series of 1,000 rows (one tube, 1,000 minutes) in the
+ * same columns (`tube, observed_at, value`). Both are read the two ways the response's row source may read them, in a REPEATABLE READ READ ONLY transaction:
+ * the series cursor (DECLARE/FETCH, text rows parsed by postgres.js: measurementBatches) and
+ * `COPY (…) TO STDOUT (FORMAT binary)` into this process (parameters written into the text, since COPY
+ * takes none). "with token work": the delta plus what a changedSince request adds before it
+ * (readSyncToken, currentSyncPoint with the view of all tubes, syncGone).
+ *
+ *   node --import tsx bench/sync.ts [RUNS]        (default 40; DATABASE_URL, or an embedded PostgreSQL)
+ *
+ * Prints the median and quartiles of each, alternating kinds run by run, and the ratios of the medians.
+ */
+import { Readable } from 'node:stream';
+import type { PendingQuery, Row } from 'postgres';
+import type { Queryable, Sql } from '../src/db/connect.js';
+import { importMeasurements } from '../src/importers/measurements/measurements.js';
+import { measurementBatches } from '../src/v1/measurements/sql.js';
+import { changedMeasurementsSelect, currentSyncPoint, loadSyncSecret, syncGone } from '../src/v1/sync/sql.js';
+import { issueSyncToken, readSyncToken, type SyncPoint } from '../src/v1/sync/token.js';
+import { startBenchPostgres } from './lib/postgres.js';
+import { addSeriesFixture, dayAfterStart, SERIES_START } from './lib/seriesFixture.js';
+import { count, machineLine, median, ms, printTable, quartiles, ratio } from './lib/stats.js';
+
+const RUNS = Number(process.argv[2] ?? 40);
+const TUBES = 10;
+const BATCH = 2000;
+const SNAPSHOT = 'isolation level repeatable read read only';
+const ALL = { allTubes: true, grants: new Set<number>() };
+const FROM = SERIES_START;
+const TO = dayAfterStart(367);
+
+/** A select built for `Queryable`, as plain SQL text with its parameters written in (for COPY). */
+function inlined(build: (sql: Queryable) => unknown): string {
+  interface Recorded {
+    strings: TemplateStringsArray;
+    params: unknown[];
+  }
+  const recorded = (value: unknown): value is Recorded =>
+    typeof value === 'object' && value !== null && 'strings' in value;
+  const literal = (value: unknown): string => {
+    if (recorded(value)) return render(value);
+    if (Array.isArray(value)) return `'{${value.join(',')}}'`;
+    if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+    return `'${String(value).replaceAll("'", "''")}'`;
+  };
+  const render = ({ strings, params }: Recorded): string =>
+    strings.reduce((text, part, i) => `${text}${literal(params[i - 1])}${part}`);
+  const recorder = (strings: TemplateStringsArray, ...params: unknown[]): Recorded => ({ strings, params });
+  return render(build(recorder as unknown as Queryable) as Recorded);
+}
+
+/** The series of the row source: one tube in [from, to), in the columns every measurements query has. */
+const seriesSelect = (sql: Queryable, tubeId: number, from: string, to: string) => sql`
+  select 0::int4 as tube, observed_at, value from measurements
+  where tube_id = ${tubeId} and observed_at >= ${from}::timestamptz and observed_at < ${to}::timestamptz
+  order by observed_at`;
+
+type Select = (sql: Queryable) => PendingQuery<Row[]>;
+
+/** Rows of `select` through the series cursor, in its own snapshot; `before` runs first in it. */
+async function viaCursor(sql: Sql, select: Select, before?: (tx: Queryable) => Promise<unknown>) {
+  let rows = 0;
+  await sql.begin(SNAPSHOT, async (tx) => {
+    await before?.(tx);
+    for await (const batch of measurementBatches(tx, select(tx), BATCH)) rows += batch.length;
+  });
+  return rows;
+}
+
+/** Bytes of `select` through COPY … (FORMAT binary), in its own snapshot. */
+async function viaCopy(sql: Sql, select: Select, before?: (tx: Queryable) => Promise<unknown>) {
+  let bytes = 0;
+  const text = inlined(select);
+  await sql.begin(SNAPSHOT, async (tx) => {
+    await before?.(tx);
+    const stream = await tx.unsafe(`copy (${text}) to stdout (format binary)`).readable();
+    for await (const chunk of stream) bytes += (chunk as Buffer).length;
+  });
+  return bytes;
+}
+
+const pg = await startBenchPostgres();
+try {
+  console.log(`Sync — ${await machineLine()}\n${pg.description}\n`);
+  const { sql } = await pg.database('bench_sync');
+  const started = performance.now();
+  const fixture = await addSeriesFixture(sql, { otherTubes: TUBES - 1 });
+  const tubes = await sql<
+    { id: number; identifier: string }[]
+  >`select id, identifier::text from tubes order by id`;
+  // A year of daily imports of every tube, one transaction a day.
+  for (let day = 0; day < 366; day++) {
+    await sql`
+      insert into measurement_changes (tube_id, first_at, last_at)
+      select id, ${dayAfterStart(day)}::timestamptz, ${dayAfterStart(day + 1)}::timestamptz - interval '1 minute'
+      from tubes`;
+  }
+  await sql`vacuum analyze measurement_changes`;
+  const [stored] = await sql<{ rows: string; changes: string }[]>`
+    select (select count(*) from measurements) as rows, (select count(*) from measurement_changes) as changes`;
+  console.log(
+    `${count(Number(stored!.rows))} measurements of ${TUBES} tubes, ${count(Number(stored!.changes))} change rows; ` +
+      `set up in ${((performance.now() - started) / 1000).toFixed(0)} s; ${RUNS} runs of each\n`,
+  );
+
+  const secret = await loadSyncSecret(sql);
+  const point = () => sql.begin(SNAPSHOT, (tx) => currentSyncPoint(tx, ALL));
+  const csv = (lines: string[]) => Readable.from([`tubeIdentifier,observedAt,value\n${lines.join('\n')}\n`]);
+  const minute = (n: number) => new Date(Date.parse(SERIES_START) + n * 60_000).toISOString();
+
+  const ids = tubes.map((t) => t.id);
+  const delta = (since: SyncPoint, aggregate?: number) => (q: Queryable) =>
+    changedMeasurementsSelect(q, {
+      tubeIds: ids,
+      from: FROM,
+      to: TO,
+      since,
+      aggregate: aggregate ? { bucketFunction: 'date_bin', seconds: aggregate } : undefined,
+    });
+  // The first 1,000 minutes of the year: rows no correction touches.
+  const series: Select = (q) => seriesSelect(q, fixture.tubeId, SERIES_START, minute(1_000));
+  const tokenWork = (text: string) => async (tx: Queryable) => {
+    const read = readSyncToken(text, 'bench', secret)!;
+    if (await syncGone(tx, read, await currentSyncPoint(tx, ALL))) throw new Error('gone');
+  };
+
+  interface Kind {
+    label: string;
+    run: () => Promise<number>;
+    /** Rows the cursor must read (COPY counts bytes). */
+    expected?: number;
+  }
+  const seriesKinds: Kind[] = [
+    { label: 'series, 1,000 rows: cursor', run: () => viaCursor(sql, series), expected: 1000 },
+    { label: 'series, 1,000 rows: COPY binary', run: () => viaCopy(sql, series) },
+  ];
+  const times = new Map<string, number[]>();
+  /** Runs of `kinds` interleaved, the order reversed every other run; the first two warm up. */
+  async function measure(kinds: Kind[]): Promise<void> {
+    for (let run = -2; run < RUNS; run++) {
+      for (const kind of run % 2 === 0 ? kinds : [...kinds].reverse()) {
+        const t0 = performance.now();
+        const got = await kind.run();
+        const elapsed = performance.now() - t0;
+        if (kind.expected !== undefined && got !== kind.expected)
+          throw new Error(`${kind.label}: ${got} rows`);
+        if (run >= 0) times.set(kind.label, [...(times.get(kind.label) ?? []), elapsed]);
+      }
+    }
+  }
+  // Where the time of one run goes on the server: planning (each DECLARE or COPY plans its query), execution.
+  const serverTimes: string[] = [];
+  async function explain(label: string, select: Select): Promise<string[]> {
+    const plan = await sql.begin(SNAPSHOT, (tx) =>
+      tx.unsafe(`explain (analyze, buffers, costs off, timing off, summary) ${inlined(select)}`),
+    );
+    const lines = plan.map((r) => String(r['QUERY PLAN']));
+    serverTimes.push(
+      `${label}: ${lines.filter((line) => /^(Planning|Execution) Time/.test(line)).join(', ')}`,
+    );
+    return lines;
+  }
+
+  // Phase 1: new readings after each tube's year (direct path).
+  const beforeAppend = await point();
+  const appended = tubes.flatMap((t) =>
+    Array.from({ length: 100 }, (_, i) => `${t.identifier},${minute(527_040 + i)},${i}`),
+  );
+  const a = await importMeasurements(sql, csv(appended), { name: 'appended.csv' });
+  await sql`vacuum analyze measurements`;
+  const afterAppend = await point();
+  const appendedToken = issueSyncToken(beforeAppend, 'bench', secret);
+  await measure([
+    ...seriesKinds,
+    { label: 'delta, nothing changed: cursor', run: () => viaCursor(sql, delta(afterAppend)), expected: 0 },
+    {
+      label: 'delta, 1,000 appended: cursor',
+      run: () => viaCursor(sql, delta(beforeAppend)),
+      expected: 1000,
+    },
+    { label: 'delta, 1,000 appended: COPY binary', run: () => viaCopy(sql, delta(beforeAppend)) },
+    {
+      label: 'delta, 1,000 appended: cursor, with token work',
+      run: () => viaCursor(sql, delta(beforeAppend), tokenWork(appendedToken)),
+      expected: 1000,
+    },
+    {
+      label: 'delta, 1,000 appended, P1D (10 buckets): cursor',
+      run: () => viaCursor(sql, delta(beforeAppend, 86_400)),
+      expected: 10,
+    },
+  ]);
+  await explain('series of 1,000', series);
+  await explain('delta of 1,000 appended', delta(beforeAppend));
+
+  // Phase 2: values given another value, scattered over each tube's year (the upsert).
+  const beforeCorrections = await point();
+  const corrected = tubes.flatMap((t) =>
+    Array.from({ length: 100 }, (_, i) => `${t.identifier},${minute(1_000 + i * 5_171)},${-10 - i}`),
+  );
+  const c = await importMeasurements(sql, csv(corrected), { name: 'corrections.csv' });
+  await sql`vacuum analyze measurements`;
+  await measure([
+    ...seriesKinds,
+    {
+      label: 'delta, 1,000 corrections: cursor',
+      run: () => viaCursor(sql, delta(beforeCorrections)),
+      expected: 1000,
+    },
+    { label: 'delta, 1,000 corrections: COPY binary', run: () => viaCopy(sql, delta(beforeCorrections)) },
+  ]);
+  const correctionsPlan = await explain('delta of 1,000 corrections', delta(beforeCorrections));
+  console.log(
+    `appended: ${a.inserted} inserted, then ${RUNS} runs of each read; corrections: ${c.updated} updated, ` +
+      `then ${RUNS} runs of each (the series in both: ${RUNS * 2} runs)\n`,
+  );
+
+  const medianOf = (label: string) => median(times.get(label)!);
+  printTable(
+    ['read', 'median', 'quartiles'],
+    [...times].map(([label, runs]) => {
+      const [low, high] = quartiles(runs);
+      return [label, ms(medianOf(label)), `${ms(low)} – ${ms(high)}`];
+    }),
+  );
+  const vs = (label: string, over: string) => ratio(medianOf(label) / medianOf(over));
+  printTable(
+    ['ratio of medians', 'cursor', 'COPY binary'],
+    [
+      [
+        'delta of 1,000 appended / series of 1,000',
+        vs('delta, 1,000 appended: cursor', 'series, 1,000 rows: cursor'),
+        vs('delta, 1,000 appended: COPY binary', 'series, 1,000 rows: COPY binary'),
+      ],
+      [
+        'the same, with token work',
+        vs('delta, 1,000 appended: cursor, with token work', 'series, 1,000 rows: cursor'),
+        '',
+      ],
+      [
+        'delta of 1,000 corrections / series of 1,000',
+        vs('delta, 1,000 corrections: cursor', 'series, 1,000 rows: cursor'),
+        vs('delta, 1,000 corrections: COPY binary', 'series, 1,000 rows: COPY binary'),
+      ],
+    ],
+  );
+
+  const [size] = await sql<{ heap: number; index: number; rows: number }[]>`
+    select pg_relation_size('measurement_changes')::float8 as heap,
+           pg_relation_size('measurement_changes_xid')::float8 as index,
+           (select count(*) from measurement_changes)::float8 as rows`;
+  console.log(
+    `change log: ${count(size!.rows)} rows, heap ${count(size!.heap)} B, index ${count(size!.index)} B ` +
+      `(${(size!.heap / size!.rows).toFixed(1)} and ${(size!.index / size!.rows).toFixed(1)} B a row, pages included)\n`,
+  );
+
+  console.log(`${serverTimes.join('\n')}\n`);
+
+  // What the delta reads of the change log: the rows since the token, not the year of history.
+  const lines = correctionsPlan;
+  console.log('EXPLAIN ANALYZE of the corrections delta: its two index scans');
+  for (const [i, line] of lines.entries()) {
+    if (/Index (Only )?Scan|Execution/.test(line))
+      console.log(`  ${line.trim()}\n    ${lines[i + 1]?.trim() ?? ''}`);
+  }
+} finally {
+  await pg.stop();
+}

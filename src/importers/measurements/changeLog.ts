@@ -1,0 +1,117 @@
+/**
+ * The change log that sync tokens read (sql/006, src/v1/sync/): each import records, in its own
+ * transaction, the runs of instants of each tube in which it wrote every row. Two things make a run exact:
+ *
+ * - Before it looks at what is stored for a tube, an import locks the tube's row (`lockTubes`), and
+ *   holds the lock to its commit. Imports of the same tube therefore follow one another: a later one
+ *   sees what an earlier one committed, and no other import can put a row inside a run between the
+ *   check and the commit. Imports of other tubes are not held up.
+ * - A run's bounds are instants the import wrote, so its rows, and its buckets, are all changed ones.
+ *
+ * The importers also raise the tube's series version here (seriesChanged.ts): same rows, same statement.
+ */
+import type { Fragment, TransactionSql } from 'postgres';
+import type { Sql } from '../../db/connect.js';
+import { formatInstant, type Instant } from '../../domain/datetime.js';
+import { markSeriesChanged } from './seriesChanged.js';
+
+/** Lock not available (NOWAIT). */
+export const LOCK_NOT_AVAILABLE = '55P03';
+
+/**
+ * Locks the rows of the tubes `identifiers` selects (uuid text, or a subquery of them), in id order so
+ * that two imports waiting for each other's tubes cannot deadlock. `nowait`: fail at once (55P03)
+ * rather than wait; the direct path, which locks tubes as the file names them (in no fixed order), must
+ * never wait, and gives way to the staging path instead. Send it before the statement that looks at the
+ * tubes' stored rows: that one's snapshot then follows the lock.
+ */
+export function lockTubes(q: TransactionSql, identifiers: string[] | Fragment, options: { nowait: boolean }) {
+  const which = Array.isArray(identifiers) ? q`select unnest(${identifiers}::uuid[])` : identifiers;
+  return q`
+    select from tubes where identifier in (${which}) order by id
+    for no key update ${options.nowait ? q`nowait` : q``}`;
+}
+
+export interface TubeRun {
+  tubeId: number;
+  first: Instant;
+  last: Instant;
+}
+
+/** The direct path: every row of each tube from its first to its last instant in the file is new. */
+export function recordDirectRuns(q: TransactionSql, runs: readonly TubeRun[]) {
+  const ids = runs.map((run) => run.tubeId);
+  return q`
+    with changed as (${markSeriesChanged(q, q`select unnest(${ids}::int[])`)})
+    insert into measurement_changes (tube_id, first_at, last_at)
+    select * from unnest(${ids}::int[], ${runs.map((run) => formatInstant(run.first))}::timestamptz[],
+                         ${runs.map((run) => formatInstant(run.last))}::timestamptz[])`;
+}
+
+/**
+ * For a CTE of the plain INSERT, over `written` (a CTE of the rows it RETURNed: tube_id, observed_at):
+ * one run per tube. Exact because no stored row of the tube fell inside the file's range (checked under
+ * the tube's lock), so every row between the tube's first and last written instant is the file's.
+ */
+export const recordInsertedRuns = (q: TransactionSql) => q`
+  insert into measurement_changes (tube_id, first_at, last_at)
+  select tube_id, min(observed_at), max(observed_at) from written group by tube_id`;
+
+/**
+ * For a CTE of the upsert, over `written` (tube_id, observed_at, inserted: the rows it inserted or
+ * changed). Reads `measurements` in the same statement, whose snapshot does not see the upsert's own
+ * rows: what was stored before it.
+ *
+ * A tube whose written rows span a range in which nothing was stored before but the rows it changed (a
+ * corrected stretch, or new readings after stored ones it repeats unchanged) is one run, found by one
+ * count. Otherwise consecutive written rows form a run when nothing was stored between them: a row
+ * between them is then either stored before (found), the file's and written (then not between
+ * consecutive written rows), or the file's and unchanged (then stored before, found).
+ */
+export const recordUpsertedRuns = (q: TransactionSql) => q`
+  insert into measurement_changes (tube_id, first_at, last_at)
+  with spans as (
+    select tube_id, min(observed_at) as first_at, max(observed_at) as last_at,
+           count(*) filter (where not inserted) as changed
+    from written group by tube_id
+  ), whole as (
+    select s.tube_id, s.first_at, s.last_at from spans s
+    where (select count(*) from measurements m
+           where m.tube_id = s.tube_id and m.observed_at between s.first_at and s.last_at) = s.changed
+  )
+  select tube_id, first_at, last_at from whole
+  union all
+  select tube_id, min(observed_at), max(observed_at)
+  from (
+    select tube_id, observed_at, count(*) filter (where starts) over (partition by tube_id order by observed_at) as run
+    from (
+      select w.tube_id, w.observed_at,
+             w.previous is null or exists (
+               select from measurements m
+               where m.tube_id = w.tube_id and m.observed_at > w.previous and m.observed_at < w.observed_at
+             ) as starts
+      from (select tube_id, observed_at,
+                   lag(observed_at) over (partition by tube_id order by observed_at) as previous
+            from written where tube_id not in (select tube_id from whole)) w
+    ) steps
+  ) runs
+  group by tube_id, run`;
+
+/**
+ * Deletes the change history recorded more than `days` ago (SYNC_HISTORY_DAYS), and raises the horizon
+ * below which tokens are answered 410 (src/v1/sync/sql.ts, syncGone) in the same transaction, so no
+ * reader sees one without the other. Returns the number of change rows deleted.
+ */
+export async function pruneChangeLog(sql: Sql, days: number): Promise<number> {
+  const [row] = await sql<{ deleted: string }[]>`
+    with pruned as (
+      delete from measurement_changes where recorded_at < now() - make_interval(days => ${days}) returning xid
+    ), horizon as (
+      -- max(xid8) needs PostgreSQL 15; ordering by xid8 works from 13 on.
+      update sync_state
+      set pruned_through = greatest(pruned_through, (select xid from pruned order by xid desc limit 1))
+      where exists (select from pruned)
+    )
+    select count(*) as deleted from pruned`;
+  return Number(row?.deleted ?? 0);
+}
