@@ -20,7 +20,7 @@ import { type ClientLimits, unlimited } from '../limits/types.js';
 import { docsRoute } from './docs/plugin.js';
 import { measurementsRoute } from './measurements/route.js';
 import { networkMeasurementsRoute } from './networkMeasurements/route.js';
-import { type SyncTokens, snapshotOnlyTokens } from './networkMeasurements/sync.js';
+import { syncTokens } from './networkMeasurements/sync.js';
 import { openApiRoute } from './openapi/route.js';
 import { wellsRoute } from './wells/route.js';
 
@@ -34,8 +34,6 @@ export interface V1Dependencies {
   limits: ClientLimits;
   settings: Settings;
   metrics: ServiceMetrics;
-  /** Sync tokens of the network endpoint (networkMeasurements/sync.ts); a stand-in until src/v1/sync/. */
-  sync?: SyncTokens;
 }
 
 /**
@@ -49,7 +47,8 @@ export function v1Routes(api: FastifyInstance): void {
 }
 
 export async function v1Api(api: FastifyInstance, deps: V1Dependencies): Promise<void> {
-  const { sql, gate, resolver, limits, settings, metrics, sync = snapshotOnlyTokens } = deps;
+  const { sql, gate, resolver, limits, settings, metrics } = deps;
+  const sync = syncTokens(sql, gate.run);
   v1Routes(api);
   await api.register(openApiRoute, { settings });
   await api.register(docsRoute, { settings });

@@ -24,6 +24,7 @@ import { type Client, readsNothing } from '../../keys/clients.js';
 import { CSV_MEDIA_TYPE, csvAttachment } from '../measurements/csvSeries.js';
 import { negotiateSeriesFormat, SERIES_VARY } from '../measurements/format.js';
 import { canonicalTubeIdentifier } from '../measurements/route.js';
+import type { SyncPoint } from '../sync/token.js';
 import { NetworkQuery } from './query.js';
 import { changesGone, listedTubeNotFound, TOKEN_NOT_ISSUED } from './refusals.js';
 import { type NetworkTubeRow, tubesInView } from './sql.js';
@@ -49,12 +50,12 @@ export interface NetworkSelection {
   validators: Validators;
 }
 
-interface SelectionRequest<Point> {
+interface SelectionRequest {
   client: Client;
   /** `tubes` as sent, or undefined for every tube the key may read. */
   listed: readonly string[] | undefined;
   /** What `changedSince` stands for, when given. */
-  since: Point | undefined;
+  since: SyncPoint | undefined;
   representation: Omit<NetworkRepresentationInputs, 'tubes'>;
 }
 
@@ -62,10 +63,10 @@ interface SelectionRequest<Point> {
  * Access, in the response's snapshot: the tubes, a 404 naming the first listed identifier the key may
  * not read (malformed, unknown and hidden alike), then the 410 of a token whose changes are gone.
  */
-export async function selectNetwork<Point>(
+export async function selectNetwork(
   tx: Queryable,
-  sync: SyncTokens<Point>,
-  { client, listed, since, representation }: SelectionRequest<Point>,
+  sync: SyncTokens,
+  { client, listed, since, representation }: SelectionRequest,
 ): Promise<NetworkSelection> {
   const canonical = listed?.map(canonicalTubeIdentifier);
   const wellFormed = canonical?.filter((identifier): identifier is string => identifier !== undefined);
@@ -79,7 +80,7 @@ export async function selectNetwork<Point>(
   if (since !== undefined && (await sync.gone(tx, since, now))) throw changesGone();
   return {
     tubes,
-    syncToken: sync.issue(now, client.keyId),
+    syncToken: await sync.issue(now, client.keyId),
     validators: networkValidators({ tubes, ...representation }, client),
   };
 }
@@ -87,9 +88,9 @@ export async function selectNetwork<Point>(
 /** The mode of every snapshot this endpoint reads in: the tube list and measurements agree. */
 export const SNAPSHOT = 'isolation level repeatable read read only';
 
-export async function networkMeasurementsRoute<Point>(
+export async function networkMeasurementsRoute(
   app: FastifyInstance,
-  options: { sql: Sql; gate: ConnectionGate; metrics: ServiceMetrics; sync: SyncTokens<Point> },
+  options: { sql: Sql; gate: ConnectionGate; metrics: ServiceMetrics; sync: SyncTokens },
 ): Promise<void> {
   const { sql, gate, sync } = options;
   app.withTypeProvider<ZodTypeProvider>().route({
@@ -100,9 +101,9 @@ export async function networkMeasurementsRoute<Point>(
       const { query } = request;
       const client = request.client!;
       // A token is a parameter: refused (400) before access is looked at.
-      let since: Point | undefined;
+      let since: SyncPoint | undefined;
       if (query.changedSince !== undefined) {
-        since = sync.read(query.changedSince, client.keyId);
+        since = await sync.read(query.changedSince, client.keyId);
         if (since === undefined) throw invalidParameter('changedSince', TOKEN_NOT_ISSUED);
       }
       if (readsNothing(client)) throw forbidden();
@@ -111,7 +112,7 @@ export async function networkMeasurementsRoute<Point>(
       const coding = negotiateCoding(request.headers['accept-encoding']);
       const format = query.format ?? negotiateSeriesFormat(request.headers.accept);
       const mediaType = format === 'csv' ? CSV_MEDIA_TYPE : 'application/json';
-      const selectionRequest: SelectionRequest<Point> = {
+      const selectionRequest: SelectionRequest = {
         client,
         listed: query.tubes,
         since,

@@ -1,51 +1,48 @@
 /**
- * What the network endpoint needs of sync tokens (src/v1/sync/ once it is there), as one dependency:
- * the token of the response's snapshot, the reading of a `changedSince`, the 410, and the select of the
- * measurements changed since a token. The route knows nothing of how a token is made.
+ * Sync tokens (src/v1/sync/) as the network endpoint uses them: the token of the response's snapshot,
+ * the reading of a `changedSince`, the 410, and the select of what changed since a token. One
+ * dependency of the route, so that it knows nothing of how a token is made, and the secret is read
+ * from the database at the first use rather than when the app is built.
  */
-import type { Queryable } from '../../db/connect.js';
+import type { Queryable, Sql } from '../../db/connect.js';
+import type { WithConnection } from '../../db/connectionGate.js';
+import { retryIfConnectionLost } from '../../db/retry.js';
 import type { Client } from '../../keys/clients.js';
-import type { Bucketing } from '../measurements/sql.js';
+import { changedMeasurementsSelect, currentSyncPoint, loadSyncSecret, syncGone } from '../sync/sql.js';
+import { issueSyncToken, readSyncToken, type SyncPoint } from '../sync/token.js';
 
-export interface ChangedMeasurementsRequest<Point> {
-  /** Internal tube ids; a row's `tube` is its position here. */
-  tubeIds: readonly number[];
-  /** RFC 3339 UTC forms of the interval. */
-  from: string;
-  to: string;
-  since: Point;
-  aggregate?: Bucketing | undefined;
-}
-
-export interface SyncTokens<Point = unknown> {
+export interface SyncTokens {
   /** Where the response stands: `tx` is its repeatable-read transaction. */
-  current(tx: Queryable, client: Client): Promise<Point>;
+  current(tx: Queryable, client: Client): Promise<SyncPoint>;
   /** The token of `point`, bound to the key. */
-  issue(point: Point, keyId: string): string;
-  /** What a `changedSince` stands for, or undefined when this service did not issue it to this key (400). */
-  read(text: string, keyId: string): Point | undefined;
+  issue(point: SyncPoint, keyId: string): Promise<string>;
+  /** What a `changedSince` stands for; undefined when this service did not issue it to this key (400). */
+  read(text: string, keyId: string): Promise<SyncPoint | undefined>;
   /** Whether the changes since `since` can no longer be told as measurements (410). */
-  gone(tx: Queryable, since: Point, now: Point): Promise<boolean>;
-  /**
-   * The select of the measurements changed since `since`: the columns of the series' row source
-   * (measurements/sql.ts), ordered by tube then time, as SQL text (binary COPY takes no parameters).
-   */
-  changedSelect(tx: Queryable, request: ChangedMeasurementsRequest<Point>): string | Promise<string>;
+  gone: typeof syncGone;
+  /** The measurements changed since a token: the columns of the series' row source, by tube then time. */
+  changedSelect: typeof changedMeasurementsSelect;
 }
 
-/**
- * The stand-in until src/v1/sync/ is wired in (plugin.ts): a token that names the snapshot, and no
- * token read back, so every `changedSince` is a 400. Replace it, do not extend it.
- */
-export const snapshotOnlyTokens: SyncTokens<string> = {
-  async current(tx) {
-    const [row] = await tx<{ snapshot: string }[]>`select pg_current_snapshot()::text as snapshot`;
-    return row!.snapshot;
-  },
-  issue: (point) => Buffer.from(point).toString('base64url'),
-  read: () => undefined,
-  gone: async () => false,
-  changedSelect() {
-    throw new Error('no sync token is read back before src/v1/sync/ is wired in');
-  },
-};
+/** The tokens of the database behind `sql`; its secret read once, through `withConnection`. */
+export function syncTokens(sql: Sql, withConnection: WithConnection): SyncTokens {
+  let secret: Promise<Buffer> | undefined;
+  const secretOf = () => {
+    if (!secret) {
+      const reading = withConnection(() => retryIfConnectionLost(() => loadSyncSecret(sql)));
+      // A failed read is tried again by the next request.
+      reading.catch(() => {
+        if (secret === reading) secret = undefined;
+      });
+      secret = reading;
+    }
+    return secret;
+  };
+  return {
+    current: currentSyncPoint,
+    issue: async (point, keyId) => issueSyncToken(point, keyId, await secretOf()),
+    read: async (text, keyId) => readSyncToken(text, keyId, await secretOf()),
+    gone: syncGone,
+    changedSelect: changedMeasurementsSelect,
+  };
+}
