@@ -38,7 +38,7 @@ try {
       for (const [i, store] of stores.entries()) {
         const server = servers[i]!;
         const { tubeId, identifier, key } = store.fixture;
-        const floor = await server.floor({ method: 'declare', tubeId, from: SERIES_START, to: TO });
+        const floor = await server.floor({ method: 'copyBinary', tubeId, from: SERIES_START, to: TO });
         if (floor.rows !== YEAR_ROWS) throw new Error(`${store.name}: ${floor.rows} rows`);
         const response = await timedGet(
           `${server.base}/v1/groundwater-monitoring-tubes/${identifier}/measurements?from=${SERIES_START}&to=${TO}`,
@@ -59,7 +59,7 @@ try {
     );
     const baseline = median(samples[0]!.ours);
     printTable(
-      ['store', 'rows in measurements', 'floor (cursor loop)', 'ours over HTTP', 'vs one tube alone'],
+      ['store', 'rows in measurements', 'floor (binary COPY, bare)', 'ours over HTTP', 'vs one tube alone'],
       stores.map((store, i) => [
         store.name,
         count(rows[i]!),
@@ -74,7 +74,7 @@ try {
     );
     const plan = await large.sql`
       explain (analyze, buffers, costs off)
-      ${seriesSelect(large.sql, stores[1]!.fixture.tubeId, SERIES_START, TO)}`;
+      ${large.sql.unsafe(seriesSelect(stores[1]!.fixture.tubeId, SERIES_START, TO))}`;
     console.log(
       `Plan of the series query on the large store:\n${plan.map((row) => `  ${row['QUERY PLAN']}`).join('\n')}\n`,
     );

@@ -1,7 +1,7 @@
 /**
  * The server side of the benchmarks, run as a child process of its own (serverProcess.ts) so that its
  * resident memory and CPU are its own. `api`: our app (buildApp, limits lifted, logging at info as in
- * production) plus the buffered baseline routes; it also runs the floor (a bare cursor loop) on request, so
+ * production) plus the buffered baseline routes; it also runs the floor (a bare read of the rows) on request, so
  * the floor is measured in the same kind of process, and profiles itself on request (V8's sampling
  * profiler through node:inspector), so that a profile holds the workload and not the start-up.
  * `bare`: a bare Fastify route returning a constant, and one returning a constant body of a given size.
@@ -15,7 +15,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { loadSettings } from '../../src/config.js';
 import { connect } from '../../src/db/connect.js';
 import { buildApp } from '../../src/http/app.js';
-import { readWithCursor, readWithDeclaredCursor } from './floor.js';
+import { readFloor } from './floor.js';
 import { registerBaselines } from './naiveSeries.js';
 import { type ParentMessage, SERVER_APPLICATION_NAME, type ServerMessage } from './serverProtocol.js';
 
@@ -69,9 +69,8 @@ async function start(): Promise<void> {
   async function answer(message: ParentMessage): Promise<ServerMessage> {
     switch (message.type) {
       case 'floor': {
-        const read = message.request.method === 'cursor' ? readWithCursor : readWithDeclaredCursor;
         const started = performance.now();
-        const rows = await read(sql, message.request);
+        const rows = await readFloor(sql, message.request);
         return { type: 'floor', ms: performance.now() - started, rows };
       }
       case 'startProfile':

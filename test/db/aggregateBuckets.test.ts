@@ -1,7 +1,7 @@
 /**
  * The buckets of an aggregated series on both storages: date_bin on the suite's plain PostgreSQL and
  * time_bucket on TimescaleDB (PGlite built with TimescaleDB, testkit/timescale.ts), read as the
- * endpoint reads them (bucketFunctionOf, aggregateSelect, the declared cursor), against a reference
+ * endpoint reads them (bucketFunctionOf, aggregateSelect, binary COPY), against a reference
  * computed here from the same random measurements: bucket starts, mean, min, max and count.
  */
 import fc from 'fast-check';
@@ -9,13 +9,9 @@ import t from 'tap';
 import { connect, type Sql } from '../../src/db/connect.js';
 import { migrate } from '../../src/db/migrate.js';
 import { formatInstant, type Instant } from '../../src/domain/datetime.js';
+import { instantText, numberText } from '../../src/v1/measurements/measurementText.js';
 import { AGGREGATE_SECONDS, AGGREGATES, type Aggregate } from '../../src/v1/measurements/query.js';
-import {
-  type AggregateRow,
-  aggregateSelect,
-  bucketFunctionOf,
-  measurementBatches,
-} from '../../src/v1/measurements/sql.js';
+import { aggregateSelect, bucketFunctionOf, measurementBatches } from '../../src/v1/measurements/sql.js';
 import { startTimescale } from '../../testkit/timescale.js';
 import { freshDatabase } from '../helpers/database.js';
 import { addMeasurements, addWell } from '../helpers/fixtures.js';
@@ -33,6 +29,15 @@ const instant = (at: bigint): Instant => {
   const seconds = at / MICROS - (at % MICROS < 0n ? 1n : 0n);
   return { seconds: Number(seconds), micros: Number(at - seconds * MICROS) };
 };
+
+/** A bucket as text: its start as the API writes it, and its numbers as the JSON writes them. */
+interface AggregateRow {
+  observedAt: string;
+  value: string;
+  min: string;
+  max: string;
+  count: string;
+}
 
 interface Measured {
   at: bigint;
@@ -61,12 +66,22 @@ function reference(measured: Measured[], from: bigint, to: bigint, aggregate: Ag
 async function buckets(sql: Sql, tubeId: number, from: bigint, to: bigint, aggregate: Aggregate) {
   const rows: AggregateRow[] = [];
   await sql.begin('read only', async (tx) => {
-    const select = aggregateSelect(tx, tubeId, formatInstant(instant(from)), formatInstant(instant(to)), {
+    const select = aggregateSelect(tubeId, formatInstant(instant(from)), formatInstant(instant(to)), {
       bucketFunction: await bucketFunctionOf(sql, tx),
       seconds: AGGREGATE_SECONDS[aggregate],
     });
-    // Small batches, so that a series crosses several FETCHes.
-    for await (const batch of measurementBatches<AggregateRow>(tx, select, 7)) rows.push(...batch);
+    // Small batches, so that a series crosses several of them.
+    for await (const batch of measurementBatches(tx, select, 'aggregated', 7)) {
+      for (let i = 0; i < batch.length; i++) {
+        rows.push({
+          observedAt: instantText(batch.observedAt[i]!),
+          value: numberText(batch.value[i]!),
+          min: numberText(batch.min![i]!),
+          max: numberText(batch.max![i]!),
+          count: numberText(batch.count![i]!),
+        });
+      }
+    }
   });
   return rows;
 }

@@ -6,11 +6,11 @@
  * why not sent from here).
  */
 
-import type { ParameterOrJSON } from 'postgres';
 import t, { type Test } from 'tap';
-import { connect, type Queryable, type Sql } from '../../src/db/connect.js';
+import { connect, type Sql } from '../../src/db/connect.js';
 import { migrate, readMigrations, usesTimescaleDb } from '../../src/db/migrate.js';
-import { type MeasurementRow, measurementBatches, seriesSelect } from '../../src/v1/measurements/sql.js';
+import { instantText, numberText } from '../../src/v1/measurements/measurementText.js';
+import { measurementBatches, seriesSelect } from '../../src/v1/measurements/sql.js';
 import { startTimescale } from '../../testkit/timescale.js';
 import { freshDatabase } from '../helpers/database.js';
 
@@ -44,43 +44,54 @@ async function seed(sql: Sql): Promise<number[]> {
   return tubes.map((tube) => tube.id).sort((a, b) => a - b);
 }
 
-interface CapturedQuery {
-  text: string;
-  params: ParameterOrJSON<never>[];
+/** A measurement as PostgreSQL's own text writes it, in the API's RFC 3339 UTC form. */
+interface MeasurementRow {
+  observedAt: string;
+  value: string;
 }
 
-/**
- * The endpoint's own query (src/v1/measurements/sql.ts) as SQL text and parameters, captured by handing
- * it a recorder instead of a connection, so that it can be run plainly and under EXPLAIN.
- */
-function seriesQuery(tube: number, from: string, to: string): CapturedQuery {
-  let query: CapturedQuery | undefined;
-  const recorder = (strings: TemplateStringsArray, ...params: CapturedQuery['params']) => {
-    query = { text: strings.reduce((text, part, i) => `${text}$${i}${part}`), params };
-  };
-  seriesSelect(recorder as unknown as Queryable, tube, from, to);
-  if (!query) throw new Error('seriesSelect sent no query');
-  return query;
+/** The endpoint's own query (src/v1/measurements/sql.ts): SQL text with its values as literals. */
+function seriesQuery(tube: number, from: string, to: string): string {
+  return seriesSelect(tube, from, to);
 }
 
+/** The query run plainly, its times and values printed by the server (the session is in UTC). */
 async function series(sql: Sql, tube: number, from: string, to: string): Promise<MeasurementRow[]> {
-  const { text, params } = seriesQuery(tube, from, to);
-  return [...(await sql.unsafe<MeasurementRow[]>(text, params))];
+  return [
+    ...(await sql.unsafe<MeasurementRow[]>(`
+      select replace(replace(observed_at::text, ' ', 'T'), '+00', 'Z') as "observedAt", value::text as value
+      from (${seriesQuery(tube, from, to)}) series`)),
+  ];
 }
 
-/** As the endpoint reads: its cursor, in a read-only transaction. */
+/** As the endpoint reads: binary COPY in a read-only transaction, decoded, written as the JSON writes. */
 async function seriesByCursor(sql: Sql, tube: number, from: string, to: string): Promise<MeasurementRow[]> {
   const rows: MeasurementRow[] = [];
   await sql.begin('read only', async (tx) => {
-    for await (const batch of measurementBatches(tx, seriesSelect(tx, tube, from, to), 1000))
-      rows.push(...batch);
+    for await (const batch of measurementBatches(tx, seriesSelect(tube, from, to), 'raw', 1000)) {
+      for (let i = 0; i < batch.length; i++) {
+        rows.push({ observedAt: instantText(batch.observedAt[i]!), value: numberText(batch.value[i]!) });
+      }
+    }
   });
   return rows;
 }
 
 async function explain(sql: Sql, tube: number, from: string, to: string): Promise<unknown> {
-  const { text, params } = seriesQuery(tube, from, to);
-  return [...(await sql.unsafe(`explain (format json) ${text}`, params))];
+  return [...(await sql.unsafe(`explain (format json) ${seriesQuery(tube, from, to)}`))];
+}
+
+/**
+ * The series query with parameters in place of its literals, for a generic plan: a tube id and bounds
+ * no real query has, replaced by $1 to $3.
+ */
+function parameterizedSeriesQuery(): string {
+  const text = seriesQuery(-424242, '0001-01-01T00:00:00.000001Z', '0001-01-01T00:00:00.000002Z')
+    .replace('-424242', '$1')
+    .replace(`'0001-01-01T00:00:00.000001Z'::timestamptz`, '$2')
+    .replace(`'0001-01-01T00:00:00.000002Z'::timestamptz`, '$3');
+  if (!text.includes('$3')) throw new Error('the series query changed its literals');
+  return text;
 }
 
 /** Microseconds since the epoch of the series query's RFC 3339 UTC form `2024-01-01T00:15:00.000123Z`. */
@@ -226,7 +237,7 @@ async function genericPlan(sql: Sql, tube: number, from: string, to: string): Pr
   return sql.begin(async (tx) => {
     await tx`set local plan_cache_mode = force_generic_plan`;
     await tx.unsafe(
-      `prepare series_generic (integer, timestamptz, timestamptz) as ${seriesQuery(0, '', '').text}`,
+      `prepare series_generic (integer, timestamptz, timestamptz) as ${parameterizedSeriesQuery()}`,
     );
     try {
       return [

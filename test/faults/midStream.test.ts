@@ -25,12 +25,13 @@ import { addKey, addRegularSeries, addWell } from '../helpers/fixtures.js';
 t.test('PostgreSQL lost mid-stream', async (t) => {
   const pg = await startOwnPostgres(t);
   const [tube] = await addWell(pg.admin, 'Well', [{ number: '1' }]);
-  // Two months of 1-minute data, ~5 MB of JSON: far more than the socket buffers and the stream's
-  // read-ahead hold, so a paused client keeps its response mid-stream as long as the test likes.
-  await addRegularSeries(pg.admin, tube!.id, '2024-01-01T00:00:00Z', '2024-03-01T00:00:00Z', '1 minute');
+  // Half a year of 1-minute data, ~13 MB of JSON: far more than loopback's socket buffers (which grow
+  // to several MB) and the stream's read-ahead hold, so a paused client keeps its response mid-stream
+  // as long as the test likes.
+  await addRegularSeries(pg.admin, tube!.id, '2024-01-01T00:00:00Z', '2024-07-01T00:00:00Z', '1 minute');
   const { key } = await addKey(pg.admin, { tubeIds: [tube!.id] });
   const replica = await startFaultReplica(t, pg.url);
-  const long = seriesPath(tube!.identifier, '2024-01-01T00:00:00Z', '2024-03-01T00:00:00Z');
+  const long = seriesPath(tube!.identifier, '2024-01-01T00:00:00Z', '2024-07-01T00:00:00Z');
 
   /** Two streams of the key at once (its CONCURRENCY_LIMIT), each begun and then paused. */
   const twoPausedStreams = () => pausedStreams(replica.base, long, key, 2);

@@ -176,6 +176,9 @@ export async function pausedStreams(
   count: number,
 ): Promise<OpenStream[] | undefined> {
   const streams = Array.from({ length: count }, () => openStream(base, path, key));
+  // Each paused as soon as its own first chunk is in: a fast stream would otherwise run to its end
+  // while the others are still starting.
+  for (const stream of streams) void stream.firstChunk.then(() => stream.pause());
   const firsts = await Promise.all(
     streams.map((stream) => Promise.race([stream.firstChunk, stream.done.then(({ body }) => body)])),
   );

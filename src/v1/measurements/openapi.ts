@@ -11,6 +11,7 @@ import { refusalOf, tubeNotFound } from '../../http/problems/problems.js';
 import { ConditionalHeaders, dataResponses, problemExample, problemResponse } from '../openapi/components.js';
 import { type DocumentPart, openApiPath, readOnlyPathItem, type Tag } from '../openapi/pathItem.js';
 import { EXAMPLE_TUBE_IDENTIFIER, TubeIdentifier } from '../wells/schemas.js';
+import { batchOf, type MeasurementValues } from './batch.js';
 import { CSV_MEDIA_TYPE, csvAttachment, csvSeries } from './csvSeries.js';
 import { SERIES_VARY } from './format.js';
 import { jsonSeries } from './jsonSeries.js';
@@ -18,7 +19,6 @@ import { type Aggregate, MAX_INTERVAL_DAYS, SeriesQuery } from './query.js';
 import type { SeriesRepresentation } from './representation.js';
 import { MEASUREMENTS_URL } from './route.js';
 import { GroundwaterLevelSeries, Measurement } from './schemas.js';
-import type { AggregateRow, MeasurementRow } from './sql.js';
 
 /** The path parameter as documented (the route reads it itself: a malformed one is a 404, route.ts). */
 const pathParameters = z.object({
@@ -49,28 +49,28 @@ const EXAMPLE_HEAD = {
 };
 
 /** A series of the example interval, written by `representation` as the service writes one. */
-function written(representation: SeriesRepresentation, rows: MeasurementRow[], aggregate?: Aggregate) {
+function written(representation: SeriesRepresentation, rows: MeasurementValues[], aggregate?: Aggregate) {
   return Buffer.concat([
     representation.head({ ...EXAMPLE_HEAD, ...(aggregate && { aggregate }) }),
-    representation.batch(rows, true),
+    representation.batch(batchOf(rows), true),
     representation.close(),
   ]).toString();
 }
 
-const writtenExample = (rows: MeasurementRow[], aggregate?: Aggregate) =>
+const writtenExample = (rows: MeasurementValues[], aggregate?: Aggregate) =>
   JSON.parse(written(jsonSeries, rows, aggregate));
 
 /** An hour of quarter-hourly measurements. */
-const EXAMPLE_ROWS: MeasurementRow[] = [
-  { observedAt: '2024-03-01T00:00:00Z', value: '-1.23' },
-  { observedAt: '2024-03-01T00:15:00Z', value: '-1.24' },
-  { observedAt: '2024-03-01T00:30:00Z', value: '-1.24' },
-  { observedAt: '2024-03-01T00:45:00Z', value: '-1.26' },
+const EXAMPLE_ROWS: MeasurementValues[] = [
+  { observedAt: '2024-03-01T00:00:00Z', value: -1.23 },
+  { observedAt: '2024-03-01T00:15:00Z', value: -1.24 },
+  { observedAt: '2024-03-01T00:30:00Z', value: -1.24 },
+  { observedAt: '2024-03-01T00:45:00Z', value: -1.26 },
 ];
 
 /** The same hour with `aggregate=PT1H`: one bucket, its mean as PostgreSQL's avg() writes it. */
-const EXAMPLE_BUCKETS: AggregateRow[] = [
-  { observedAt: '2024-03-01T00:00:00Z', value: '-1.2425', min: '-1.26', max: '-1.23', count: '4' },
+const EXAMPLE_BUCKETS: MeasurementValues[] = [
+  { observedAt: '2024-03-01T00:00:00Z', value: -1.2425, min: -1.26, max: -1.23, count: 4 },
 ];
 
 const ok = dataResponses(

@@ -4,8 +4,8 @@
  * implements this; the lifecycle stays as it is.
  */
 
+import type { MeasurementBatch } from './batch.js';
 import type { SeriesHead } from './schemas.js';
-import type { MeasurementRow } from './sql.js';
 
 export interface SeriesRepresentation {
   /** The response's Content-Type. */
@@ -13,7 +13,7 @@ export interface SeriesRepresentation {
   /** Everything before the first measurement. */
   head(head: SeriesHead): Buffer;
   /** One batch of measurements, in order; `first` for the batch written right after the head. */
-  batch(rows: MeasurementRow[], first: boolean): Buffer;
+  batch(rows: MeasurementBatch, first: boolean): Buffer;
   /** Written only once the snapshot ended well, so that a cut-off response is never mistaken for whole. */
   close(): Buffer;
 }

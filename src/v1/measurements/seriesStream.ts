@@ -1,7 +1,7 @@
 /**
- * A series as a stream of chunks: the head first, then the measurements batch by batch from a
- * server-side cursor, all in one read-only snapshot, each batch one chunk (one large socket write) in
- * the representation asked for. Backpressure holds back the cursor, a client that leaves stops it, and
+ * A series as a stream of chunks: the head first, then the measurements batch by batch from the
+ * binary COPY of the series' select (sql.ts, measurementBatches), all in one read-only snapshot, each batch one chunk (one large socket write) in
+ * the representation asked for. Backpressure holds back the database, a client that leaves stops the read, and
  * an error after the first byte cuts the response off: written once here, for every representation.
  */
 import { Readable } from 'node:stream';
@@ -16,19 +16,19 @@ import {
   findTube,
   measurementBatches,
   seriesSelect,
+  shapeOf,
   type TubeRow,
 } from './sql.js';
 
 /**
- * Rows per FETCH. Larger batches keep more rows alive at each young-generation collection, which then
- * promotes them, and spend the time saved on round trips in garbage collection (bench/README.md, "What
- * the hot path does"). A batch's JSON also stays under V8's large-object size.
+ * Rows per batch, and so per chunk of the response. A batch's JSON stays under V8's large-object size,
+ * and its text is young garbage that dies before the next collection (bench/README.md).
  */
 export const BATCH_SIZE = 2000;
 
 /**
  * What the response stream buffers ahead of the socket: a few batches, so the next batch is fetched
- * while the previous one is being sent, and a slow client holds back the cursor, not memory.
+ * while the previous one is being sent, and a slow client holds back the database, not memory.
  */
 const READ_AHEAD_BYTES = 512 * 1024;
 
@@ -76,18 +76,14 @@ async function* seriesChunks(
     verticalDatum: tube.verticalDatum,
   });
   const select = aggregate
-    ? aggregateSelect(tx, tube.id, from, to, {
+    ? aggregateSelect(tube.id, from, to, {
         bucketFunction: await bucketFunctionOf(pool, tx),
         seconds: AGGREGATE_SECONDS[aggregate],
       })
-    : seriesSelect(tx, tube.id, from, to);
-  for await (const rows of measurementBatches(tx, select, BATCH_SIZE)) {
+    : seriesSelect(tube.id, from, to);
+  for await (const rows of measurementBatches(tx, select, shapeOf(aggregate), BATCH_SIZE)) {
     const batch = representation.batch(rows, head !== undefined);
     const count = rows.length;
-    // Emptied as soon as it is written: the batch array stays reachable a while longer (the driver's
-    // settled query holds it as its value), and its rows would survive young-generation collections
-    // and be promoted (test/v1/measurements/seriesStream.test.ts).
-    rows.length = 0;
     if (head) {
       yield Buffer.concat([head, batch]);
       head = undefined;
@@ -126,7 +122,7 @@ export async function openSeriesStream(
     released();
     return undefined;
   }
-  // Ends the transaction if it still runs (a no-op once the cursor is exhausted): a stream stopped
+  // Ends the transaction if it still runs (a no-op once the read is over): a stream stopped
   // at the first chunk, or destroyed before it was read at all, never reaches `yield*`, which would
   // otherwise pass the stop on, and the transaction would hold its connection for good.
   let finished: Promise<void> | undefined;
@@ -138,9 +134,9 @@ export async function openSeriesStream(
     } finally {
       await finish();
     }
-    // Only now, with the cursor exhausted and the transaction committed, is the document complete. A
-    // connection lost between two batches can make the cursor look merely finished; the commit then
-    // fails instead, and the client gets a cut-off response rather than a short well-formed one.
+    // Only now, with the output read to its trailer and the transaction committed, is the document
+    // complete. A connection lost after the output's end fails the commit instead, and the client gets
+    // a cut-off response rather than a short well-formed one.
     yield representation.close();
   }
   const stream = Readable.from(document(), { objectMode: false, highWaterMark: READ_AHEAD_BYTES });

@@ -1,11 +1,12 @@
 /**
- * The SQL of the measurements endpoint. Times travel as RFC 3339 text both ways (no Date objects), and
- * values as PostgreSQL's text of the double (why: asNumber in src/http/jsonSchema.ts).
+ * The SQL of the measurements endpoint. Measurements leave the database as binary COPY output, decoded
+ * into columns (batch.ts): no time or number is printed as text and parsed back. COPY takes no bind
+ * parameters, so its select carries its values as literals, each made by a function below that accepts
+ * only what it can write safely.
  */
-import type { PendingQuery, Row } from 'postgres';
 import type { Queryable, Sql } from '../../db/connect.js';
 import { usesTimescaleDb } from '../../db/migrate.js';
-import { bucketAggregates, bucketStart } from './buckets.js';
+import { type BatchShape, CopyBinaryDecoder, type MeasurementBatch } from './batch.js';
 
 export interface TubeRow {
   /** Internal id: what grants and measurements refer to. */
@@ -26,41 +27,37 @@ export async function findTube(sql: Queryable, identifier: string): Promise<Tube
   return tube;
 }
 
-export interface MeasurementRow {
-  /** RFC 3339 in UTC, as the API returns it: `2024-01-01T00:00:00.5Z`. */
-  observedAt: string;
-  /** The stored double as PostgreSQL's shortest text (`-1.23`), which the serializer passes on. */
-  value: string;
+/** An integer as a SQL literal (an id, a count of seconds). */
+export function integerLiteral(value: number): string {
+  if (!Number.isSafeInteger(value)) throw new Error(`not an integer: ${value}`);
+  return String(value);
+}
+
+/** RFC 3339 UTC text as produced by formatInstant: digits, `-`, `:`, `T`, `.` and `Z` only. */
+const UTC_INSTANT = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,6})?Z$/;
+
+/** An instant (formatInstant's text) as a timestamptz literal. */
+export function instantLiteral(instant: string): string {
+  if (!UTC_INSTANT.test(instant)) throw new Error(`not an RFC 3339 UTC instant: ${instant}`);
+  return `'${instant}'::timestamptz`;
 }
 
 /**
- * The measurements of one tube in [from, to), oldest first: the query of the series cursor, also run
- * plainly and under EXPLAIN by the TimescaleDB test. The primary key (tube_id, observed_at) include
- * (value) answers it with an index-only scan, already in order.
+ * The measurements of one tube in [from, to), oldest first, as the columns of a raw batch (tube 0 for
+ * the series). The primary key (tube_id, observed_at) include (value) answers it with an index-only
+ * scan, already in order. Also run plainly and under EXPLAIN by the TimescaleDB test.
  */
-export function seriesSelect(sql: Queryable, tubeId: number, from: string, to: string) {
-  return sql`
-    select replace(replace(observed_at::text, ' ', 'T'), '+00', 'Z') as "observedAt", value::text as value
-    from measurements
-    where tube_id = ${tubeId} and observed_at >= ${from}::timestamptz and observed_at < ${to}::timestamptz
+export function seriesSelect(tubeId: number, from: string, to: string): string {
+  return `select 0::int4 as tube, observed_at, value from measurements
+    where tube_id = ${integerLiteral(tubeId)}
+      and observed_at >= ${instantLiteral(from)} and observed_at < ${instantLiteral(to)}
     order by observed_at`;
 }
 
 /**
- * One bucket of an aggregated series: a MeasurementRow whose `observedAt` is the bucket's start and
- * `value` its mean, all as text the writers pass on (`count` a decimal integer). The row of a raw series
- * has none of the extra fields, which is how the writers tell the two apart.
- */
-export interface AggregateRow extends MeasurementRow {
-  min: string;
-  max: string;
-  count: string;
-}
-
-/**
  * What cuts a series into buckets: TimescaleDB's time_bucket where measurements is a hypertable (its
- * planner knows the function, and so can read the chunks in bucket order), PostgreSQL's date_bin
- * elsewhere. Both count whole strides from the origin, so with the same origin they agree.
+ * planner knows the function, and so can read the chunks in bucket order); on plain PostgreSQL each
+ * bucket's own range of the primary key (see aggregateSelect). Both count whole strides from `from`.
  */
 export type BucketFunction = 'time_bucket' | 'date_bin';
 
@@ -85,72 +82,163 @@ export interface Bucketing {
 
 /**
  * The buckets of one tube's measurements in [from, to), oldest first, each starting `seconds` after
- * the one before from `from` on, on either storage (buckets.ts: what each bucket computes).
+ * the one before from `from` on, as the columns of an aggregated batch. The mean sums in time order: a
+ * float sum depends on its order, and a representation must be the same bytes however the rows happen
+ * to be stored or read (its ETag says so), on either storage.
+ *
+ * On plain PostgreSQL, which does not know that date_bin keeps the order of observed_at, grouping the
+ * interval by bucket sorts every row of it. So each bucket is read on its own, from the stride number
+ * k: an index-only scan of [from + k·stride, from + (k+1)·stride), already in time order, which the
+ * ordered mean then needs no sort for. Empty buckets are read too (one index probe each) and left out.
  */
 export function aggregateSelect(
-  sql: Queryable,
   tubeId: number,
   from: string,
   to: string,
-  bucketing: Bucketing,
-) {
-  const { mean, min, max, count } = bucketAggregates(sql);
-  return sql`
-    select replace(replace(bucket::text, ' ', 'T'), '+00', 'Z') as "observedAt",
-           ${mean}::text as value, ${min}::text as min, ${max}::text as max, ${count}::text as count
-    from (
-      select ${bucketStart(sql, bucketing, from, sql`observed_at`)} as bucket, observed_at, value
+  { bucketFunction, seconds }: Bucketing,
+): string {
+  const tube = integerLiteral(tubeId);
+  const start = instantLiteral(from);
+  const end = instantLiteral(to);
+  const stride = `make_interval(secs => ${integerLiteral(seconds)})`;
+  if (bucketFunction === 'time_bucket') {
+    return `select 0::int4 as tube, bucket as observed_at, avg(value order by observed_at) as value,
+        min(value) as min, max(value) as max, count(*) as count
+      from (
+        select time_bucket(${stride}, observed_at, origin => ${start}) as bucket, observed_at, value
+        from measurements
+        where tube_id = ${tube} and observed_at >= ${start} and observed_at < ${end}
+      ) measured
+      group by bucket
+      order by bucket`;
+  }
+  // Strides that start before `to`: ceil((to - from) / stride), exact in microseconds.
+  const strides = `ceil(extract(epoch from ${end} - ${start}) / ${integerLiteral(seconds)})::int8`;
+  return `select 0::int4 as tube, bucket.start as observed_at, measured.value, measured.min, measured.max,
+      measured.count
+    from generate_series(0::int8, ${strides} - 1) as k
+    cross join lateral (select ${start} + k * ${stride} as start) as bucket
+    cross join lateral (
+      select avg(value order by observed_at) as value, min(value) as min, max(value) as max, count(*) as count
       from measurements
-      where tube_id = ${tubeId} and observed_at >= ${from}::timestamptz and observed_at < ${to}::timestamptz
-    ) measured
-    group by bucket
-    order by bucket`;
+      where tube_id = ${tube}
+        and observed_at >= bucket.start and observed_at < least(bucket.start + ${stride}, ${end})
+    ) as measured
+    where measured.count > 0
+    order by k`;
+}
+
+/** The columns a select returns: aggregated when it has min, max and count. */
+export const shapeOf = (aggregate: unknown): BatchShape => (aggregate ? 'aggregated' : 'raw');
+
+/** Decoded batches waiting for the caller at most: the rest waits in the socket, holding back the server. */
+const BATCHES_AHEAD = 2;
+
+/**
+ * The rows of `select` (seriesSelect, aggregateSelect, or any select of the same columns) as
+ * MeasurementBatches of `batchSize` rows, from `COPY (select) TO STDOUT (FORMAT binary)` on `tx`.
+ * Must run in a transaction (the snapshot). The output is read as the caller asks for batches: the
+ * socket is paused while BATCHES_AHEAD wait, so a slow consumer holds back the database.
+ *
+ * When the caller stops early, the COPY is cancelled and its remaining output drained, so the
+ * connection is idle in the transaction again by the time this generator has returned. An output
+ * without its trailer (a lost connection can end the stream early) is an error, never a short series.
+ */
+export async function* measurementBatches(
+  tx: Queryable,
+  select: string,
+  shape: BatchShape,
+  batchSize: number,
+): AsyncGenerator<MeasurementBatch> {
+  const query = tx.unsafe(`copy (${select}) to stdout (format binary)`);
+  const output = await query.readable();
+  const waiting: MeasurementBatch[] = [];
+  let failure: { error: unknown } | undefined;
+  let ended = false;
+  let wake: (() => void) | undefined;
+  const decoder = new CopyBinaryDecoder(shape, batchSize, (batch) => {
+    waiting.push(batch);
+    if (waiting.length >= BATCHES_AHEAD) output.pause();
+  });
+  const fail = (error: unknown) => {
+    failure ??= { error };
+    wake?.();
+  };
+  output.on('data', (chunk: Buffer) => {
+    if (failure) return;
+    try {
+      decoder.write(chunk);
+    } catch (error) {
+      fail(error);
+    }
+    wake?.();
+  });
+  output.once('end', () => {
+    resumeSocket(output);
+    try {
+      decoder.end();
+      ended = true;
+    } catch (error) {
+      fail(error);
+    }
+    wake?.();
+  });
+  output.once('error', fail);
+  try {
+    while (true) {
+      if (failure) throw failure.error;
+      const batch = waiting.shift();
+      if (batch) {
+        if (waiting.length < BATCHES_AHEAD && output.isPaused()) output.resume();
+        yield batch;
+      } else if (ended) {
+        // The COPY's completion: a connection lost before it fails here, not as a short series.
+        await query;
+        return;
+      } else {
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+        });
+        wake = undefined;
+      }
+    }
+  } finally {
+    if (!ended && !output.destroyed) await stopCopy(query, output);
+  }
 }
 
 /**
- * FETCHes kept in flight on the connection. With one, PostgreSQL waits a round trip at every batch
- * while Node finishes decoding the last rows; with two it always has the next batch to read, and Node
- * decodes one while the other arrives; three gain nothing (bench/README.md, "What the hot path does").
+ * Ends a COPY that is still sending: a cancel request, then its output read and dropped until the
+ * server says it stopped (an error, which the transaction then rolls back) or it ended anyway.
  */
-const FETCHES_IN_FLIGHT = 2;
+async function stopCopy(
+  query: { cancel(): unknown },
+  output: NodeJS.ReadableStream & { destroyed: boolean },
+) {
+  const over = new Promise<void>((resolve) => {
+    output.once('end', resolve);
+    output.once('close', resolve);
+    output.once('error', () => resolve());
+  });
+  output.removeAllListeners('data');
+  output.on('data', () => {});
+  output.resume();
+  Promise.resolve(query.cancel()).catch(() => {});
+  await over;
+  resumeSocket(output);
+  await Promise.resolve(query).catch(() => {});
+}
 
 /**
- * The rows of `select` (seriesSelect or aggregateSelect) from a server-side cursor, `batchSize` rows at a time; at most
- * FETCHES_IN_FLIGHT batches are read ahead of the caller. Must run in a transaction, which also closes
- * the cursor.
- *
- * A declared cursor and FETCH rather than postgres.js's `.cursor()`: that one leaves the protocol
- * exchange open between batches, and a backend that dies at that moment (restart, failover,
- * pg_terminate_backend) leaves the driver's connection in a state where its next statement fails and
- * its reconnect waits for connect_timeout. Each FETCH is a complete exchange, so between batches the
- * session is simply idle in transaction, and a lost connection fails cleanly.
+ * postgres.js resumes a COPY's socket only when the COPY's stream asks for more (its `read`). When the
+ * last data filled the stream (which paused the socket) and the stream then ended, nothing asks again,
+ * and the socket stays paused before the COPY's completion: the transaction would wait for ever. So
+ * the stream's `read` is called once more at its end.
  */
-export async function* measurementBatches<R extends MeasurementRow = MeasurementRow>(
-  tx: Queryable,
-  select: PendingQuery<Row[]>,
-  batchSize: number,
-): AsyncGenerator<R[]> {
-  // The values' text must be the shortest that reads back as the same double: PostgreSQL's default
-  // since 12 (extra_float_digits = 1), but a server, database or role setting of 0 or less would round
-  // it. Sent with the DECLARE, which postgres.js pipelines: no extra round trip.
-  await Promise.all([
-    tx`set local extra_float_digits = 1`,
-    tx`declare series_cursor no scroll cursor for ${select}`,
-  ]);
-  const text = `fetch forward ${Math.trunc(batchSize)} from series_cursor`;
-  const fetch = () => {
-    const rows = tx.unsafe<R[]>(text, [], { prepare: true }).execute();
-    // Handled here too: when the caller stops early, a FETCH sent ahead is never awaited.
-    rows.catch(() => {});
-    return rows;
-  };
-  const inFlight = [fetch()];
-  while (true) {
-    const rows = await inFlight.shift()!;
-    const more = rows.length === batchSize;
-    // Refilled before the caller gets this batch (FETCHES_IN_FLIGHT). Past the end a FETCH returns no rows.
-    if (more) while (inFlight.length < FETCHES_IN_FLIGHT) inFlight.push(fetch());
-    if (rows.length > 0) yield rows;
-    if (!more) return;
+function resumeSocket(output: NodeJS.ReadableStream): void {
+  try {
+    (output as unknown as { _read(size: number): void })._read(0);
+  } catch {
+    // The connection is gone: nothing to resume, and its loss reaches the query.
   }
 }

@@ -3,10 +3,10 @@
  * RFC 4180 quoting of the unit and datum, and one writer per response.
  */
 import t from 'tap';
+import { batchOf, type MeasurementValues } from '../../../src/v1/measurements/batch.js';
 import { CSV_MEDIA_TYPE, csvColumns, csvField, csvSeries } from '../../../src/v1/measurements/csvSeries.js';
 import { jsonSeries } from '../../../src/v1/measurements/jsonSeries.js';
 import type { SeriesHead } from '../../../src/v1/measurements/schemas.js';
-import type { AggregateRow, MeasurementRow } from '../../../src/v1/measurements/sql.js';
 
 const HEAD = {
   tubeIdentifier: '2f1c7a4e-9b1d-4c3e-8f55-0a6d3c9e1b42',
@@ -16,18 +16,22 @@ const HEAD = {
   verticalDatum: 'NAP',
 };
 
-/** What the database hands over: the text of each double, exponents as PostgreSQL writes them. */
-const ROWS: MeasurementRow[] = [
-  { observedAt: '2024-01-01T00:00:00Z', value: '-1.23' },
-  { observedAt: '2024-01-01T00:00:00.000001Z', value: '1e-07' },
-  { observedAt: '2024-01-01T00:00:01Z', value: '1.5e+20' },
-  { observedAt: '2024-01-01T00:00:02Z', value: '-0' },
+/** Doubles whose shortest text needs an exponent, or none where one could be written, and -0. */
+const ROWS: MeasurementValues[] = [
+  { observedAt: '2024-01-01T00:00:00Z', value: -1.23 },
+  { observedAt: '2024-01-01T00:00:00.000001Z', value: 1e-7 },
+  { observedAt: '2024-01-01T00:00:01Z', value: 1.5e20 },
+  { observedAt: '2024-01-01T00:00:02Z', value: -0 },
 ];
 
-const write = (representation = csvSeries(), head: SeriesHead = HEAD, batches: MeasurementRow[][] = [ROWS]) =>
+const write = (
+  representation = csvSeries(),
+  head: SeriesHead = HEAD,
+  batches: MeasurementValues[][] = [ROWS],
+) =>
   Buffer.concat([
     representation.head(head),
-    ...batches.map((rows, i) => representation.batch(rows, i === 0)),
+    ...batches.map((rows, i) => representation.batch(batchOf(rows), i === 0)),
     representation.close(),
   ]).toString();
 
@@ -42,10 +46,14 @@ t.test('raw rows: header, lines after CRLF, numbers as the JSON writes them', as
       '2024-01-01T00:00:02Z,0,m,NAP\r\n',
   );
   const json = JSON.parse(
-    Buffer.concat([jsonSeries.head(HEAD), jsonSeries.batch(ROWS, true), jsonSeries.close()]).toString(),
+    Buffer.concat([
+      jsonSeries.head(HEAD),
+      jsonSeries.batch(batchOf(ROWS), true),
+      jsonSeries.close(),
+    ]).toString(),
   );
   const values = jsonSeries
-    .batch(ROWS, true)
+    .batch(batchOf(ROWS), true)
     .toString()
     .match(/"value":[^}]+/g)!
     .map((field) => field.slice('"value":'.length));
@@ -82,13 +90,13 @@ t.test('each response has its own writer: the unit of one never reaches another'
   const second = csvSeries();
   first.head({ ...HEAD, unit: 'cm' });
   second.head(HEAD);
-  t.equal(first.batch(ROWS.slice(0, 1), true).toString(), '\r\n2024-01-01T00:00:00Z,-1.23,cm,NAP');
-  t.equal(second.batch(ROWS.slice(0, 1), true).toString(), '\r\n2024-01-01T00:00:00Z,-1.23,m,NAP');
+  t.equal(first.batch(batchOf(ROWS.slice(0, 1)), true).toString(), '\r\n2024-01-01T00:00:00Z,-1.23,cm,NAP');
+  t.equal(second.batch(batchOf(ROWS.slice(0, 1)), true).toString(), '\r\n2024-01-01T00:00:00Z,-1.23,m,NAP');
 });
 
 t.test('an aggregated series: its columns, chosen by the head', async (t) => {
-  const rows: AggregateRow[] = [
-    { observedAt: '2024-01-01T00:00:00Z', value: '-1.2345', min: '-2', max: '1e-05', count: '4' },
+  const rows: MeasurementValues[] = [
+    { observedAt: '2024-01-01T00:00:00Z', value: -1.2345, min: -2, max: 1e-5, count: 4 },
   ];
   t.equal(
     write(csvSeries(), { ...HEAD, aggregate: 'PT1H' }, [rows]),
@@ -98,6 +106,6 @@ t.test('an aggregated series: its columns, chosen by the head', async (t) => {
     write(csvSeries(), { ...HEAD, aggregate: 'P1D' }, []),
     'observedAt,value,min,max,count,unit,verticalDatum\r\n',
   );
-  t.equal(csvColumns([['observedAt', 'text']]).header, 'observedAt,unit,verticalDatum', 'any column list');
-  t.throws(() => csvColumns([['value); process.exit(', 'text']]), /not a column name/);
+  t.equal(csvColumns([['observedAt', 'instant']]).header, 'observedAt,unit,verticalDatum', 'any column list');
+  t.throws(() => csvColumns([['value); process.exit(', 'instant']]), /not a column name/);
 });

@@ -8,6 +8,7 @@
 import t from 'tap';
 import { connect } from '../../../src/db/connect.js';
 import type { Client } from '../../../src/keys/clients.js';
+import { instantText } from '../../../src/v1/measurements/measurementText.js';
 import type { SeriesRepresentation } from '../../../src/v1/measurements/representation.js';
 import { BATCH_SIZE, openSeriesStream } from '../../../src/v1/measurements/seriesStream.js';
 import { freshDatabase } from '../../helpers/database.js';
@@ -29,7 +30,7 @@ function lines(failAtBatch = Number.POSITIVE_INFINITY): SeriesRepresentation {
     head: (head) => Buffer.from(`H ${head.tubeIdentifier} ${head.from} ${head.to} ${head.unit}\n`),
     batch(rows, first) {
       if (++batches >= failAtBatch) throw new Error('representation failed');
-      return Buffer.from(`B ${first} ${rows.length} ${rows[0]!.observedAt}\n`);
+      return Buffer.from(`B ${first} ${rows.length} ${instantText(rows.observedAt[0]!)}\n`);
     },
     close: () => Buffer.from('E\n'),
   };
