@@ -25,6 +25,8 @@ const ALL = [
   'limits',
   'limitsHttp',
   'startPaths',
+  'bulk',
+  'client',
 ];
 const chosen = process.argv.slice(2);
 
