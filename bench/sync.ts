@@ -120,13 +120,15 @@ try {
 
   const ids = tubes.map((t) => t.id);
   const delta = (since: SyncPoint, aggregate?: number) => (q: Queryable) =>
-    changedMeasurementsSelect(q, {
-      tubeIds: ids,
-      from: FROM,
-      to: TO,
-      since,
-      aggregate: aggregate ? { bucketFunction: 'date_bin', seconds: aggregate } : undefined,
-    });
+    q.unsafe<Row[]>(
+      changedMeasurementsSelect({
+        tubeIds: ids,
+        from: FROM,
+        to: TO,
+        since,
+        aggregate: aggregate ? { bucketFunction: 'date_bin', seconds: aggregate } : undefined,
+      }),
+    );
   // The first 1,000 minutes of the year: rows no correction touches.
   const series: Select = (q) => seriesSelect(q, fixture.tubeId, SERIES_START, minute(1_000));
   const tokenWork = (text: string) => async (tx: Queryable) => {

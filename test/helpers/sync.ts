@@ -1,11 +1,6 @@
 /** Sync as the bulk endpoint runs it (src/v1/sync/), for the tests of test/v1/sync/. */
 import type { Sql } from '../../src/db/connect.js';
-import {
-  type AggregateRow,
-  aggregateSelect,
-  type BucketFunction,
-  type Bucketing,
-} from '../../src/v1/measurements/sql.js';
+import { aggregateSelect, type BucketFunction, type Bucketing } from '../../src/v1/measurements/sql.js';
 import {
   changedMeasurementsSelect,
   currentSyncPoint,
@@ -38,9 +33,18 @@ export interface DeltaOptions {
   bucketFunction?: BucketFunction;
 }
 
+/** A bucket as the row source's select gives it (aggregateSelect): count is an int8, as text. */
+export interface BucketRow {
+  observed_at: Date;
+  value: number;
+  min: number;
+  max: number;
+  count: string;
+}
+
 /** An aggregated series' bucket (aggregateSelect) as a line of Delta.rows, at tube position `tube`. */
-export const bucketLine = (tube: number, b: AggregateRow) =>
-  `${tube} ${new Date(b.observedAt).toISOString()} ${b.value} ${b.min} ${b.max} ${b.count}`;
+export const bucketLine = (tube: number, b: BucketRow) =>
+  `${tube} ${b.observed_at.toISOString()} ${b.value} ${b.min} ${b.max} ${b.count}`;
 
 /** The buckets of a whole aggregated series, as the series endpoint reads them. */
 export const wholeBuckets = async (
@@ -49,7 +53,7 @@ export const wholeBuckets = async (
   from: string,
   to: string,
   bucketing: Bucketing,
-) => (await aggregateSelect(sql, tubeId, from, to, bucketing)) as unknown as AggregateRow[];
+) => [...(await sql.unsafe<BucketRow[]>(aggregateSelect(tubeId, from, to, bucketing)))];
 
 /** What a response with changedSince holds: 410, or its rows, for tubes `tubeIds` in [from, to). */
 export function syncDelta(
@@ -64,13 +68,9 @@ export function syncDelta(
     const aggregate = options.aggregateSeconds
       ? { bucketFunction: options.bucketFunction ?? 'date_bin', seconds: options.aggregateSeconds }
       : undefined;
-    const found = await changedMeasurementsSelect(tx, {
-      tubeIds,
-      from: options.from,
-      to: options.to,
-      since,
-      aggregate,
-    });
+    const found = await tx.unsafe(
+      changedMeasurementsSelect({ tubeIds, from: options.from, to: options.to, since, aggregate }),
+    );
     return {
       gone: false,
       rows: found.map((r) =>

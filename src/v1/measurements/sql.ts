@@ -7,6 +7,7 @@
 import type { Queryable, Sql } from '../../db/connect.js';
 import { usesTimescaleDb } from '../../db/migrate.js';
 import { type BatchShape, CopyBinaryDecoder, type MeasurementBatch } from './batch.js';
+import { BUCKET_AGGREGATES, bucketStart, strideOf } from './buckets.js';
 
 export interface TubeRow {
   /** Internal id: what grants and measurements refer to. */
@@ -43,13 +44,26 @@ export function instantLiteral(instant: string): string {
 }
 
 /**
+ * Which tube a select reads and what it writes as its `tube`, as SQL expressions: for the series its
+ * id and 0; for many tubes (networkMeasurements/sql.ts) the columns of the list it walks.
+ */
+export interface TubeColumns {
+  id: string;
+  position: string;
+}
+
+const columnsOf = (tube: number | TubeColumns): TubeColumns =>
+  typeof tube === 'number' ? { id: integerLiteral(tube), position: '0::int4' } : tube;
+
+/**
  * The measurements of one tube in [from, to), oldest first, as the columns of a raw batch (tube 0 for
  * the series). The primary key (tube_id, observed_at) include (value) answers it with an index-only
  * scan, already in order. Also run plainly and under EXPLAIN by the TimescaleDB test.
  */
-export function seriesSelect(tubeId: number, from: string, to: string): string {
-  return `select 0::int4 as tube, observed_at, value from measurements
-    where tube_id = ${integerLiteral(tubeId)}
+export function seriesSelect(tube: number | TubeColumns, from: string, to: string): string {
+  const { id, position } = columnsOf(tube);
+  return `select ${position} as tube, observed_at, value from measurements
+    where tube_id = ${id}
       and observed_at >= ${instantLiteral(from)} and observed_at < ${instantLiteral(to)}
     order by observed_at`;
 }
@@ -92,20 +106,20 @@ export interface Bucketing {
  * ordered mean then needs no sort for. Empty buckets are read too (one index probe each) and left out.
  */
 export function aggregateSelect(
-  tubeId: number,
+  tubeSelected: number | TubeColumns,
   from: string,
   to: string,
-  { bucketFunction, seconds }: Bucketing,
+  bucketing: Bucketing,
 ): string {
-  const tube = integerLiteral(tubeId);
+  const { id: tube, position } = columnsOf(tubeSelected);
+  const { bucketFunction, seconds } = bucketing;
   const start = instantLiteral(from);
   const end = instantLiteral(to);
-  const stride = `make_interval(secs => ${integerLiteral(seconds)})`;
+  const stride = strideOf(seconds);
   if (bucketFunction === 'time_bucket') {
-    return `select 0::int4 as tube, bucket as observed_at, avg(value order by observed_at) as value,
-        min(value) as min, max(value) as max, count(*) as count
+    return `select ${position} as tube, bucket as observed_at, ${BUCKET_AGGREGATES}
       from (
-        select time_bucket(${stride}, observed_at, origin => ${start}) as bucket, observed_at, value
+        select ${bucketStart(bucketing, from, 'observed_at')} as bucket, observed_at, value
         from measurements
         where tube_id = ${tube} and observed_at >= ${start} and observed_at < ${end}
       ) measured
@@ -114,12 +128,12 @@ export function aggregateSelect(
   }
   // Strides that start before `to`: ceil((to - from) / stride), exact in microseconds.
   const strides = `ceil(extract(epoch from ${end} - ${start}) / ${integerLiteral(seconds)})::int8`;
-  return `select 0::int4 as tube, bucket.start as observed_at, measured.value, measured.min, measured.max,
+  return `select ${position} as tube, bucket.start as observed_at, measured.value, measured.min, measured.max,
       measured.count
     from generate_series(0::int8, ${strides} - 1) as k
     cross join lateral (select ${start} + k * ${stride} as start) as bucket
     cross join lateral (
-      select avg(value order by observed_at) as value, min(value) as min, max(value) as max, count(*) as count
+      select ${BUCKET_AGGREGATES}
       from measurements
       where tube_id = ${tube}
         and observed_at >= bucket.start and observed_at < least(bucket.start + ${stride}, ${end})

@@ -2,7 +2,7 @@
  * GET /v1/groundwater-monitoring-measurements?from&to[&aggregate][&tubes][&changedSince]: the series of
  * many tubes, or of every tube the key may read, from one snapshot in one stream (v1.2.md).
  */
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Queryable, Sql } from '../../db/connect.js';
 import type { ConnectionGate } from '../../db/connectionGate.js';
@@ -23,11 +23,21 @@ import { forbidden, invalidParameter } from '../../http/problems/problems.js';
 import { type Client, readsNothing } from '../../keys/clients.js';
 import { CSV_MEDIA_TYPE, csvAttachment } from '../measurements/csvSeries.js';
 import { negotiateSeriesFormat, SERIES_VARY } from '../measurements/format.js';
-import { canonicalTubeIdentifier } from '../measurements/route.js';
+import { canonicalTubeIdentifier, streamDocument } from '../measurements/route.js';
+import {
+  bucketingOf,
+  type DocumentPlan,
+  measurementsSelect,
+  SNAPSHOT,
+  seriesHead,
+} from '../measurements/seriesStream.js';
+import { shapeOf } from '../measurements/sql.js';
 import type { SyncPoint } from '../sync/token.js';
+import { csvNetwork } from './csvNetwork.js';
+import { jsonNetwork } from './jsonNetwork.js';
 import { NetworkQuery } from './query.js';
 import { changesGone, listedTubeNotFound, TOKEN_NOT_ISSUED } from './refusals.js';
-import { type NetworkTubeRow, tubesInView } from './sql.js';
+import { acrossTubes, LISTED_TUBE, type NetworkTubeRow, tubesInView } from './sql.js';
 import type { SyncTokens } from './sync.js';
 import { type NetworkRepresentationInputs, networkValidators } from './validators.js';
 
@@ -80,13 +90,10 @@ export async function selectNetwork(
   if (since !== undefined && (await sync.gone(tx, since, now))) throw changesGone();
   return {
     tubes,
-    syncToken: await sync.issue(now, client.keyId),
+    syncToken: await sync.issue(tx, now, client.keyId),
     validators: networkValidators({ tubes, ...representation }, client),
   };
 }
-
-/** The mode of every snapshot this endpoint reads in: the tube list and measurements agree. */
-export const SNAPSHOT = 'isolation level repeatable read read only';
 
 export async function networkMeasurementsRoute(
   app: FastifyInstance,
@@ -146,13 +153,36 @@ export async function networkMeasurementsRoute(
           return sendNotModified(varied(), selection.validators);
         if (request.method === 'HEAD') return withHeaders(selection).send();
       }
-      return sendNetwork(reply, withHeaders);
+      const writer = format === 'csv' ? csvNetwork() : jsonNetwork();
+      let selection: NetworkSelection | undefined;
+      const interval = { from, to, aggregate: query.aggregate };
+      const plan = async (pool: Sql, tx: Queryable): Promise<DocumentPlan> => {
+        selection = await selectNetwork(tx, sync, selectionRequest);
+        const tubeIds = selection.tubes.map((tube) => tube.id);
+        const select =
+          since === undefined
+            ? acrossTubes(tubeIds, await measurementsSelect(pool, tx, LISTED_TUBE, interval))
+            : sync.changedSelect({
+                tubeIds,
+                from,
+                to,
+                since,
+                aggregate: await bucketingOf(pool, tx, query.aggregate),
+              });
+        return {
+          opening: writer.open({ from, to, aggregate: query.aggregate, syncToken: selection.syncToken }),
+          tubes: selection.tubes.map((tube) =>
+            seriesHead(tube, { ...interval, tubeIdentifier: tube.identifier }),
+          ),
+          // A delta holds only the tubes it changed.
+          everyTube: since === undefined,
+          select,
+          shape: shapeOf(query.aggregate),
+        };
+      };
+      const body = await streamDocument(request, reply, options, { plan }, writer, coding);
+      // Set by the plan before the stream's first chunk, which openDocumentStream waits for.
+      return withHeaders(selection!).send(body);
     },
   });
-}
-
-// Until the lifecycle serves N tubes (seriesStream.ts), the body is not written here.
-function sendNetwork(reply: FastifyReply, _withHeaders: unknown): never {
-  void reply;
-  throw new Error('not yet');
 }

@@ -9,10 +9,9 @@
  * so it holds what was written between the two snapshots, whatever order imports started and committed
  * in. A transaction the token did not see has an xid >= its xmin, so the xid index bounds the scan.
  */
-import type { Fragment } from 'postgres';
 import type { Queryable } from '../../db/connect.js';
-import { bucketAggregates, bucketStart } from '../measurements/buckets.js';
-import type { Bucketing } from '../measurements/sql.js';
+import { BUCKET_AGGREGATES, bucketStart, strideOf } from '../measurements/buckets.js';
+import { type Bucketing, instantLiteral, integerLiteral } from '../measurements/sql.js';
 import { type SyncPoint, VIEW_BYTES } from './token.js';
 
 /** The HMAC key of the tokens (made by the migration); read once when the service starts. */
@@ -95,46 +94,51 @@ export interface ChangedMeasurements {
  * bucket's start), `value` (the mean), `min`, `max` (float8), `count` (int8); the same numbers as the
  * bucket in a whole response (measurements/buckets.ts).
  */
-export function changedMeasurementsSelect(sql: Queryable, request: ChangedMeasurements) {
+export function changedMeasurementsSelect(request: ChangedMeasurements): string {
   const { tubeIds, from, to, aggregate } = request;
-  const tubes = sql`(select id, n from unnest(${tubeIds as number[]}::int[]) with ordinality l (id, n) order by n) l`;
-  const changed = changedRanges(sql, request);
+  const tubes = `(select id, n from unnest(${tubeList(tubeIds)}) with ordinality l (id, n) order by n) l`;
+  const changed = changedRanges(request);
   if (!aggregate) {
-    return sql`
+    return `
       with changes as (${changed})
       select (l.n - 1)::int4 as tube, m.observed_at, m.value
       from ${tubes}
       join changes c on c.tube_id = l.id
       cross join lateral unnest(c.ranges) r (range)
-      cross join lateral (${measuredIn(sql, sql`r.range`)}) m
+      cross join lateral (${measuredIn('r.range')}) m
       order by l.n, m.observed_at`;
   }
-  const bucket = (instant: Fragment) => bucketStart(sql, aggregate, from, instant);
-  const { mean, min, max, count } = bucketAggregates(sql);
+  const bucket = (instant: string) => bucketStart(aggregate, from, instant);
   // A range's bounds are written instants (changeLog.ts), so each bucket from the first's to the last's
   // holds a changed measurement or none at all: the buckets to recompute are these whole extents.
-  return sql`
+  return `
     with changes as (${changed}),
     extents as (
       select c.tube_id,
-             range_agg(tstzrange(${bucket(sql`lower(r.range)`)},
-                                 ${bucket(sql`upper(r.range)`)} + make_interval(secs => ${aggregate.seconds}), '[)'))
-               * tstzmultirange(tstzrange(${from}::timestamptz, ${to}::timestamptz, '[)')) as extents
+             range_agg(tstzrange(${bucket('lower(r.range)')},
+                                 ${bucket('upper(r.range)')} + ${strideOf(aggregate.seconds)}, '[)'))
+               * ${interval(from, to)} as extents
       from changes c cross join lateral unnest(c.ranges) r (range)
       group by c.tube_id
     )
-    select (n - 1)::int4 as tube, bucket as observed_at, ${mean} as value, ${min} as min, ${max} as max,
-           ${count} as count
+    select (n - 1)::int4 as tube, bucket as observed_at, ${BUCKET_AGGREGATES}
     from (
-      select l.n, ${bucket(sql`m.observed_at`)} as bucket, m.observed_at, m.value
+      select l.n, ${bucket('m.observed_at')} as bucket, m.observed_at, m.value
       from ${tubes}
       join extents e on e.tube_id = l.id
       cross join lateral unnest(e.extents) x (range)
-      cross join lateral (${measuredIn(sql, sql`x.range`)}) m
+      cross join lateral (${measuredIn('x.range')}) m
     ) measured
     group by n, bucket
     order by n, bucket`;
 }
+
+/** The tube ids as an int[] literal. */
+const tubeList = (tubeIds: readonly number[]) => `'{${tubeIds.map(integerLiteral).join(',')}}'::int[]`;
+
+/** [from, to) as a one-range multirange. */
+const interval = (from: string, to: string) =>
+  `tstzmultirange(tstzrange(${instantLiteral(from)}, ${instantLiteral(to)}, '[)'))`;
 
 /**
  * The measurements of tube `l.id` within `range` (a tstzrange of the query), by the primary key. OFFSET 0
@@ -142,26 +146,34 @@ export function changedMeasurementsSelect(sql: Queryable, request: ChangedMeasur
  * planner may read the tube's whole series and filter it; and on a hypertable TimescaleDB excludes the
  * chunks outside each range at run time only in such a scan.
  */
-const measuredIn = (sql: Queryable, range: Fragment) => sql`
+const measuredIn = (range: string) => `
   select m.observed_at, m.value from measurements m
   where m.tube_id = l.id and m.observed_at >= lower(${range}) and m.observed_at <= upper(${range})
     and m.observed_at <@ ${range}
   offset 0`;
 
+/** Transaction ids as the digits a snapshot's text and an xid8 literal hold. */
+const xidText = (xids: readonly bigint[]) =>
+  xids
+    .map((xid) => {
+      if (xid < 0n) throw new Error(`not a transaction id: ${xid}`);
+      return String(xid);
+    })
+    .join(',');
+
 /**
  * Per tube of the request, the instants changed since the token within [from, to), as one multirange:
  * range_agg merges overlapping runs (a row written again by a later import), so no row comes twice.
  */
-function changedRanges(sql: Queryable, { tubeIds, from, to, since }: ChangedMeasurements) {
-  const snapshot = `${since.xmin}:${since.xmax}:${since.xip.join(',')}`;
-  return sql`
+function changedRanges({ tubeIds, from, to, since }: ChangedMeasurements): string {
+  const snapshot = `'${xidText([since.xmin])}:${xidText([since.xmax])}:${xidText(since.xip)}'::pg_snapshot`;
+  return `
     select c.tube_id,
-           range_agg(tstzrange(c.first_at, c.last_at, '[]'))
-             * tstzmultirange(tstzrange(${from}::timestamptz, ${to}::timestamptz, '[)')) as ranges
+           range_agg(tstzrange(c.first_at, c.last_at, '[]')) * ${interval(from, to)} as ranges
     from measurement_changes c
-    where c.xid >= ${String(since.xmin)}::xid8
-      and not pg_visible_in_snapshot(c.xid, ${snapshot}::pg_snapshot)
-      and c.tube_id = any(${tubeIds as number[]}::int[])
-      and c.first_at < ${to}::timestamptz and c.last_at >= ${from}::timestamptz
+    where c.xid >= '${xidText([since.xmin])}'::xid8
+      and not pg_visible_in_snapshot(c.xid, ${snapshot})
+      and c.tube_id = any(${tubeList(tubeIds)})
+      and c.first_at < ${instantLiteral(to)} and c.last_at >= ${instantLiteral(from)}
     group by c.tube_id`;
 }
