@@ -11,7 +11,7 @@
  * each delta read (after its import, before the next) by changedMeasurementsSelect for the ten tubes
  * over the whole year and the day after, and a series of 1,000 rows (one tube, 1,000 minutes) in the
  * same columns (`tube, observed_at, value`). Both are read the two ways the response's row source may read them, in a REPEATABLE READ READ ONLY transaction:
- * the series cursor (DECLARE/FETCH, text rows parsed by postgres.js: measurementBatches) and
+ * the series cursor (DECLARE/FETCH, text rows parsed by postgres.js, as the series read before binary COPY) and
  * `COPY (…) TO STDOUT (FORMAT binary)` into this process (parameters written into the text, since COPY
  * takes none). "with token work": the delta plus what a changedSince request adds before it
  * (readSyncToken, currentSyncPoint with the view of all tubes, syncGone).
@@ -24,7 +24,6 @@ import { Readable } from 'node:stream';
 import type { PendingQuery, Row } from 'postgres';
 import type { Queryable, Sql } from '../src/db/connect.js';
 import { importMeasurements } from '../src/importers/measurements/measurements.js';
-import { measurementBatches } from '../src/v1/measurements/sql.js';
 import { changedMeasurementsSelect, currentSyncPoint, loadSyncSecret, syncGone } from '../src/v1/sync/sql.js';
 import { issueSyncToken, readSyncToken, type SyncPoint } from '../src/v1/sync/token.js';
 import { startBenchPostgres } from './lib/postgres.js';
@@ -72,7 +71,13 @@ async function viaCursor(sql: Sql, select: Select, before?: (tx: Queryable) => P
   let rows = 0;
   await sql.begin(SNAPSHOT, async (tx) => {
     await before?.(tx);
-    for await (const batch of measurementBatches(tx, select(tx), BATCH)) rows += batch.length;
+    // The series' cursor as it was before binary COPY: DECLARE, then FETCHes of text rows.
+    await tx`declare bench_cursor no scroll cursor for ${select(tx)}`;
+    for (let more = true; more; ) {
+      const batch = await tx.unsafe(`fetch forward ${BATCH} from bench_cursor`);
+      rows += batch.length;
+      more = batch.length === BATCH;
+    }
   });
   return rows;
 }
