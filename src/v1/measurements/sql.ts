@@ -1,13 +1,13 @@
 /**
  * The SQL of the measurements endpoint. Measurements leave the database as binary COPY output, decoded
  * into columns (batch.ts): no time or number is printed as text and parsed back. COPY takes no bind
- * parameters, so its select carries its values as literals, each made by a function below that accepts
- * only what it can write safely.
+ * parameters, so its select carries its values as literals (literals.ts).
  */
 import type { Queryable, Sql } from '../../db/connect.js';
 import { usesTimescaleDb } from '../../db/migrate.js';
 import { type BatchShape, CopyBinaryDecoder, type MeasurementBatch } from './batch.js';
-import { BUCKET_AGGREGATES, bucketStart, strideOf } from './buckets.js';
+import { bucketsOf } from './buckets.js';
+import { instantLiteral, integerLiteral } from './literals.js';
 
 export interface TubeRow {
   /** Internal id: what grants and measurements refer to. */
@@ -26,21 +26,6 @@ export async function findTube(sql: Queryable, identifier: string): Promise<Tube
            series_changed_at as "seriesChangedAt"
     from tubes where identifier = ${identifier}::uuid`;
   return tube;
-}
-
-/** An integer as a SQL literal (an id, a count of seconds). */
-export function integerLiteral(value: number): string {
-  if (!Number.isSafeInteger(value)) throw new Error(`not an integer: ${value}`);
-  return String(value);
-}
-
-/** RFC 3339 UTC text as produced by formatInstant: digits, `-`, `:`, `T`, `.` and `Z` only. */
-const UTC_INSTANT = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,6})?Z$/;
-
-/** An instant (formatInstant's text) as a timestamptz literal. */
-export function instantLiteral(instant: string): string {
-  if (!UTC_INSTANT.test(instant)) throw new Error(`not an RFC 3339 UTC instant: ${instant}`);
-  return `'${instant}'::timestamptz`;
 }
 
 /**
@@ -96,48 +81,34 @@ export interface Bucketing {
 
 /**
  * The buckets of one tube's measurements in [from, to), oldest first, each starting `seconds` after
- * the one before from `from` on, as the columns of an aggregated batch. The mean sums in time order: a
- * float sum depends on its order, and a representation must be the same bytes however the rows happen
- * to be stored or read (its ETag says so), on either storage.
+ * the one before from `from` on, as the columns of an aggregated batch (what a bucket computes:
+ * buckets.ts).
  *
  * On plain PostgreSQL, which does not know that date_bin keeps the order of observed_at, grouping the
  * interval by bucket sorts every row of it. So each bucket is read on its own, from the stride number
- * k: an index-only scan of [from + k·stride, from + (k+1)·stride), already in time order, which the
- * ordered mean then needs no sort for. Empty buckets are read too (one index probe each) and left out.
+ * k (perBucket). Empty buckets are read too (one index probe each) and left out.
  */
 export function aggregateSelect(
   tubeSelected: number | TubeColumns,
   from: string,
   to: string,
-  bucketing: Bucketing,
+  { bucketFunction, seconds }: Bucketing,
 ): string {
   const { id: tube, position } = columnsOf(tubeSelected);
-  const { bucketFunction, seconds } = bucketing;
-  const start = instantLiteral(from);
-  const end = instantLiteral(to);
-  const stride = strideOf(seconds);
+  const buckets = bucketsOf(from, to, seconds);
   if (bucketFunction === 'time_bucket') {
-    return `select ${position} as tube, bucket as observed_at, ${BUCKET_AGGREGATES}
+    return `select ${position} as tube, bucket as observed_at, ${buckets.aggregates}
       from (
-        select ${bucketStart(bucketing, from, 'observed_at')} as bucket, observed_at, value
+        select ${buckets.timeBucket('observed_at')} as bucket, observed_at, value
         from measurements
-        where tube_id = ${tube} and observed_at >= ${start} and observed_at < ${end}
+        where tube_id = ${tube} and observed_at >= ${buckets.start} and observed_at < ${buckets.end}
       ) measured
       group by bucket
       order by bucket`;
   }
-  // Strides that start before `to`: ceil((to - from) / stride), exact in microseconds.
-  const strides = `ceil(extract(epoch from ${end} - ${start}) / ${integerLiteral(seconds)})::int8`;
-  return `select ${position} as tube, bucket.start as observed_at, measured.value, measured.min, measured.max,
-      measured.count
-    from generate_series(0::int8, ${strides} - 1) as k
-    cross join lateral (select ${start} + k * ${stride} as start) as bucket
-    cross join lateral (
-      select ${BUCKET_AGGREGATES}
-      from measurements
-      where tube_id = ${tube}
-        and observed_at >= bucket.start and observed_at < least(bucket.start + ${stride}, ${end})
-    ) as measured
+  return `select ${position} as tube, ${buckets.columns}
+    from generate_series(0::int8, ${buckets.count} - 1) as k
+    ${buckets.perBucket(tube, 'k')}
     where measured.count > 0
     order by k`;
 }

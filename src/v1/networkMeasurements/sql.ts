@@ -1,7 +1,8 @@
 /** The SQL of the network endpoint: which tubes a response holds, in discovery's order. */
 import type { Queryable } from '../../db/connect.js';
 import type { Client } from '../../keys/clients.js';
-import { integerLiteral, type TubeColumns, type TubeRow } from '../measurements/sql.js';
+import { int4ArrayLiteral } from '../measurements/literals.js';
+import type { TubeColumns, TubeRow } from '../measurements/sql.js';
 import { groupWells } from '../wells/route.js';
 
 export interface NetworkTubeRow extends TubeRow {
@@ -45,8 +46,7 @@ export const LISTED_TUBE: TubeColumns = { id: 'listed.id', position: '(listed.po
  * rather than merged into the join.
  */
 export function acrossTubes(tubeIds: readonly number[], perTube: string): string {
-  const list = `'{${tubeIds.map(integerLiteral).join(',')}}'::int4[]`;
-  return `select measured.* from unnest(${list}) with ordinality as listed(id, position)
+  return `select measured.* from unnest(${int4ArrayLiteral(tubeIds)}) with ordinality as listed(id, position)
     cross join lateral (${perTube} offset 0) as measured
     order by listed.position`;
 }

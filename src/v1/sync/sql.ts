@@ -10,8 +10,9 @@
  * in. A transaction the token did not see has an xid >= its xmin, so the xid index bounds the scan.
  */
 import type { Queryable } from '../../db/connect.js';
-import { BUCKET_AGGREGATES, bucketStart, strideOf } from '../measurements/buckets.js';
-import { type Bucketing, instantLiteral, integerLiteral } from '../measurements/sql.js';
+import { bucketsOf } from '../measurements/buckets.js';
+import { instantLiteral, int4ArrayLiteral, snapshotLiteral, xid8Literal } from '../measurements/literals.js';
+import type { Bucketing } from '../measurements/sql.js';
 import { type SyncPoint, VIEW_BYTES } from './token.js';
 
 /** The HMAC key of the tokens (made by the migration); read once when the service starts. */
@@ -73,17 +74,18 @@ export async function syncGone(tx: Queryable, since: SyncPoint, now: SyncPoint):
 export interface ChangedMeasurements {
   /** The response's tubes (internal ids) in response order; `tube` in the output is a position here. */
   tubeIds: readonly number[];
-  /** RFC 3339: the interval [from, to). */
+  /** RFC 3339 UTC (formatInstant's text): the interval [from, to). */
   from: string;
   to: string;
   /** The token's sync point (readSyncToken), not gone (syncGone). */
   since: SyncPoint;
-  /** Buckets instead of measurements: bucketFunctionOf and the stride, as for the series. */
-  aggregate?: Bucketing | undefined;
+  /** Buckets instead of measurements, of `seconds` each (a series' Bucketing will do). */
+  aggregate?: Pick<Bucketing, 'seconds'> | undefined;
 }
 
 /**
- * The delta since a token, as one select for the response's row source: in the current transaction's
+ * The delta since a token, as the text of one select for the response's row source (measurementBatches,
+ * shapeOf(aggregate); its values are literals, as COPY takes no parameters): in the current transaction's
  * snapshot, the measurements of `tubeIds` in [from, to) that were inserted or given another value by
  * transactions `since` did not see. Each once, in the columns of every measurements query:
  * `tube int4` (position in `tubeIds`, 0-based), `observed_at timestamptz`, `value float8`, ordered by
@@ -92,11 +94,12 @@ export interface ChangedMeasurements {
  * With `aggregate`: every bucket (origin `from`, as the series) that holds such a measurement,
  * recomputed over all of the bucket's measurements in [from, to), as `tube`, `observed_at` (the
  * bucket's start), `value` (the mean), `min`, `max` (float8), `count` (int8); the same numbers as the
- * bucket in a whole response (measurements/buckets.ts).
+ * bucket in a whole response (measurements/buckets.ts). Each touched bucket is read on its own
+ * (perBucket), on either storage: only those are recomputed.
  */
 export function changedMeasurementsSelect(request: ChangedMeasurements): string {
   const { tubeIds, from, to, aggregate } = request;
-  const tubes = `(select id, n from unnest(${tubeList(tubeIds)}) with ordinality l (id, n) order by n) l`;
+  const tubes = `(select id, n from unnest(${int4ArrayLiteral(tubeIds)}) with ordinality l (id, n)) l`;
   const changed = changedRanges(request);
   if (!aggregate) {
     return `
@@ -108,37 +111,25 @@ export function changedMeasurementsSelect(request: ChangedMeasurements): string 
       cross join lateral (${measuredIn('r.range')}) m
       order by l.n, m.observed_at`;
   }
-  const bucket = (instant: string) => bucketStart(aggregate, from, instant);
+  const buckets = bucketsOf(from, to, aggregate.seconds);
   // A range's bounds are written instants (changeLog.ts), so each bucket from the first's to the last's
-  // holds a changed measurement or none at all: the buckets to recompute are these whole extents.
+  // holds a changed measurement or none at all: these are the buckets to recompute, each on its own.
   return `
     with changes as (${changed}),
-    extents as (
-      select c.tube_id,
-             range_agg(tstzrange(${bucket('lower(r.range)')},
-                                 ${bucket('upper(r.range)')} + ${strideOf(aggregate.seconds)}, '[)'))
-               * ${interval(from, to)} as extents
-      from changes c cross join lateral unnest(c.ranges) r (range)
-      group by c.tube_id
+    touched as (
+      select distinct c.tube_id, k
+      from changes c
+      cross join lateral unnest(c.ranges) r (range)
+      cross join lateral generate_series(${buckets.numberOf('lower(r.range)')},
+                                         least(${buckets.numberOf('upper(r.range)')}, ${buckets.count} - 1)) k
     )
-    select (n - 1)::int4 as tube, bucket as observed_at, ${BUCKET_AGGREGATES}
-    from (
-      select l.n, ${bucket('m.observed_at')} as bucket, m.observed_at, m.value
-      from ${tubes}
-      join extents e on e.tube_id = l.id
-      cross join lateral unnest(e.extents) x (range)
-      cross join lateral (${measuredIn('x.range')}) m
-    ) measured
-    group by n, bucket
-    order by n, bucket`;
+    select (l.n - 1)::int4 as tube, ${buckets.columns}
+    from ${tubes}
+    join touched t on t.tube_id = l.id
+    ${buckets.perBucket('l.id', 't.k')}
+    where measured.count > 0
+    order by l.n, t.k`;
 }
-
-/** The tube ids as an int[] literal. */
-const tubeList = (tubeIds: readonly number[]) => `'{${tubeIds.map(integerLiteral).join(',')}}'::int[]`;
-
-/** [from, to) as a one-range multirange. */
-const interval = (from: string, to: string) =>
-  `tstzmultirange(tstzrange(${instantLiteral(from)}, ${instantLiteral(to)}, '[)'))`;
 
 /**
  * The measurements of tube `l.id` within `range` (a tstzrange of the query), by the primary key. OFFSET 0
@@ -152,28 +143,21 @@ const measuredIn = (range: string) => `
     and m.observed_at <@ ${range}
   offset 0`;
 
-/** Transaction ids as the digits a snapshot's text and an xid8 literal hold. */
-const xidText = (xids: readonly bigint[]) =>
-  xids
-    .map((xid) => {
-      if (xid < 0n) throw new Error(`not a transaction id: ${xid}`);
-      return String(xid);
-    })
-    .join(',');
-
 /**
  * Per tube of the request, the instants changed since the token within [from, to), as one multirange:
  * range_agg merges overlapping runs (a row written again by a later import), so no row comes twice.
  */
 function changedRanges({ tubeIds, from, to, since }: ChangedMeasurements): string {
-  const snapshot = `'${xidText([since.xmin])}:${xidText([since.xmax])}:${xidText(since.xip)}'::pg_snapshot`;
+  const start = instantLiteral(from);
+  const end = instantLiteral(to);
   return `
     select c.tube_id,
-           range_agg(tstzrange(c.first_at, c.last_at, '[]')) * ${interval(from, to)} as ranges
+           range_agg(tstzrange(c.first_at, c.last_at, '[]'))
+             * tstzmultirange(tstzrange(${start}, ${end}, '[)')) as ranges
     from measurement_changes c
-    where c.xid >= '${xidText([since.xmin])}'::xid8
-      and not pg_visible_in_snapshot(c.xid, ${snapshot})
-      and c.tube_id = any(${tubeList(tubeIds)})
-      and c.first_at < ${instantLiteral(to)} and c.last_at >= ${instantLiteral(from)}
+    where c.xid >= ${xid8Literal(since.xmin)}
+      and not pg_visible_in_snapshot(c.xid, ${snapshotLiteral(since)})
+      and c.tube_id = any(${int4ArrayLiteral(tubeIds)})
+      and c.first_at < ${end} and c.last_at >= ${start}
     group by c.tube_id`;
 }

@@ -73,7 +73,7 @@ t.test('raw and aggregated deltas on a hypertable, across a compressed chunk', a
   const bucketing = { bucketFunction: 'time_bucket' as const, seconds: 86_400 };
   const days = await wholeBuckets(sql, tube, FROM, TO, bucketing);
   const touched = days.filter((d) =>
-    ['2024-01-05', '2024-02-11', '2024-03-01'].includes(d.observed_at.toISOString().slice(0, 10)),
+    ['2024-01-05', '2024-02-11', '2024-03-01'].includes(d.observedAt.slice(0, 10)),
   );
   t.equal(touched.length, 3);
   t.same(
