@@ -14,6 +14,7 @@ import { SeriesQuery } from '../measurements/query.js';
 import type { SeriesHead } from '../measurements/schemas.js';
 import { ConditionalHeaders, dataResponses, problemExample, problemResponse } from '../openapi/components.js';
 import { type DocumentPart, openApiPath, readOnlyPathItem, type Tag } from '../openapi/pathItem.js';
+import { issueSyncToken, VIEW_BYTES } from '../sync/token.js';
 import { EXAMPLE_TUBE_IDENTIFIER } from '../wells/schemas.js';
 import { csvNetwork } from './csvNetwork.js';
 import { jsonNetwork } from './jsonNetwork.js';
@@ -32,7 +33,12 @@ const EXAMPLE_QUERY = { from: '2024-03-01T01:00:00+01:00', to: '2024-03-01T02:00
 const { from: exampleFrom, to: exampleTo } = SeriesQuery.parse(EXAMPLE_QUERY);
 const from = formatInstant(exampleFrom);
 const to = formatInstant(exampleTo);
-const EXAMPLE_SYNC_TOKEN = 'AZx4c2Vxdm5kAAAAAAAAAAAAAQ';
+/** A token as the service writes one, of a made-up snapshot, view and secret. */
+const EXAMPLE_SYNC_TOKEN = issueSyncToken(
+  { xmin: 48_213n, xmax: 48_216n, xip: [48_214n], view: Buffer.alloc(VIEW_BYTES, 7) },
+  'example',
+  Buffer.alloc(32, 1),
+);
 const SECOND_TUBE = '5a9e2c1d-7b3f-4e80-a1c2-d3e4f5a6b7c8';
 
 /** Two tubes of the example hour: one with quarter-hourly measurements, one without any. */
@@ -51,7 +57,8 @@ const EXAMPLE_TUBES: [SeriesHead, MeasurementValues[]][] = [
 
 /** The example network, written by `representation` as the service writes one. */
 function written(representation: NetworkRepresentation): string {
-  const parts = [representation.open({ from, to, syncToken: EXAMPLE_SYNC_TOKEN })];
+  const heads = EXAMPLE_TUBES.map(([head]) => head);
+  const parts = [representation.open({ from, to, syncToken: EXAMPLE_SYNC_TOKEN }, heads)];
   for (const [head, rows] of EXAMPLE_TUBES) {
     parts.push(representation.head(head));
     if (rows.length > 0) parts.push(representation.batch(batchOf(rows), true));

@@ -21,8 +21,8 @@ import { READ_METHODS } from '../../http/hooks/methods.js';
 import type { ServiceMetrics } from '../../http/observability/metrics.js';
 import { forbidden, invalidParameter } from '../../http/problems/problems.js';
 import { type Client, readsNothing } from '../../keys/clients.js';
-import { CSV_MEDIA_TYPE, csvAttachment } from '../measurements/csvSeries.js';
-import { negotiateSeriesFormat, SERIES_VARY } from '../measurements/format.js';
+import { csvAttachment } from '../measurements/csvSeries.js';
+import { negotiateSeriesFormat, SERIES_VARY, type SeriesFormat } from '../measurements/format.js';
 import { canonicalTubeIdentifier, streamDocument } from '../measurements/route.js';
 import {
   bucketingOf,
@@ -37,6 +37,7 @@ import { csvNetwork } from './csvNetwork.js';
 import { jsonNetwork } from './jsonNetwork.js';
 import { NetworkQuery } from './query.js';
 import { changesGone, listedTubeNotFound, TOKEN_NOT_ISSUED } from './refusals.js';
+import type { NetworkRepresentation } from './representation.js';
 import { acrossTubes, LISTED_TUBE, type NetworkTubeRow, tubesInView } from './sql.js';
 import type { SyncTokens } from './sync.js';
 import { type NetworkRepresentationInputs, networkValidators } from './validators.js';
@@ -48,6 +49,12 @@ const FILE_NAME_STEM = 'groundwater-measurements';
 
 export const networkAttachment = (from: string, to: string) =>
   csvAttachment({ tubeIdentifier: FILE_NAME_STEM, from, to });
+
+/** The writer of each format, a fresh one per response: a format the series gains must be added here. */
+const WRITERS: Record<SeriesFormat, () => NetworkRepresentation> = { json: jsonNetwork, csv: csvNetwork };
+
+/** The formats that come as a file (Content-Disposition). */
+const AS_FILE: Record<SeriesFormat, boolean> = { json: false, csv: true };
 
 /** The header that carries the response's sync token, as the JSON's `syncToken` does. */
 export const SYNC_TOKEN_HEADER = 'Sync-Token';
@@ -118,7 +125,7 @@ export async function networkMeasurementsRoute(
       const to = formatInstant(query.to);
       const coding = negotiateCoding(request.headers['accept-encoding']);
       const format = query.format ?? negotiateSeriesFormat(request.headers.accept);
-      const mediaType = format === 'csv' ? CSV_MEDIA_TYPE : 'application/json';
+      const writer = WRITERS[format]();
       const selectionRequest: SelectionRequest = {
         client,
         listed: query.tubes,
@@ -134,8 +141,8 @@ export async function networkMeasurementsRoute(
       };
       const varied = () => reply.header('Vary', SERIES_VARY);
       const withHeaders = ({ validators, syncToken }: NetworkSelection) => {
-        setValidators(varied().type(mediaType), validators).header(SYNC_TOKEN_HEADER, syncToken);
-        if (format === 'csv') reply.header('Content-Disposition', networkAttachment(from, to));
+        setValidators(varied().type(writer.mediaType), validators).header(SYNC_TOKEN_HEADER, syncToken);
+        if (AS_FILE[format]) reply.header('Content-Disposition', networkAttachment(from, to));
         if (coding) reply.header('Content-Encoding', coding);
         return reply;
       };
@@ -153,7 +160,6 @@ export async function networkMeasurementsRoute(
           return sendNotModified(varied(), selection.validators);
         if (request.method === 'HEAD') return withHeaders(selection).send();
       }
-      const writer = format === 'csv' ? csvNetwork() : jsonNetwork();
       let selection: NetworkSelection | undefined;
       const interval = { from, to, aggregate: query.aggregate };
       const plan = async (pool: Sql, tx: Queryable): Promise<DocumentPlan> => {
@@ -169,11 +175,13 @@ export async function networkMeasurementsRoute(
                 since,
                 aggregate: await bucketingOf(pool, tx, query.aggregate),
               });
+        const tubes = selection.tubes.map((tube) =>
+          seriesHead(tube, { ...interval, tubeIdentifier: tube.identifier }),
+        );
+        const head = { from, to, aggregate: query.aggregate, syncToken: selection.syncToken };
         return {
-          opening: writer.open({ from, to, aggregate: query.aggregate, syncToken: selection.syncToken }),
-          tubes: selection.tubes.map((tube) =>
-            seriesHead(tube, { ...interval, tubeIdentifier: tube.identifier }),
-          ),
+          opening: writer.open(head, tubes),
+          tubes,
           // A delta holds only the tubes it changed.
           everyTube: since === undefined,
           select,
