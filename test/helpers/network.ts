@@ -26,14 +26,17 @@ export const networkPath = (query: NetworkQuery, extra = '') => `${NETWORK}?${qu
 const seriesPath = (tube: string, query: NetworkQuery, extra = '') =>
   `/v1/groundwater-monitoring-tubes/${tube}/measurements?${queryText({ ...query, tubes: undefined })}${extra}`;
 
-/** A body as it came, decoded from its content coding. */
-export function decoded(response: HttpResponse): string {
+/** A body's bytes as they came, decoded from its content coding. */
+export function decodedBytes(response: HttpResponse): Buffer {
   const bytes = response.bytes!;
   const coding = response.headers['content-encoding'];
-  if (coding === 'gzip') return gunzipSync(bytes).toString();
-  if (coding === 'br') return brotliDecompressSync(bytes).toString();
-  return bytes.toString();
+  if (coding === 'gzip') return gunzipSync(bytes);
+  if (coding === 'br') return brotliDecompressSync(bytes);
+  return bytes;
 }
+
+/** A body as it came, decoded from its content coding, as text. */
+export const decoded = (response: HttpResponse): string => decodedBytes(response).toString();
 
 /** The fields of one CSV line (RFC 4180: quoted fields with doubled quotes). */
 export function csvFields(line: string): string[] {
