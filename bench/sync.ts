@@ -9,11 +9,10 @@
  *   path's upsert: 1,000 runs of one row, the worst case for the delta's joins);
  *
  * each delta read (after its import, before the next) by changedMeasurementsSelect for the ten tubes
- * over the whole year and the day after, and a series of 1,000 rows (one tube, 1,000 minutes) in the
- * same columns (`tube, observed_at, value`). Both are read the two ways the response's row source may read them, in a REPEATABLE READ READ ONLY transaction:
- * the series cursor (DECLARE/FETCH, text rows parsed by postgres.js: measurementBatches) and
- * `COPY (…) TO STDOUT (FORMAT binary)` into this process (parameters written into the text, since COPY
- * takes none). "with token work": the delta plus what a changedSince request adds before it
+ * over the whole year and the day after, raw and by day, and a series of 1,000 rows (one tube, 1,000
+ * minutes, seriesSelect). Each is read through the response's row source, in a REPEATABLE READ READ ONLY
+ * transaction: measurementBatches (`COPY (…) TO STDOUT (FORMAT binary)` decoded into MeasurementBatch
+ * columns). "with token work": the delta plus what a changedSince request adds before it
  * (readSyncToken, currentSyncPoint with the view of all tubes, syncGone).
  *
  *   node --import tsx bench/sync.ts [RUNS]        (default 40; DATABASE_URL, or an embedded PostgreSQL)
@@ -21,10 +20,9 @@
  * Prints the median and quartiles of each, alternating kinds run by run, and the ratios of the medians.
  */
 import { Readable } from 'node:stream';
-import type { PendingQuery, Row } from 'postgres';
 import type { Queryable, Sql } from '../src/db/connect.js';
 import { importMeasurements } from '../src/importers/measurements/measurements.js';
-import { measurementBatches } from '../src/v1/measurements/sql.js';
+import { measurementBatches, seriesSelect, shapeOf } from '../src/v1/measurements/sql.js';
 import { changedMeasurementsSelect, currentSyncPoint, loadSyncSecret, syncGone } from '../src/v1/sync/sql.js';
 import { issueSyncToken, readSyncToken, type SyncPoint } from '../src/v1/sync/token.js';
 import { startBenchPostgres } from './lib/postgres.js';
@@ -39,54 +37,22 @@ const ALL = { allTubes: true, grants: new Set<number>() };
 const FROM = SERIES_START;
 const TO = dayAfterStart(367);
 
-/** A select built for `Queryable`, as plain SQL text with its parameters written in (for COPY). */
-function inlined(build: (sql: Queryable) => unknown): string {
-  interface Recorded {
-    strings: TemplateStringsArray;
-    params: unknown[];
-  }
-  const recorded = (value: unknown): value is Recorded =>
-    typeof value === 'object' && value !== null && 'strings' in value;
-  const literal = (value: unknown): string => {
-    if (recorded(value)) return render(value);
-    if (Array.isArray(value)) return `'{${value.join(',')}}'`;
-    if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-    return `'${String(value).replaceAll("'", "''")}'`;
-  };
-  const render = ({ strings, params }: Recorded): string =>
-    strings.reduce((text, part, i) => `${text}${literal(params[i - 1])}${part}`);
-  const recorder = (strings: TemplateStringsArray, ...params: unknown[]): Recorded => ({ strings, params });
-  return render(build(recorder as unknown as Queryable) as Recorded);
+/** A select of the row source's columns, raw or aggregated. */
+interface Select {
+  text: string;
+  aggregated: boolean;
 }
 
-/** The series of the row source: one tube in [from, to), in the columns every measurements query has. */
-const seriesSelect = (sql: Queryable, tubeId: number, from: string, to: string) => sql`
-  select 0::int4 as tube, observed_at, value from measurements
-  where tube_id = ${tubeId} and observed_at >= ${from}::timestamptz and observed_at < ${to}::timestamptz
-  order by observed_at`;
-
-type Select = (sql: Queryable) => PendingQuery<Row[]>;
-
-/** Rows of `select` through the series cursor, in its own snapshot; `before` runs first in it. */
-async function viaCursor(sql: Sql, select: Select, before?: (tx: Queryable) => Promise<unknown>) {
+/** Rows of `select` through the row source, in its own snapshot; `before` runs first in it. */
+async function viaSource(sql: Sql, select: Select, before?: (tx: Queryable) => Promise<unknown>) {
   let rows = 0;
   await sql.begin(SNAPSHOT, async (tx) => {
     await before?.(tx);
-    for await (const batch of measurementBatches(tx, select(tx), BATCH)) rows += batch.length;
+    for await (const batch of measurementBatches(tx, select.text, shapeOf(select.aggregated), BATCH)) {
+      rows += batch.length;
+    }
   });
   return rows;
-}
-
-/** Bytes of `select` through COPY … (FORMAT binary), in its own snapshot. */
-async function viaCopy(sql: Sql, select: Select, before?: (tx: Queryable) => Promise<unknown>) {
-  let bytes = 0;
-  const text = inlined(select);
-  await sql.begin(SNAPSHOT, async (tx) => {
-    await before?.(tx);
-    const stream = await tx.unsafe(`copy (${text}) to stdout (format binary)`).readable();
-    for await (const chunk of stream) bytes += (chunk as Buffer).length;
-  });
-  return bytes;
 }
 
 const pg = await startBenchPostgres();
@@ -119,16 +85,21 @@ try {
   const minute = (n: number) => new Date(Date.parse(SERIES_START) + n * 60_000).toISOString();
 
   const ids = tubes.map((t) => t.id);
-  const delta = (since: SyncPoint, aggregate?: number) => (q: Queryable) =>
-    changedMeasurementsSelect(q, {
+  const delta = (since: SyncPoint, aggregate?: number): Select => ({
+    text: changedMeasurementsSelect({
       tubeIds: ids,
       from: FROM,
       to: TO,
       since,
-      aggregate: aggregate ? { bucketFunction: 'date_bin', seconds: aggregate } : undefined,
-    });
+      aggregate: aggregate ? { seconds: aggregate } : undefined,
+    }),
+    aggregated: aggregate !== undefined,
+  });
   // The first 1,000 minutes of the year: rows no correction touches.
-  const series: Select = (q) => seriesSelect(q, fixture.tubeId, SERIES_START, minute(1_000));
+  const series: Select = {
+    text: seriesSelect(fixture.tubeId, SERIES_START, minute(1_000)),
+    aggregated: false,
+  };
   const tokenWork = (text: string) => async (tx: Queryable) => {
     const read = readSyncToken(text, 'bench', secret)!;
     if (await syncGone(tx, read, await currentSyncPoint(tx, ALL))) throw new Error('gone');
@@ -137,12 +108,11 @@ try {
   interface Kind {
     label: string;
     run: () => Promise<number>;
-    /** Rows the cursor must read (COPY counts bytes). */
-    expected?: number;
+    /** Rows it must read. */
+    expected: number;
   }
   const seriesKinds: Kind[] = [
-    { label: 'series, 1,000 rows: cursor', run: () => viaCursor(sql, series), expected: 1000 },
-    { label: 'series, 1,000 rows: COPY binary', run: () => viaCopy(sql, series) },
+    { label: 'series, 1,000 rows', run: () => viaSource(sql, series), expected: 1000 },
   ];
   const times = new Map<string, number[]>();
   /** Runs of `kinds` interleaved, the order reversed every other run; the first two warm up. */
@@ -152,17 +122,16 @@ try {
         const t0 = performance.now();
         const got = await kind.run();
         const elapsed = performance.now() - t0;
-        if (kind.expected !== undefined && got !== kind.expected)
-          throw new Error(`${kind.label}: ${got} rows`);
+        if (got !== kind.expected) throw new Error(`${kind.label}: ${got} rows`);
         if (run >= 0) times.set(kind.label, [...(times.get(kind.label) ?? []), elapsed]);
       }
     }
   }
-  // Where the time of one run goes on the server: planning (each DECLARE or COPY plans its query), execution.
+  // Where the time of one run goes on the server: planning (each COPY plans its query), execution.
   const serverTimes: string[] = [];
   async function explain(label: string, select: Select): Promise<string[]> {
     const plan = await sql.begin(SNAPSHOT, (tx) =>
-      tx.unsafe(`explain (analyze, buffers, costs off, timing off, summary) ${inlined(select)}`),
+      tx.unsafe(`explain (analyze, buffers, costs off, timing off, summary) ${select.text}`),
     );
     const lines = plan.map((r) => String(r['QUERY PLAN']));
     serverTimes.push(
@@ -182,26 +151,22 @@ try {
   const appendedToken = issueSyncToken(beforeAppend, 'bench', secret);
   await measure([
     ...seriesKinds,
-    { label: 'delta, nothing changed: cursor', run: () => viaCursor(sql, delta(afterAppend)), expected: 0 },
+    { label: 'delta, nothing changed', run: () => viaSource(sql, delta(afterAppend)), expected: 0 },
+    { label: 'delta, 1,000 appended', run: () => viaSource(sql, delta(beforeAppend)), expected: 1000 },
     {
-      label: 'delta, 1,000 appended: cursor',
-      run: () => viaCursor(sql, delta(beforeAppend)),
-      expected: 1000,
-    },
-    { label: 'delta, 1,000 appended: COPY binary', run: () => viaCopy(sql, delta(beforeAppend)) },
-    {
-      label: 'delta, 1,000 appended: cursor, with token work',
-      run: () => viaCursor(sql, delta(beforeAppend), tokenWork(appendedToken)),
+      label: 'delta, 1,000 appended, with token work',
+      run: () => viaSource(sql, delta(beforeAppend), tokenWork(appendedToken)),
       expected: 1000,
     },
     {
-      label: 'delta, 1,000 appended, P1D (10 buckets): cursor',
-      run: () => viaCursor(sql, delta(beforeAppend, 86_400)),
+      label: 'delta, 1,000 appended, P1D (10 buckets)',
+      run: () => viaSource(sql, delta(beforeAppend, 86_400)),
       expected: 10,
     },
   ]);
   await explain('series of 1,000', series);
   await explain('delta of 1,000 appended', delta(beforeAppend));
+  await explain('delta of 1,000 appended, P1D', delta(beforeAppend, 86_400));
 
   // Phase 2: values given another value, scattered over each tube's year (the upsert).
   const beforeCorrections = await point();
@@ -213,13 +178,18 @@ try {
   await measure([
     ...seriesKinds,
     {
-      label: 'delta, 1,000 corrections: cursor',
-      run: () => viaCursor(sql, delta(beforeCorrections)),
+      label: 'delta, 1,000 corrections',
+      run: () => viaSource(sql, delta(beforeCorrections)),
       expected: 1000,
     },
-    { label: 'delta, 1,000 corrections: COPY binary', run: () => viaCopy(sql, delta(beforeCorrections)) },
+    {
+      label: 'delta, 1,000 corrections, P1D (1,000 buckets)',
+      run: () => viaSource(sql, delta(beforeCorrections, 86_400)),
+      expected: 1000,
+    },
   ]);
   const correctionsPlan = await explain('delta of 1,000 corrections', delta(beforeCorrections));
+  await explain('delta of 1,000 corrections, P1D', delta(beforeCorrections, 86_400));
   console.log(
     `appended: ${a.inserted} inserted, then ${RUNS} runs of each read; corrections: ${c.updated} updated, ` +
       `then ${RUNS} runs of each (the series in both: ${RUNS * 2} runs)\n`,
@@ -235,23 +205,11 @@ try {
   );
   const vs = (label: string, over: string) => ratio(medianOf(label) / medianOf(over));
   printTable(
-    ['ratio of medians', 'cursor', 'COPY binary'],
+    ['ratio of medians', 'row source'],
     [
-      [
-        'delta of 1,000 appended / series of 1,000',
-        vs('delta, 1,000 appended: cursor', 'series, 1,000 rows: cursor'),
-        vs('delta, 1,000 appended: COPY binary', 'series, 1,000 rows: COPY binary'),
-      ],
-      [
-        'the same, with token work',
-        vs('delta, 1,000 appended: cursor, with token work', 'series, 1,000 rows: cursor'),
-        '',
-      ],
-      [
-        'delta of 1,000 corrections / series of 1,000',
-        vs('delta, 1,000 corrections: cursor', 'series, 1,000 rows: cursor'),
-        vs('delta, 1,000 corrections: COPY binary', 'series, 1,000 rows: COPY binary'),
-      ],
+      ['delta of 1,000 appended / series of 1,000', vs('delta, 1,000 appended', 'series, 1,000 rows')],
+      ['the same, with token work', vs('delta, 1,000 appended, with token work', 'series, 1,000 rows')],
+      ['delta of 1,000 corrections / series of 1,000', vs('delta, 1,000 corrections', 'series, 1,000 rows')],
     ],
   );
 

@@ -1,10 +1,12 @@
 /** Sync as the bulk endpoint runs it (src/v1/sync/), for the tests of test/v1/sync/. */
-import type { Sql } from '../../src/db/connect.js';
+import type { Queryable, Sql } from '../../src/db/connect.js';
+import type { BatchShape } from '../../src/v1/measurements/batch.js';
 import {
-  type AggregateRow,
   aggregateSelect,
   type BucketFunction,
   type Bucketing,
+  measurementBatches,
+  shapeOf,
 } from '../../src/v1/measurements/sql.js';
 import {
   changedMeasurementsSelect,
@@ -24,6 +26,51 @@ export const snapshotRead = <T>(sql: Sql, work: (tx: Sql) => Promise<T>) =>
 export const point = (sql: Sql, viewer: SyncViewer = ALL) =>
   snapshotRead(sql, (tx) => currentSyncPoint(tx, viewer));
 
+/** A row of the row source: numbers as the batch holds them, the time as Date's ISO text. */
+export interface SourceRow {
+  tube: number;
+  observedAt: string;
+  value: number;
+  min?: number;
+  max?: number;
+  /** As PostgreSQL writes an int8. */
+  count?: string;
+}
+
+/** Small, so that reads span several batches. */
+const BATCH_ROWS = 100;
+
+/** Epoch microseconds as ISO text; refused when Date's milliseconds would drop a digit. */
+function isoText(micros: number): string {
+  if (micros % 1000 !== 0) throw new Error(`sub-millisecond instant: ${micros}`);
+  return new Date(micros / 1000).toISOString();
+}
+
+/** The rows of `select` through the response's row source (binary COPY into MeasurementBatches). */
+export async function sourceRows(tx: Queryable, select: string, shape: BatchShape): Promise<SourceRow[]> {
+  const rows: SourceRow[] = [];
+  for await (const batch of measurementBatches(tx, select, shape, BATCH_ROWS)) {
+    for (let i = 0; i < batch.length; i++) {
+      const row: SourceRow = {
+        tube: batch.tube[i]!,
+        observedAt: isoText(batch.observedAt[i]!),
+        value: batch.value[i]!,
+      };
+      if (batch.count) {
+        row.min = batch.min![i]!;
+        row.max = batch.max![i]!;
+        row.count = String(batch.count[i]!);
+      }
+      rows.push(row);
+    }
+  }
+  return rows;
+}
+
+/** A row as a line of Delta.rows: `tube observedAt value`, and aggregated ` min max count`. */
+const line = (r: SourceRow) =>
+  [r.tube, r.observedAt, r.value, ...(r.count === undefined ? [] : [r.min, r.max, r.count])].join(' ');
+
 export interface Delta {
   gone: boolean;
   /** `tube observedAt value` (raw) or `tube bucket mean min max count` (aggregated). */
@@ -38,18 +85,12 @@ export interface DeltaOptions {
   bucketFunction?: BucketFunction;
 }
 
-/** An aggregated series' bucket (aggregateSelect) as a line of Delta.rows, at tube position `tube`. */
-export const bucketLine = (tube: number, b: AggregateRow) =>
-  `${tube} ${new Date(b.observedAt).toISOString()} ${b.value} ${b.min} ${b.max} ${b.count}`;
+/** An aggregated series' bucket (wholeBuckets) as a line of Delta.rows, at tube position `tube`. */
+export const bucketLine = (tube: number, b: SourceRow) => line({ ...b, tube });
 
 /** The buckets of a whole aggregated series, as the series endpoint reads them. */
-export const wholeBuckets = async (
-  sql: Sql,
-  tubeId: number,
-  from: string,
-  to: string,
-  bucketing: Bucketing,
-) => (await aggregateSelect(sql, tubeId, from, to, bucketing)) as unknown as AggregateRow[];
+export const wholeBuckets = (sql: Sql, tubeId: number, from: string, to: string, bucketing: Bucketing) =>
+  snapshotRead(sql, (tx) => sourceRows(tx, aggregateSelect(tubeId, from, to, bucketing), 'aggregated'));
 
 /** What a response with changedSince holds: 410, or its rows, for tubes `tubeIds` in [from, to). */
 export function syncDelta(
@@ -64,23 +105,13 @@ export function syncDelta(
     const aggregate = options.aggregateSeconds
       ? { bucketFunction: options.bucketFunction ?? 'date_bin', seconds: options.aggregateSeconds }
       : undefined;
-    const found = await changedMeasurementsSelect(tx, {
+    const select = changedMeasurementsSelect({
       tubeIds,
       from: options.from,
       to: options.to,
       since,
       aggregate,
     });
-    return {
-      gone: false,
-      rows: found.map((r) =>
-        [
-          r.tube,
-          (r.observed_at as Date).toISOString(),
-          r.value,
-          ...(aggregate ? [r.min, r.max, r.count] : []),
-        ].join(' '),
-      ),
-    };
+    return { gone: false, rows: (await sourceRows(tx, select, shapeOf(aggregate))).map(line) };
   });
 }

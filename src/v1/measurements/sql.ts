@@ -1,12 +1,13 @@
 /**
  * The SQL of the measurements endpoint. Measurements leave the database as binary COPY output, decoded
  * into columns (batch.ts): no time or number is printed as text and parsed back. COPY takes no bind
- * parameters, so its select carries its values as literals, each made by a function below that accepts
- * only what it can write safely.
+ * parameters, so its select carries its values as literals (literals.ts).
  */
 import type { Queryable, Sql } from '../../db/connect.js';
 import { usesTimescaleDb } from '../../db/migrate.js';
 import { type BatchShape, CopyBinaryDecoder, type MeasurementBatch } from './batch.js';
+import { bucketsOf } from './buckets.js';
+import { instantLiteral, integerLiteral } from './literals.js';
 
 export interface TubeRow {
   /** Internal id: what grants and measurements refer to. */
@@ -27,29 +28,27 @@ export async function findTube(sql: Queryable, identifier: string): Promise<Tube
   return tube;
 }
 
-/** An integer as a SQL literal (an id, a count of seconds). */
-export function integerLiteral(value: number): string {
-  if (!Number.isSafeInteger(value)) throw new Error(`not an integer: ${value}`);
-  return String(value);
+/**
+ * Which tube a select reads and what it writes as its `tube`, as SQL expressions: for the series its
+ * id and 0; for many tubes (networkMeasurements/sql.ts) the columns of the list it walks.
+ */
+export interface TubeColumns {
+  id: string;
+  position: string;
 }
 
-/** RFC 3339 UTC text as produced by formatInstant: digits, `-`, `:`, `T`, `.` and `Z` only. */
-const UTC_INSTANT = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,6})?Z$/;
-
-/** An instant (formatInstant's text) as a timestamptz literal. */
-export function instantLiteral(instant: string): string {
-  if (!UTC_INSTANT.test(instant)) throw new Error(`not an RFC 3339 UTC instant: ${instant}`);
-  return `'${instant}'::timestamptz`;
-}
+const columnsOf = (tube: number | TubeColumns): TubeColumns =>
+  typeof tube === 'number' ? { id: integerLiteral(tube), position: '0::int4' } : tube;
 
 /**
  * The measurements of one tube in [from, to), oldest first, as the columns of a raw batch (tube 0 for
  * the series). The primary key (tube_id, observed_at) include (value) answers it with an index-only
  * scan, already in order. Also run plainly and under EXPLAIN by the TimescaleDB test.
  */
-export function seriesSelect(tubeId: number, from: string, to: string): string {
-  return `select 0::int4 as tube, observed_at, value from measurements
-    where tube_id = ${integerLiteral(tubeId)}
+export function seriesSelect(tube: number | TubeColumns, from: string, to: string): string {
+  const { id, position } = columnsOf(tube);
+  return `select ${position} as tube, observed_at, value from measurements
+    where tube_id = ${id}
       and observed_at >= ${instantLiteral(from)} and observed_at < ${instantLiteral(to)}
     order by observed_at`;
 }
@@ -82,48 +81,34 @@ export interface Bucketing {
 
 /**
  * The buckets of one tube's measurements in [from, to), oldest first, each starting `seconds` after
- * the one before from `from` on, as the columns of an aggregated batch. The mean sums in time order: a
- * float sum depends on its order, and a representation must be the same bytes however the rows happen
- * to be stored or read (its ETag says so), on either storage.
+ * the one before from `from` on, as the columns of an aggregated batch (what a bucket computes:
+ * buckets.ts).
  *
  * On plain PostgreSQL, which does not know that date_bin keeps the order of observed_at, grouping the
  * interval by bucket sorts every row of it. So each bucket is read on its own, from the stride number
- * k: an index-only scan of [from + k·stride, from + (k+1)·stride), already in time order, which the
- * ordered mean then needs no sort for. Empty buckets are read too (one index probe each) and left out.
+ * k (perBucket). Empty buckets are read too (one index probe each) and left out.
  */
 export function aggregateSelect(
-  tubeId: number,
+  tubeSelected: number | TubeColumns,
   from: string,
   to: string,
   { bucketFunction, seconds }: Bucketing,
 ): string {
-  const tube = integerLiteral(tubeId);
-  const start = instantLiteral(from);
-  const end = instantLiteral(to);
-  const stride = `make_interval(secs => ${integerLiteral(seconds)})`;
+  const { id: tube, position } = columnsOf(tubeSelected);
+  const buckets = bucketsOf(from, to, seconds);
   if (bucketFunction === 'time_bucket') {
-    return `select 0::int4 as tube, bucket as observed_at, avg(value order by observed_at) as value,
-        min(value) as min, max(value) as max, count(*) as count
+    return `select ${position} as tube, bucket as observed_at, ${buckets.aggregates}
       from (
-        select time_bucket(${stride}, observed_at, origin => ${start}) as bucket, observed_at, value
+        select ${buckets.timeBucket('observed_at')} as bucket, observed_at, value
         from measurements
-        where tube_id = ${tube} and observed_at >= ${start} and observed_at < ${end}
+        where tube_id = ${tube} and observed_at >= ${buckets.start} and observed_at < ${buckets.end}
       ) measured
       group by bucket
       order by bucket`;
   }
-  // Strides that start before `to`: ceil((to - from) / stride), exact in microseconds.
-  const strides = `ceil(extract(epoch from ${end} - ${start}) / ${integerLiteral(seconds)})::int8`;
-  return `select 0::int4 as tube, bucket.start as observed_at, measured.value, measured.min, measured.max,
-      measured.count
-    from generate_series(0::int8, ${strides} - 1) as k
-    cross join lateral (select ${start} + k * ${stride} as start) as bucket
-    cross join lateral (
-      select avg(value order by observed_at) as value, min(value) as min, max(value) as max, count(*) as count
-      from measurements
-      where tube_id = ${tube}
-        and observed_at >= bucket.start and observed_at < least(bucket.start + ${stride}, ${end})
-    ) as measured
+  return `select ${position} as tube, ${buckets.columns}
+    from generate_series(0::int8, ${buckets.count} - 1) as k
+    ${buckets.perBucket(tube, 'k')}
     where measured.count > 0
     order by k`;
 }

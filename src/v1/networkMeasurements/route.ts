@@ -2,7 +2,7 @@
  * GET /v1/groundwater-monitoring-measurements?from&to[&aggregate][&tubes][&changedSince]: the series of
  * many tubes, or of every tube the key may read, from one snapshot in one stream (v1.2.md).
  */
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Queryable, Sql } from '../../db/connect.js';
 import type { ConnectionGate } from '../../db/connectionGate.js';
@@ -21,13 +21,24 @@ import { READ_METHODS } from '../../http/hooks/methods.js';
 import type { ServiceMetrics } from '../../http/observability/metrics.js';
 import { forbidden, invalidParameter } from '../../http/problems/problems.js';
 import { type Client, readsNothing } from '../../keys/clients.js';
-import { CSV_MEDIA_TYPE, csvAttachment } from '../measurements/csvSeries.js';
-import { negotiateSeriesFormat, SERIES_VARY } from '../measurements/format.js';
-import { canonicalTubeIdentifier } from '../measurements/route.js';
+import { csvAttachment } from '../measurements/csvSeries.js';
+import { negotiateSeriesFormat, SERIES_VARY, type SeriesFormat } from '../measurements/format.js';
+import { canonicalTubeIdentifier, streamDocument } from '../measurements/route.js';
+import {
+  bucketingOf,
+  type DocumentPlan,
+  measurementsSelect,
+  SNAPSHOT,
+  seriesHead,
+} from '../measurements/seriesStream.js';
+import { shapeOf } from '../measurements/sql.js';
 import type { SyncPoint } from '../sync/token.js';
+import { csvNetwork } from './csvNetwork.js';
+import { jsonNetwork } from './jsonNetwork.js';
 import { NetworkQuery } from './query.js';
 import { changesGone, listedTubeNotFound, TOKEN_NOT_ISSUED } from './refusals.js';
-import { type NetworkTubeRow, tubesInView } from './sql.js';
+import type { NetworkRepresentation } from './representation.js';
+import { acrossTubes, LISTED_TUBE, type NetworkTubeRow, tubesInView } from './sql.js';
 import type { SyncTokens } from './sync.js';
 import { type NetworkRepresentationInputs, networkValidators } from './validators.js';
 
@@ -38,6 +49,12 @@ const FILE_NAME_STEM = 'groundwater-measurements';
 
 export const networkAttachment = (from: string, to: string) =>
   csvAttachment({ tubeIdentifier: FILE_NAME_STEM, from, to });
+
+/** The writer of each format, a fresh one per response: a format the series gains must be added here. */
+const WRITERS: Record<SeriesFormat, () => NetworkRepresentation> = { json: jsonNetwork, csv: csvNetwork };
+
+/** The formats that come as a file (Content-Disposition). */
+const AS_FILE: Record<SeriesFormat, boolean> = { json: false, csv: true };
 
 /** The header that carries the response's sync token, as the JSON's `syncToken` does. */
 export const SYNC_TOKEN_HEADER = 'Sync-Token';
@@ -80,13 +97,10 @@ export async function selectNetwork(
   if (since !== undefined && (await sync.gone(tx, since, now))) throw changesGone();
   return {
     tubes,
-    syncToken: await sync.issue(now, client.keyId),
+    syncToken: await sync.issue(tx, now, client.keyId),
     validators: networkValidators({ tubes, ...representation }, client),
   };
 }
-
-/** The mode of every snapshot this endpoint reads in: the tube list and measurements agree. */
-export const SNAPSHOT = 'isolation level repeatable read read only';
 
 export async function networkMeasurementsRoute(
   app: FastifyInstance,
@@ -111,7 +125,7 @@ export async function networkMeasurementsRoute(
       const to = formatInstant(query.to);
       const coding = negotiateCoding(request.headers['accept-encoding']);
       const format = query.format ?? negotiateSeriesFormat(request.headers.accept);
-      const mediaType = format === 'csv' ? CSV_MEDIA_TYPE : 'application/json';
+      const writer = WRITERS[format]();
       const selectionRequest: SelectionRequest = {
         client,
         listed: query.tubes,
@@ -127,8 +141,8 @@ export async function networkMeasurementsRoute(
       };
       const varied = () => reply.header('Vary', SERIES_VARY);
       const withHeaders = ({ validators, syncToken }: NetworkSelection) => {
-        setValidators(varied().type(mediaType), validators).header(SYNC_TOKEN_HEADER, syncToken);
-        if (format === 'csv') reply.header('Content-Disposition', networkAttachment(from, to));
+        setValidators(varied().type(writer.mediaType), validators).header(SYNC_TOKEN_HEADER, syncToken);
+        if (AS_FILE[format]) reply.header('Content-Disposition', networkAttachment(from, to));
         if (coding) reply.header('Content-Encoding', coding);
         return reply;
       };
@@ -146,13 +160,37 @@ export async function networkMeasurementsRoute(
           return sendNotModified(varied(), selection.validators);
         if (request.method === 'HEAD') return withHeaders(selection).send();
       }
-      return sendNetwork(reply, withHeaders);
+      let selection: NetworkSelection | undefined;
+      const interval = { from, to, aggregate: query.aggregate };
+      const plan = async (pool: Sql, tx: Queryable): Promise<DocumentPlan> => {
+        selection = await selectNetwork(tx, sync, selectionRequest);
+        const tubeIds = selection.tubes.map((tube) => tube.id);
+        const select =
+          since === undefined
+            ? acrossTubes(tubeIds, await measurementsSelect(pool, tx, LISTED_TUBE, interval))
+            : sync.changedSelect({
+                tubeIds,
+                from,
+                to,
+                since,
+                aggregate: await bucketingOf(pool, tx, query.aggregate),
+              });
+        const tubes = selection.tubes.map((tube) =>
+          seriesHead(tube, { ...interval, tubeIdentifier: tube.identifier }),
+        );
+        const head = { from, to, aggregate: query.aggregate, syncToken: selection.syncToken };
+        return {
+          opening: writer.open(head, tubes),
+          tubes,
+          // A delta holds only the tubes it changed.
+          everyTube: since === undefined,
+          select,
+          shape: shapeOf(query.aggregate),
+        };
+      };
+      const body = await streamDocument(request, reply, options, { plan }, writer, coding);
+      // Set by the plan before the stream's first chunk, which openDocumentStream waits for.
+      return withHeaders(selection!).send(body);
     },
   });
-}
-
-// Until the lifecycle serves N tubes (seriesStream.ts), the body is not written here.
-function sendNetwork(reply: FastifyReply, _withHeaders: unknown): never {
-  void reply;
-  throw new Error('not yet');
 }

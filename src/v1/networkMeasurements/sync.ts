@@ -14,8 +14,8 @@ import { issueSyncToken, readSyncToken, type SyncPoint } from '../sync/token.js'
 export interface SyncTokens {
   /** Where the response stands: `tx` is its repeatable-read transaction. */
   current(tx: Queryable, client: Client): Promise<SyncPoint>;
-  /** The token of `point`, bound to the key. */
-  issue(point: SyncPoint, keyId: string): Promise<string>;
+  /** The token of `point`, bound to the key; `tx` is the response's transaction. */
+  issue(tx: Queryable, point: SyncPoint, keyId: string): Promise<string>;
   /** What a `changedSince` stands for; undefined when this service did not issue it to this key (400). */
   read(text: string, keyId: string): Promise<SyncPoint | undefined>;
   /** Whether the changes since `since` can no longer be told as measurements (410). */
@@ -24,12 +24,16 @@ export interface SyncTokens {
   changedSelect: typeof changedMeasurementsSelect;
 }
 
-/** The tokens of the database behind `sql`; its secret read once, through `withConnection`. */
+/**
+ * The tokens of the database behind `sql`. Its secret is read once: on the connection of a response
+ * being read, or through `withConnection` outside one (a request must not wait for a second connection
+ * while it holds one: with a pool of one, it would wait for itself).
+ */
 export function syncTokens(sql: Sql, withConnection: WithConnection): SyncTokens {
   let secret: Promise<Buffer> | undefined;
-  const secretOf = () => {
+  const secretOf = (read: () => Promise<Buffer>) => {
     if (!secret) {
-      const reading = withConnection(() => retryIfConnectionLost(() => loadSyncSecret(sql)));
+      const reading = read();
       // A failed read is tried again by the next request.
       reading.catch(() => {
         if (secret === reading) secret = undefined;
@@ -40,8 +44,13 @@ export function syncTokens(sql: Sql, withConnection: WithConnection): SyncTokens
   };
   return {
     current: currentSyncPoint,
-    issue: async (point, keyId) => issueSyncToken(point, keyId, await secretOf()),
-    read: async (text, keyId) => readSyncToken(text, keyId, await secretOf()),
+    issue: async (tx, point, keyId) => issueSyncToken(point, keyId, await secretOf(() => loadSyncSecret(tx))),
+    async read(text, keyId) {
+      const key = await secretOf(() =>
+        withConnection(() => retryIfConnectionLost(() => loadSyncSecret(sql))),
+      );
+      return readSyncToken(text, keyId, key);
+    },
     gone: syncGone,
     changedSelect: changedMeasurementsSelect,
   };

@@ -9,9 +9,9 @@
  * so it holds what was written between the two snapshots, whatever order imports started and committed
  * in. A transaction the token did not see has an xid >= its xmin, so the xid index bounds the scan.
  */
-import type { Fragment } from 'postgres';
 import type { Queryable } from '../../db/connect.js';
-import { bucketAggregates, bucketStart } from '../measurements/buckets.js';
+import { bucketsOf } from '../measurements/buckets.js';
+import { instantLiteral, int4ArrayLiteral, snapshotLiteral, xid8Literal } from '../measurements/literals.js';
 import type { Bucketing } from '../measurements/sql.js';
 import { type SyncPoint, VIEW_BYTES } from './token.js';
 
@@ -74,17 +74,18 @@ export async function syncGone(tx: Queryable, since: SyncPoint, now: SyncPoint):
 export interface ChangedMeasurements {
   /** The response's tubes (internal ids) in response order; `tube` in the output is a position here. */
   tubeIds: readonly number[];
-  /** RFC 3339: the interval [from, to). */
+  /** RFC 3339 UTC (formatInstant's text): the interval [from, to). */
   from: string;
   to: string;
   /** The token's sync point (readSyncToken), not gone (syncGone). */
   since: SyncPoint;
-  /** Buckets instead of measurements: bucketFunctionOf and the stride, as for the series. */
-  aggregate?: Bucketing | undefined;
+  /** Buckets instead of measurements, of `seconds` each (a series' Bucketing will do). */
+  aggregate?: Pick<Bucketing, 'seconds'> | undefined;
 }
 
 /**
- * The delta since a token, as one select for the response's row source: in the current transaction's
+ * The delta since a token, as the text of one select for the response's row source (measurementBatches,
+ * shapeOf(aggregate); its values are literals, as COPY takes no parameters): in the current transaction's
  * snapshot, the measurements of `tubeIds` in [from, to) that were inserted or given another value by
  * transactions `since` did not see. Each once, in the columns of every measurements query:
  * `tube int4` (position in `tubeIds`, 0-based), `observed_at timestamptz`, `value float8`, ordered by
@@ -93,47 +94,41 @@ export interface ChangedMeasurements {
  * With `aggregate`: every bucket (origin `from`, as the series) that holds such a measurement,
  * recomputed over all of the bucket's measurements in [from, to), as `tube`, `observed_at` (the
  * bucket's start), `value` (the mean), `min`, `max` (float8), `count` (int8); the same numbers as the
- * bucket in a whole response (measurements/buckets.ts).
+ * bucket in a whole response (measurements/buckets.ts). Each touched bucket is read on its own
+ * (perBucket), on either storage: only those are recomputed.
  */
-export function changedMeasurementsSelect(sql: Queryable, request: ChangedMeasurements) {
+export function changedMeasurementsSelect(request: ChangedMeasurements): string {
   const { tubeIds, from, to, aggregate } = request;
-  const tubes = sql`(select id, n from unnest(${tubeIds as number[]}::int[]) with ordinality l (id, n) order by n) l`;
-  const changed = changedRanges(sql, request);
+  const tubes = `(select id, n from unnest(${int4ArrayLiteral(tubeIds)}) with ordinality l (id, n)) l`;
+  const changed = changedRanges(request);
   if (!aggregate) {
-    return sql`
+    return `
       with changes as (${changed})
       select (l.n - 1)::int4 as tube, m.observed_at, m.value
       from ${tubes}
       join changes c on c.tube_id = l.id
       cross join lateral unnest(c.ranges) r (range)
-      cross join lateral (${measuredIn(sql, sql`r.range`)}) m
+      cross join lateral (${measuredIn('r.range')}) m
       order by l.n, m.observed_at`;
   }
-  const bucket = (instant: Fragment) => bucketStart(sql, aggregate, from, instant);
-  const { mean, min, max, count } = bucketAggregates(sql);
+  const buckets = bucketsOf(from, to, aggregate.seconds);
   // A range's bounds are written instants (changeLog.ts), so each bucket from the first's to the last's
-  // holds a changed measurement or none at all: the buckets to recompute are these whole extents.
-  return sql`
+  // holds a changed measurement or none at all: these are the buckets to recompute, each on its own.
+  return `
     with changes as (${changed}),
-    extents as (
-      select c.tube_id,
-             range_agg(tstzrange(${bucket(sql`lower(r.range)`)},
-                                 ${bucket(sql`upper(r.range)`)} + make_interval(secs => ${aggregate.seconds}), '[)'))
-               * tstzmultirange(tstzrange(${from}::timestamptz, ${to}::timestamptz, '[)')) as extents
-      from changes c cross join lateral unnest(c.ranges) r (range)
-      group by c.tube_id
+    touched as (
+      select distinct c.tube_id, k
+      from changes c
+      cross join lateral unnest(c.ranges) r (range)
+      cross join lateral generate_series(${buckets.numberOf('lower(r.range)')},
+                                         least(${buckets.numberOf('upper(r.range)')}, ${buckets.count} - 1)) k
     )
-    select (n - 1)::int4 as tube, bucket as observed_at, ${mean} as value, ${min} as min, ${max} as max,
-           ${count} as count
-    from (
-      select l.n, ${bucket(sql`m.observed_at`)} as bucket, m.observed_at, m.value
-      from ${tubes}
-      join extents e on e.tube_id = l.id
-      cross join lateral unnest(e.extents) x (range)
-      cross join lateral (${measuredIn(sql, sql`x.range`)}) m
-    ) measured
-    group by n, bucket
-    order by n, bucket`;
+    select (l.n - 1)::int4 as tube, ${buckets.columns}
+    from ${tubes}
+    join touched t on t.tube_id = l.id
+    ${buckets.perBucket('l.id', 't.k')}
+    where measured.count > 0
+    order by l.n, t.k`;
 }
 
 /**
@@ -142,7 +137,7 @@ export function changedMeasurementsSelect(sql: Queryable, request: ChangedMeasur
  * planner may read the tube's whole series and filter it; and on a hypertable TimescaleDB excludes the
  * chunks outside each range at run time only in such a scan.
  */
-const measuredIn = (sql: Queryable, range: Fragment) => sql`
+const measuredIn = (range: string) => `
   select m.observed_at, m.value from measurements m
   where m.tube_id = l.id and m.observed_at >= lower(${range}) and m.observed_at <= upper(${range})
     and m.observed_at <@ ${range}
@@ -152,16 +147,17 @@ const measuredIn = (sql: Queryable, range: Fragment) => sql`
  * Per tube of the request, the instants changed since the token within [from, to), as one multirange:
  * range_agg merges overlapping runs (a row written again by a later import), so no row comes twice.
  */
-function changedRanges(sql: Queryable, { tubeIds, from, to, since }: ChangedMeasurements) {
-  const snapshot = `${since.xmin}:${since.xmax}:${since.xip.join(',')}`;
-  return sql`
+function changedRanges({ tubeIds, from, to, since }: ChangedMeasurements): string {
+  const start = instantLiteral(from);
+  const end = instantLiteral(to);
+  return `
     select c.tube_id,
            range_agg(tstzrange(c.first_at, c.last_at, '[]'))
-             * tstzmultirange(tstzrange(${from}::timestamptz, ${to}::timestamptz, '[)')) as ranges
+             * tstzmultirange(tstzrange(${start}, ${end}, '[)')) as ranges
     from measurement_changes c
-    where c.xid >= ${String(since.xmin)}::xid8
-      and not pg_visible_in_snapshot(c.xid, ${snapshot}::pg_snapshot)
-      and c.tube_id = any(${tubeIds as number[]}::int[])
-      and c.first_at < ${to}::timestamptz and c.last_at >= ${from}::timestamptz
+    where c.xid >= ${xid8Literal(since.xmin)}
+      and not pg_visible_in_snapshot(c.xid, ${snapshotLiteral(since)})
+      and c.tube_id = any(${int4ArrayLiteral(tubeIds)})
+      and c.first_at < ${end} and c.last_at >= ${start}
     group by c.tube_id`;
 }

@@ -3,15 +3,13 @@
  * importer: a weak tag that covers every tube of the response and the parameters, 304 and HEAD without
  * reading a measurement, and a 304 never hiding a 400, 403 or 404.
  */
-import { Readable } from 'node:stream';
 import t from 'tap';
-import { importMeasurements } from '../../../src/importers/measurements/measurements.js';
 import { upsertRegistry } from '../../../src/importers/registry/registry.js';
 import { createKey } from '../../../src/keys/store.js';
 import { startApi } from '../../helpers/api.js';
 import { januaryRows } from '../../helpers/conditional.js';
 import { type HttpResponse, send } from '../../helpers/http.js';
-import { HEADER, OTHER, TUBE } from '../../helpers/importFixtures.js';
+import { OTHER, rowImporter, TUBE } from '../../helpers/importFixtures.js';
 import { rememberKey } from '../../helpers/secrets.js';
 
 const PATH = '/v1/groundwater-monitoring-measurements';
@@ -36,11 +34,7 @@ t.test('conditional requests of the network endpoint', async (t) => {
   await upsertRegistry(sql, registry('m'));
   const reader = await createKey(sql, { name: 'reader', tubeIdentifiers: [TUBE, OTHER], allTubes: false });
   rememberKey(reader.key);
-  let imports = 0;
-  const importRows = async (rows: [string, string, string][]) => {
-    const csv = HEADER + rows.map((row) => row.join(',')).join('\n');
-    await importMeasurements(sql, Readable.from([Buffer.from(csv)]), { name: `import ${++imports}` });
-  };
+  const importRows = rowImporter(sql);
   await importRows([...januaryRows(TUBE), ...januaryRows(OTHER)]);
 
   const ask = (query: string, headers: Record<string, string> = {}, method = 'GET') =>

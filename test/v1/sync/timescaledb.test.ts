@@ -86,14 +86,14 @@ t.test('raw and aggregated deltas on a hypertable, across a compressed chunk', a
   // Each changed run is read from its own chunks only: excluded at run time, as its bounds are known.
   for (const aggregate of [undefined, { bucketFunction: 'time_bucket' as const, seconds: 86_400 }]) {
     const plan = await sql.begin('isolation level repeatable read read only', async (tx) => {
-      const select = changedMeasurementsSelect(tx, {
+      const select = changedMeasurementsSelect({
         tubeIds: [tube, other],
         from: FROM,
         to: TO,
         since: token,
         aggregate,
       });
-      return (await tx`explain (analyze, costs off, timing off) ${select}`).map((r) =>
+      return (await tx.unsafe(`explain (analyze, costs off, timing off) ${select}`)).map((r) =>
         String(r['QUERY PLAN']),
       );
     });

@@ -1,0 +1,50 @@
+/**
+ * SQL literals for the selects of the row source (sql.ts): COPY takes no bind parameters, so a select
+ * carries its values as text. Each function accepts only what it can write safely, and throws otherwise.
+ */
+
+/** An integer as a SQL literal (an id, a count of seconds). */
+export function integerLiteral(value: number): string {
+  if (!Number.isSafeInteger(value)) throw new Error(`not an integer: ${value}`);
+  return String(value);
+}
+
+const INT4_MIN = -(2 ** 31);
+const INT4_MAX = 2 ** 31 - 1;
+
+/** Integers within int4 (tube ids) as an int4[] literal; empty is allowed. */
+export function int4ArrayLiteral(values: readonly number[]): string {
+  const items = values.map((value) => {
+    if (!Number.isInteger(value) || value < INT4_MIN || value > INT4_MAX) {
+      throw new Error(`not an int4: ${value}`);
+    }
+    return String(value);
+  });
+  return `'{${items.join(',')}}'::int4[]`;
+}
+
+/** RFC 3339 UTC text as produced by formatInstant: digits, `-`, `:`, `T`, `.` and `Z` only. */
+const UTC_INSTANT = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,6})?Z$/;
+
+/** An instant (formatInstant's text) as a timestamptz literal. */
+export function instantLiteral(instant: string): string {
+  if (!UTC_INSTANT.test(instant)) throw new Error(`not an RFC 3339 UTC instant: ${instant}`);
+  return `'${instant}'::timestamptz`;
+}
+
+const XID8_MAX = 2n ** 64n - 1n;
+
+/** A transaction id's decimal digits: an unsigned 64-bit bigint. */
+function xidText(xid: bigint): string {
+  if (typeof xid !== 'bigint' || xid < 0n || xid > XID8_MAX) throw new Error(`not an xid8: ${xid}`);
+  return xid.toString();
+}
+
+/** A 64-bit transaction id as an xid8 literal. */
+export const xid8Literal = (xid: bigint): string => `'${xidText(xid)}'::xid8`;
+
+/** A snapshot (pg_current_snapshot's parts) as a pg_snapshot literal, `'xmin:xmax:xip,…'`. */
+export function snapshotLiteral(snapshot: { xmin: bigint; xmax: bigint; xip: readonly bigint[] }): string {
+  const xip = snapshot.xip.map(xidText).join(',');
+  return `'${xidText(snapshot.xmin)}:${xidText(snapshot.xmax)}:${xip}'::pg_snapshot`;
+}
