@@ -20,7 +20,6 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import pl from 'nodejs-polars';
-import { peakMb, resetPeakMb, residentMb } from '../testkit/processes.js';
 import { timedGet } from './lib/http.js';
 import {
   bulkUrl,
@@ -85,7 +84,7 @@ try {
       `tubes, ${count(network.rows)} rows (15-minute data, a year); nodejs-polars; ${ROUNDS} rounds\n`,
   );
   const rowsOf = (what: What) => (what === 'series' ? YEAR_ROWS : network.rows);
-  type Sample = { downloadMs: number; frameMs: number; totalMs: number; bytes: number; clientPeakMb: number };
+  type Sample = { downloadMs: number; frameMs: number; totalMs: number; bytes: number };
   const samples = new Map<string, Sample[]>();
   const name = (what: What, format: Format) => `${what}, ${format}`;
 
@@ -95,8 +94,6 @@ try {
       const url =
         what === 'series' ? seriesUrl(server.base, series.identifier, format) : bulkUrl(server.base, format);
       collect();
-      const idle = residentMb(process.pid);
-      resetPeakMb(process.pid);
       const response = await timedGet(
         url,
         { 'x-api-key': what === 'series' ? series.key : network.key },
@@ -111,7 +108,6 @@ try {
         frameMs,
         totalMs: response.totalMs + frameMs,
         bytes: response.bytes,
-        clientPeakMb: peakMb(process.pid) - idle,
       };
       return { frame, sample };
     };
@@ -147,7 +143,6 @@ try {
       'range',
       'rows/s',
       `vs ${reference}`,
-      'client RSS growth',
     ],
     WHATS.flatMap((what) =>
       FORMATS.map((format) => {
@@ -162,7 +157,6 @@ try {
           `${ms(Math.min(...totals))} – ${ms(Math.max(...totals))}`,
           count(rowsOf(what) / (total / 1000)),
           ratio(total / medianOf(what, reference, 'totalMs')),
-          mb(medianOf(what, format, 'clientPeakMb')),
         ];
       }),
     ),
