@@ -12,9 +12,11 @@
  * (test/domain/datetime.property.test.ts) check it against Date.
  */
 import { METHODS, STATUS_CODES } from 'node:http';
+import { tableFromIPC } from 'apache-arrow';
 import fc from 'fast-check';
 import t from 'tap';
 import { type Instant, microsBetween, parseDateTime } from '../../src/domain/datetime.js';
+import { SERIES_FORMATS, type SeriesFormat } from '../../src/v1/measurements/format.js';
 import { AGGREGATE_SECONDS, AGGREGATES, type Aggregate } from '../../src/v1/measurements/query.js';
 import { startApi } from '../helpers/api.js';
 import {
@@ -61,7 +63,7 @@ interface Expected {
   /** On 200: the interval the series must state. */
   interval?: { from: Instant; to: Instant; aggregate?: Aggregate };
   /** On 200: the format `format` or Accept asks for. */
-  format?: 'json' | 'csv';
+  format?: SeriesFormat;
 }
 
 interface Generated {
@@ -199,10 +201,21 @@ const fromArb = fc.oneof(
 
 /** `format` pairs: mostly none, else a value (valid, encoded or junk), or the parameter repeated. */
 const formatValueArb = fc.oneof(
-  { weight: 6, arbitrary: fc.constantFrom('csv', 'json') },
+  { weight: 6, arbitrary: fc.constantFrom('csv', 'json', 'arrow') },
   {
     weight: 1,
-    arbitrary: fc.constantFrom('c%73v', '%6A%73on', 'CSV', 'Json', 'xml', '', 'csv%20', 'csv%00'),
+    arbitrary: fc.constantFrom(
+      'c%73v',
+      '%6A%73on',
+      'arr%6Fw',
+      'CSV',
+      'Json',
+      'ARROW',
+      'xml',
+      '',
+      'csv%20',
+      'csv%00',
+    ),
   },
   { weight: 1, arbitrary: fc.constantFrom(...badEscapes) },
   { weight: 1, arbitrary: fc.string({ maxLength: 8 }).map(mustEncode) },
@@ -481,14 +494,17 @@ const keyArb = (world: World): fc.Arbitrary<{ lines: [string, string][]; kind: K
  * The ranges of the Accept elements generated, and how specifically each matches the two formats (2 the
  * type itself, 1 its `type/*`, 0 `*\/*`); a range without `/` is no media range and matches neither.
  */
-const ACCEPT_RANGES: Record<string, { json?: number; csv?: number }> = {
+const ACCEPT_RANGES: Record<string, Partial<Record<SeriesFormat, number>>> = {
   'text/csv': { csv: 2 },
   'TEXT/CSV': { csv: 2 },
   'application/json': { json: 2 },
   'Application/JSON': { json: 2 },
+  'application/vnd.apache.arrow.stream': { arrow: 2 },
+  'Application/Vnd.Apache.Arrow.Stream': { arrow: 2 },
+  'application/vnd.apache.arrow.file': {},
   'text/*': { csv: 1 },
-  'application/*': { json: 1 },
-  '*/*': { json: 0, csv: 0 },
+  'application/*': { json: 1, arrow: 1 },
+  '*/*': { json: 0, csv: 0, arrow: 0 },
   'text/html': {},
   'application/problem+json': {},
   'image/png': {},
@@ -775,7 +791,7 @@ function parameter(values: string[]): Instant | 'missing' | 'invalid' {
  * The weight Accept gives a format (RFC 9110 §12.5.1): the q of the most specific element that matches
  * it, the highest of equally specific ones; 0 when none matches.
  */
-function acceptWeight(elements: AcceptElement[], format: 'json' | 'csv'): number {
+function acceptWeight(elements: AcceptElement[], format: SeriesFormat): number {
   const matching = elements.flatMap(({ range, q }) => {
     const level = ACCEPT_RANGES[range]![format];
     return level === undefined ? [] : [{ level, q }];
@@ -784,11 +800,15 @@ function acceptWeight(elements: AcceptElement[], format: 'json' | 'csv'): number
   return Math.max(0, ...matching.filter(({ level }) => level === top).map(({ q }) => q));
 }
 
-/** v1.1.md: `format` decides; else CSV only when Accept weighs it above JSON. */
-function expectedFormat(given: string | undefined, accept: AcceptElement[] | undefined): 'json' | 'csv' {
-  if (given === 'json' || given === 'csv') return given;
+/** v1.1.md, v1.2.md: `format` decides; else the format Accept weighs most, JSON, CSV, Arrow among equals. */
+function expectedFormat(given: string | undefined, accept: AcceptElement[] | undefined): SeriesFormat {
+  if ((SERIES_FORMATS as readonly string[]).includes(given ?? '')) return given as SeriesFormat;
   if (accept === undefined) return 'json';
-  return acceptWeight(accept, 'csv') > acceptWeight(accept, 'json') ? 'csv' : 'json';
+  const [json, csv, arrow] = (['json', 'csv', 'arrow'] as const).map((format) =>
+    acceptWeight(accept, format),
+  );
+  if (arrow! > json! && arrow! > csv!) return 'arrow';
+  return csv! > json! ? 'csv' : 'json';
 }
 
 function expectedQuery(
@@ -804,7 +824,7 @@ function expectedQuery(
   // Sorted, as the check compares them.
   if (aggregate.length > 1 || (aggregate.length === 1 && !AGGREGATES.includes(aggregate[0] as Aggregate)))
     errorKeys.push('aggregate');
-  if (formats.length > 1 || (formats.length === 1 && !['json', 'csv'].includes(formats[0]!)))
+  if (formats.length > 1 || (formats.length === 1 && !['json', 'csv', 'arrow'].includes(formats[0]!)))
     errorKeys.push('format');
   if (typeof from !== 'object') errorKeys.push('from');
   if (typeof to !== 'object') errorKeys.push('to');
@@ -905,17 +925,19 @@ function checkProblem(r: Generated, response: RawResponse, expected: Expected, i
 /** The headers of a series (GET and HEAD alike) in the format the model expects. */
 function checkSeriesHeaders(world: World, response: RawResponse, expected: Expected) {
   check(field(response, 'vary') === 'Accept, Accept-Encoding', 'Vary');
-  const csv = expected.format === 'csv';
-  check(
-    field(response, 'content-type') ===
-      (csv ? 'text/csv; charset=utf-8; header=present' : 'application/json'),
-    `series media type for ${expected.format}`,
-  );
+  const mediaTypes = {
+    json: 'application/json',
+    csv: 'text/csv; charset=utf-8; header=present',
+    arrow: 'application/vnd.apache.arrow.stream',
+  };
+  const format = expected.format!;
+  check(field(response, 'content-type') === mediaTypes[format], `series media type for ${format}`);
   const { from, to } = expected.interval!;
   const compact = (instant: Instant) => utcText(instant).replace(/[-:]/g, '');
+  const extension = { json: undefined, csv: 'csv', arrow: 'arrows' }[format];
   check(
     field(response, 'content-disposition') ===
-      (csv ? `attachment; filename="${world.granted}_${compact(from)}_${compact(to)}.csv"` : undefined),
+      (extension && `attachment; filename="${world.granted}_${compact(from)}_${compact(to)}.${extension}"`),
     'Content-Disposition',
   );
 }
@@ -937,6 +959,32 @@ function checkSeries(world: World, response: RawResponse, expected: Expected) {
     check(
       response.body.toString('utf8') === `${header}\r\n${lines.join('')}`,
       `the CSV of the interval: ${written.length} rows`,
+    );
+    return;
+  }
+  if (expected.format === 'arrow') {
+    const table = tableFromIPC(response.body);
+    const head = Object.fromEntries(table.schema.metadata);
+    check(head.tubeIdentifier === world.granted, 'the canonical identifier in the metadata');
+    check(head.from === utcText(from) && head.to === utcText(to), `interval ${head.from} ${head.to}`);
+    check(head.aggregate === aggregate, `aggregate ${head.aggregate}`);
+    const column = (name: string) =>
+      table.getChild(name)?.data.flatMap((data) => Array.from(data.values as ArrayLike<number | bigint>)) ??
+      [];
+    const [values, mins, maxes, counts] = ['value', 'min', 'max', 'count'].map(column);
+    const rows = column('observedAt').map((micros, i) => {
+      const at = BigInt(micros);
+      const seconds = at / 1_000_000n - (at % 1_000_000n < 0n ? 1n : 0n);
+      const instant = { seconds: Number(seconds), micros: Number(at - seconds * 1_000_000n) };
+      return {
+        observedAt: utcText(instant),
+        value: values![i],
+        ...(aggregate && { min: mins![i], max: maxes![i], count: Number(counts![i]) }),
+      };
+    });
+    check(
+      JSON.stringify(rows) === JSON.stringify(written),
+      `the Arrow rows: ${rows.length} of ${written.length}`,
     );
     return;
   }
@@ -1082,7 +1130,7 @@ t.test('generated hostile requests get contract answers, never a 5xx, never a ha
     );
   }
   t.comment(`formats of the 200s: ${JSON.stringify(Object.fromEntries(formats))}`);
-  for (const format of ['json', 'csv']) {
+  for (const format of SERIES_FORMATS) {
     t.ok(
       (formats.get(format) ?? 0) >= 10,
       `${format} answered at least 10 times (${formats.get(format) ?? 0})`,
