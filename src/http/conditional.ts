@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 export interface Validators {
-  /** A strong entity tag, quoted: `"…"`. */
+  /** An entity tag, quoted: `"…"`, or `W/"…"` where equal tags cannot promise equal bytes. */
   etag: string;
   /** When what the representation derives from last changed. */
   lastModified: Date;
@@ -106,13 +106,16 @@ export function parseHttpDate(value: string): number | undefined {
   return undefined;
 }
 
+/** The part of a tag between its quotes, weak or not: what the weak comparison compares. */
+const opaqueTag = (etag: string): string => etag.slice(etag.indexOf('"') + 1, -1);
+
 /**
  * Whether If-None-Match is `*` or names `etag` (weak comparison); undefined when the field is absent
  * or malformed, which counts as absent.
  */
 export function noneMatchHolds(field: string | undefined, etag: string): boolean | undefined {
   const tags = field === undefined ? undefined : parseIfNoneMatch(field);
-  return tags === undefined ? undefined : tags === '*' || tags.includes(etag.slice(1, -1));
+  return tags === undefined ? undefined : tags === '*' || tags.includes(opaqueTag(etag));
 }
 
 const secondsOf = (ms: number): number => Math.floor(ms / 1000);

@@ -19,6 +19,8 @@ import { admitClient } from '../limits/admitClient.js';
 import { type ClientLimits, unlimited } from '../limits/types.js';
 import { docsRoute } from './docs/plugin.js';
 import { measurementsRoute } from './measurements/route.js';
+import { networkMeasurementsRoute } from './networkMeasurements/route.js';
+import { syncTokens } from './networkMeasurements/sync.js';
 import { openApiRoute } from './openapi/route.js';
 import { wellsRoute } from './wells/route.js';
 
@@ -46,6 +48,7 @@ export function v1Routes(api: FastifyInstance): void {
 
 export async function v1Api(api: FastifyInstance, deps: V1Dependencies): Promise<void> {
   const { sql, gate, resolver, limits, settings, metrics } = deps;
+  const sync = syncTokens(sql, gate.run);
   v1Routes(api);
   await api.register(openApiRoute, { settings });
   await api.register(docsRoute, { settings });
@@ -55,5 +58,6 @@ export async function v1Api(api: FastifyInstance, deps: V1Dependencies): Promise
     if (limits !== unlimited) data.addHook('onRequest', admitClient(limits, settings));
     await data.register(wellsRoute, { sql, gate });
     await data.register(measurementsRoute, { sql, gate, metrics });
+    await data.register(networkMeasurementsRoute, { sql, gate, metrics, sync });
   });
 }

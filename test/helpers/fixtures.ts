@@ -50,6 +50,29 @@ export async function addRegularSeries(sql: Sql, tubeId: number, from: string, t
 }
 
 /**
+ * A well of `count` tubes numbered 1 to `count`, each with a series generated as addRegularSeries's (the
+ * values shifted per tube), in one statement; vacuumed as an import leaves it.
+ */
+export async function addNetwork(
+  sql: Sql,
+  count: number,
+  { from, to, step }: { from: string; to: string; step: string },
+): Promise<TubeFixture[]> {
+  const tubes = await addWell(
+    sql,
+    'Network',
+    Array.from({ length: count }, (_, i) => ({ number: String(i + 1) })),
+  );
+  await sql`
+    insert into measurements (tube_id, observed_at, value)
+    select tube, t, round((sin(extract(epoch from t) / 86400 + tube) * 2)::numeric, 3)::float8
+    from unnest(${tubes.map((tube) => tube.id)}::int[]) as tube,
+         generate_series(${from}::timestamptz, ${to}::timestamptz - interval '1 microsecond', ${step}::interval) as t`;
+  await sql`vacuum analyze measurements`;
+  return tubes;
+}
+
+/**
  * One tube with a year (2024) of 1-minute data, vacuumed as an import leaves it, and a key that reads it;
  * `seriesPath` is the tube's measurements path without a query.
  */

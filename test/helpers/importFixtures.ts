@@ -1,10 +1,14 @@
 /** The registry the measurements import tests share: one well with two tubes. */
 
+import { Readable } from 'node:stream';
 import type { TransactionSql } from 'postgres';
 import type { Test } from 'tap';
 import type { Sql } from '../../src/db/connect.js';
 import { ErrorCollector } from '../../src/importers/importErrors.js';
-import type { MeasurementsImported } from '../../src/importers/measurements/measurements.js';
+import {
+  importMeasurements,
+  type MeasurementsImported,
+} from '../../src/importers/measurements/measurements.js';
 import { createStaging, writeStaged } from '../../src/importers/measurements/stagedMeasurements.js';
 import { type RegistryWell, upsertRegistry } from '../../src/importers/registry/registry.js';
 import { freshDatabase } from './database.js';
@@ -59,4 +63,15 @@ export function importStaged(
     const identifiers = new Set(tubes.map((tube) => tube.replaceAll('-', '')));
     return await writeStaged(tx, { rows, tubes: identifiers }, new ErrorCollector(), 'data.csv');
   });
+}
+
+/** Rows imported by the real importer, each call one import (file) of its own, as an operator runs them. */
+export function rowImporter(
+  sql: Sql,
+): (rows: [tube: string, observedAt: string, value: string][]) => Promise<void> {
+  let imports = 0;
+  return async (rows) => {
+    const csv = HEADER + rows.map((row) => row.join(',')).join('\n');
+    await importMeasurements(sql, Readable.from([Buffer.from(csv)]), { name: `import ${++imports}` });
+  };
 }

@@ -51,6 +51,13 @@ export function invalidQuery(issues: readonly { instancePath: string; message?: 
 }
 
 /**
+ * The 400 of one parameter refused by a check the query schema cannot make (one that needs the key,
+ * say): the same document as invalidQuery's, naming that parameter.
+ */
+export const invalidParameter = (name: string, message: string): ProblemError =>
+  new ProblemError(400, INVALID_QUERY_DETAIL, {}, { [name]: [message] });
+
+/**
  * What a route whose query schema is `schema` answers to `query`, through the same validatorCompiler:
  * its 400, or undefined for a valid query. For examples that must be what the service sends.
  */

@@ -56,14 +56,15 @@ export function emptyBatch(shape: BatchShape, capacity: number): MeasurementBatc
   return batch;
 }
 
-/** The first `length` rows of `batch` as views (no copy). */
-function truncated(batch: MeasurementBatch, length: number): MeasurementBatch {
-  const view = (column: Float64Array | undefined) => column?.subarray(0, length);
+/** Rows `start` to `end` (exclusive) of `batch` as views (no copy): one tube's rows of a batch, say. */
+export function rowsBetween(batch: MeasurementBatch, start: number, end: number): MeasurementBatch {
+  if (start === 0 && end === batch.tube.length) return batch;
+  const view = (column: Float64Array | undefined) => column?.subarray(start, end);
   return {
-    length,
-    tube: batch.tube.subarray(0, length),
-    observedAt: batch.observedAt.subarray(0, length),
-    value: batch.value.subarray(0, length),
+    length: end - start,
+    tube: batch.tube.subarray(start, end),
+    observedAt: batch.observedAt.subarray(start, end),
+    value: batch.value.subarray(start, end),
     ...(batch.min && { min: view(batch.min)!, max: view(batch.max)!, count: view(batch.count)! }),
   };
 }
@@ -195,6 +196,6 @@ export class CopyBinaryDecoder {
   /** The output is over: the last rows, once the trailer is known to have come. */
   end(): void {
     if (!this.headerSeen || !this.trailerSeen || this.leftover) throw malformed('cut off before its trailer');
-    if (this.batch.length > 0) this.onBatch(truncated(this.batch, this.batch.length));
+    if (this.batch.length > 0) this.onBatch(rowsBetween(this.batch, 0, this.batch.length));
   }
 }

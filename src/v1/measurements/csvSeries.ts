@@ -26,8 +26,11 @@ type Column = readonly [name: string, kind: 'instant' | 'number'];
 /** The columns of one kind of series: its header line, and the formatter of a batch. */
 export interface CsvColumns {
   readonly header: string;
-  /** The lines of `batch`, each after a CRLF and ending in `constant` (the unit and datum columns). */
-  readonly lines: (batch: MeasurementBatch, constant: Buffer) => Buffer;
+  /**
+   * The lines of `batch`, each after a CRLF, starting with `lead` (the tube column of a file of many
+   * tubes) and ending in `constant` (the unit and datum columns).
+   */
+  readonly lines: (batch: MeasurementBatch, lead: Buffer, constant: Buffer) => Buffer;
 }
 
 const COLUMN_NAME = /^[A-Za-z][A-Za-z0-9]*$/;
@@ -44,15 +47,17 @@ const writer = new AsciiWriter();
 export function csvColumns(columns: readonly Column[]): CsvColumns {
   const fields = columns.map(([name, kind], i) => {
     if (!COLUMN_NAME.test(name)) throw new Error(`not a column name: ${name}`);
-    return `writer.bytes(${i === 0 ? 'CRLF' : 'COMMA'}); writer.${kind}(batch.${name}[i]);`;
+    return `${i === 0 ? '' : 'writer.bytes(COMMA); '}writer.${kind}(batch.${name}[i]);`;
   });
   const lines = new Function(
     'writer',
     'CRLF',
     'COMMA',
-    `return function csvLines(batch, constant) {
-      writer.reserve(batch.length * (${FIELD_BYTES * columns.length} + constant.length));
+    `return function csvLines(batch, lead, constant) {
+      writer.reserve(batch.length * (${FIELD_BYTES * columns.length} + lead.length + constant.length));
       for (let i = 0; i < batch.length; i++) {
+        writer.bytes(CRLF);
+        writer.bytes(lead);
         ${fields.join('\n        ')}
         writer.bytes(constant);
       }
@@ -80,22 +85,39 @@ export const AGGREGATED_COLUMNS = csvColumns([
 /** One field as RFC 4180 writes it: in double quotes, with its quotes doubled, when it needs them. */
 export const csvField = (text: string) => (/[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text);
 
+/** The first column of a CSV of many tubes (`tubeColumn`). */
+const TUBE_COLUMN = 'tubeIdentifier';
+
+const NOTHING = Buffer.alloc(0);
+
+export interface CsvWriter extends SeriesRepresentation {
+  /** The header line, for a file whose tubes' heads write none (`tubeColumn`). */
+  open(head: Pick<SeriesHead, 'aggregate'>): Buffer;
+}
+
 /**
  * A CSV writer for one response: it keeps what the head says for its lines, the columns (raw or
  * aggregated) and the unit and datum, quoted once. A fresh one per response, unlike jsonSeries, for
- * that reason.
+ * that reason. With `tubeColumn`, each line starts with its tube's identifier, so the lines of many
+ * tubes make one file: the header then comes from `open`, and a tube's head writes nothing.
  */
-export function csvSeries(): SeriesRepresentation {
+export function csvSeries({ tubeColumn = false } = {}): CsvWriter {
   let columns = RAW_COLUMNS;
-  let constant = Buffer.alloc(0);
+  let lead = NOTHING;
+  let constant = NOTHING;
+  const header = ({ aggregate }: Pick<SeriesHead, 'aggregate'>) => {
+    columns = aggregate ? AGGREGATED_COLUMNS : RAW_COLUMNS;
+    return Buffer.from(tubeColumn ? `${TUBE_COLUMN},${columns.header}` : columns.header);
+  };
   return {
     mediaType: CSV_MEDIA_TYPE,
+    open: header,
     head(head) {
-      columns = head.aggregate ? AGGREGATED_COLUMNS : RAW_COLUMNS;
+      if (tubeColumn) lead = Buffer.from(`${csvField(head.tubeIdentifier)},`);
       constant = Buffer.from(`,${csvField(head.unit)},${csvField(head.verticalDatum)}`);
-      return Buffer.from(columns.header);
+      return tubeColumn ? NOTHING : header(head);
     },
-    batch: (batch) => columns.lines(batch, constant),
+    batch: (batch) => columns.lines(batch, lead, constant),
     close: () => CLOSING,
   };
 }

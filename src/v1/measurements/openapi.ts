@@ -73,6 +73,13 @@ const EXAMPLE_BUCKETS: MeasurementValues[] = [
   { observedAt: '2024-03-01T00:00:00Z', value: -1.2425, min: -1.26, max: -1.23, count: 4 },
 ];
 
+/** Vary of a streamed series response, on every endpoint that writes one. */
+export const VARY_HEADER = {
+  description: 'The format follows Accept unless `format` is given, and the coding Accept-Encoding.',
+  required: true,
+  schema: jsonSchemaOf(z.literal(SERIES_VARY)),
+};
+
 const ok = dataResponses(
   'The series; `measurements` is `[]` when the interval holds none. As CSV (`format=csv`, or ' +
     '`Accept: text/csv` weighing more than `application/json`) when asked for.',
@@ -83,11 +90,7 @@ const seriesResponse = {
   ...ok['200'],
   headers: {
     ...ok['200'].headers,
-    Vary: {
-      description: 'The format follows Accept unless `format` is given, and the coding Accept-Encoding.',
-      required: true,
-      schema: jsonSchemaOf(z.literal(SERIES_VARY)),
-    },
+    Vary: VARY_HEADER,
     'Content-Disposition': {
       description:
         'CSV only: a file name `<tubeIdentifier>_<from>_<to>.csv` with the interval in compact UTC form ' +

@@ -34,7 +34,7 @@ export const MAX_INTERVAL_TEXT = `${MAX_INTERVAL_DAYS} days (${count(MAX_INTERVA
 export const MAX_INTERVAL_RULE = `${MAX_INTERVAL_DAYS} × ${count(SECONDS_PER_DAY)} seconds exactly`;
 
 /** The message of a parameter given more than once. */
-const GIVEN_TWICE = 'was given more than once: give it exactly once';
+export const GIVEN_TWICE = 'was given more than once: give it exactly once';
 
 /**
  * `from` or `to` as a client sends it: one RFC 3339 date-time with an offset. The query parser hands

@@ -1,12 +1,13 @@
 /** GET /v1/groundwater-monitoring-tubes/{tubeIdentifier}/measurements?from&to[&aggregate]: one tube's series, streamed. */
-import type { FastifyInstance } from 'fastify';
+import type { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Sql } from '../../db/connect.js';
 import type { ConnectionGate, Permit } from '../../db/connectionGate.js';
 import { retryIfConnectionLost } from '../../db/retry.js';
 import { formatInstant } from '../../domain/datetime.js';
 import { clientGoneSignal } from '../../http/clientGone.js';
-import { compressStream, negotiateCoding } from '../../http/compression.js';
+import { type Coding, compressStream, negotiateCoding } from '../../http/compression.js';
 import {
   isConditional,
   isNotModified,
@@ -24,20 +25,20 @@ import { negotiateSeriesFormat, SERIES_VARY } from './format.js';
 import { jsonSeries } from './jsonSeries.js';
 import { SeriesQuery } from './query.js';
 import type { SeriesRepresentation } from './representation.js';
-import { openSeriesStream, type SeriesRequest } from './seriesStream.js';
+import { type DocumentRequest, openDocumentStream, seriesDocument } from './seriesStream.js';
 import { findTube, type TubeRow } from './sql.js';
 import { seriesValidators } from './validators.js';
 
 /**
- * The series stream with a permit of the connection gate for as long as it holds its pooled connection:
- * the permit goes back with `connection.released`. Each attempt takes its own permit, so a retry after
- * a lost connection waits its turn like any request.
+ * The document's stream with a permit of the connection gate for as long as it holds its pooled
+ * connection: the permit goes back with `connection.released`. Each attempt takes its own permit, so a
+ * retry after a lost connection waits its turn like any request.
  */
-async function openGatedSeriesStream(
+async function openGatedDocumentStream(
   sql: Sql,
   gate: ConnectionGate,
   metrics: ServiceMetrics,
-  series: Omit<SeriesRequest, 'connection'>,
+  document: Omit<DocumentRequest, 'connection'>,
   representation: SeriesRepresentation,
   signal: AbortSignal,
 ) {
@@ -57,7 +58,44 @@ async function openGatedSeriesStream(
       permit.release();
     },
   };
-  return openSeriesStream(sql, { ...series, connection }, representation);
+  return openDocumentStream(sql, { ...document, connection }, representation);
+}
+
+export interface StreamDependencies {
+  sql: Sql;
+  gate: ConnectionGate;
+  metrics: ServiceMetrics;
+}
+
+/**
+ * The body of a streamed response (a series, or many): the document opened with a gate permit, and
+ * retried if the connection is lost before anything is sent; its rows counted for the request log and
+ * the metrics; a failure after the first byte logged and counted as a cut-off (Fastify then destroys
+ * the socket, and the client sees an incomplete body). Undefined when the plan found nothing to write.
+ */
+export async function streamDocument(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  { sql, gate, metrics }: StreamDependencies,
+  document: Pick<DocumentRequest, 'plan'>,
+  representation: SeriesRepresentation,
+  coding: Coding | undefined,
+): Promise<Readable | undefined> {
+  request.rowsStreamed = 0;
+  const onRows = (count: number) => {
+    request.rowsStreamed = (request.rowsStreamed ?? 0) + count;
+    metrics.measurementsStreamed(count);
+  };
+  const signal = clientGoneSignal(reply);
+  const stream = await retryIfConnectionLost(() =>
+    openGatedDocumentStream(sql, gate, metrics, { ...document, onRows }, representation, signal),
+  );
+  if (!stream) return undefined;
+  stream.once('error', (error) => {
+    request.log.error({ err: error }, 'series stream failed after the first byte; response cut off');
+    metrics.seriesCutOff();
+  });
+  return coding ? compressStream(stream, coding) : stream;
 }
 
 /** The lower-case form of a well-formed identifier; undefined for a malformed one (which is a 404). */
@@ -71,7 +109,7 @@ export async function measurementsRoute(
   app: FastifyInstance,
   options: { sql: Sql; gate: ConnectionGate; metrics: ServiceMetrics },
 ): Promise<void> {
-  const { sql, gate, metrics } = options;
+  const { sql, gate } = options;
   app.withTypeProvider<ZodTypeProvider>().route({
     method: READ_METHODS,
     url: MEASUREMENTS_URL,
@@ -128,30 +166,22 @@ export async function measurementsRoute(
         if (request.method === 'HEAD') return withHeaders(validators).send();
       }
 
-      request.rowsStreamed = 0;
       let validators: Validators | undefined;
       const onTube = (tube: TubeRow) => {
         validators = validatorsOf(tube);
       };
       const series = { client, tubeIdentifier, from, to, aggregate: query.aggregate, onTube };
-      const onRows = (count: number) => {
-        request.rowsStreamed = (request.rowsStreamed ?? 0) + count;
-        metrics.measurementsStreamed(count);
-      };
-      // Nothing has been sent before the stream opens, so a lost connection is retried there.
-      const signal = clientGoneSignal(reply);
-      const stream = await retryIfConnectionLost(() =>
-        openGatedSeriesStream(sql, gate, metrics, { ...series, onRows }, representation, signal),
+      const body = await streamDocument(
+        request,
+        reply,
+        options,
+        seriesDocument(series),
+        representation,
+        coding,
       );
-      if (!stream) throw tubeNotFound();
-      stream.once('error', (error) => {
-        // After the first byte there is no status left to give: the response is cut off (Fastify
-        // destroys the socket) and the client sees an incomplete body.
-        request.log.error({ err: error }, 'series stream failed after the first byte; response cut off');
-        metrics.seriesCutOff();
-      });
-      // Set by onTube before the stream's first chunk, which openSeriesStream waits for.
-      return withHeaders(validators!).send(coding ? compressStream(stream, coding) : stream);
+      if (!body) throw tubeNotFound();
+      // Set by onTube before the stream's first chunk, which openDocumentStream waits for.
+      return withHeaders(validators!).send(body);
     },
   });
 }

@@ -75,8 +75,9 @@ const seriesFields = {
     .meta({ description: 'The requested `aggregate`. Present only in an aggregated series.' }),
 };
 
+// Strict: the network's body refers to it (see wells/schemas.ts).
 export const GroundwaterLevelSeries = z
-  .object({
+  .strictObject({
     ...seriesFields,
     measurements: z.array(Measurement).meta({
       description:

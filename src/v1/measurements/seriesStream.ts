@@ -8,15 +8,19 @@ import { Readable } from 'node:stream';
 import type { Queryable, Sql } from '../../db/connect.js';
 import { iterateInTransaction } from '../../db/transactionIterator.js';
 import { type Client, mayRead } from '../../keys/clients.js';
+import { type BatchShape, type MeasurementBatch, rowsBetween } from './batch.js';
 import { AGGREGATE_SECONDS, type Aggregate } from './query.js';
 import type { SeriesRepresentation } from './representation.js';
+import type { SeriesHead } from './schemas.js';
 import {
   aggregateSelect,
+  type Bucketing,
   bucketFunctionOf,
   findTube,
   measurementBatches,
   seriesSelect,
   shapeOf,
+  type TubeColumns,
   type TubeRow,
 } from './sql.js';
 
@@ -31,6 +35,9 @@ export const BATCH_SIZE = 2000;
  * while the previous one is being sent, and a slow client holds back the database, not memory.
  */
 const READ_AHEAD_BYTES = 512 * 1024;
+
+/** One read-only snapshot for the whole document: its tubes and all their rows agree. */
+export const SNAPSHOT = 'isolation level repeatable read read only';
 
 export interface SeriesRequest {
   client: Client;
@@ -52,62 +59,183 @@ export interface SeriesRequest {
   connection?: { held(): void; released(): void };
 }
 
-/** Head and measurements, without the close: that is added once the snapshot ended well. */
-async function* seriesChunks(
+/** What a document holds, read in its snapshot before any measurement. */
+export interface DocumentPlan {
+  /** Bytes before the first tube: the document's own head (none for one series). */
+  opening?: Buffer;
+  /** Each tube's head, in the document's order: a row's `tube` is its position here. */
+  tubes: readonly SeriesHead[];
+  /** Whether a tube without rows is written all the same, as an empty series (not in a delta). */
+  everyTube: boolean;
+  /** The rows: the row source's columns, ordered by tube then time (sql.ts). */
+  select: string;
+  shape: BatchShape;
+}
+
+export interface DocumentRequest extends Pick<SeriesRequest, 'onRows' | 'connection'> {
+  /**
+   * What the document holds, read in its snapshot on `tx` (`pool` is the pool it came from); undefined
+   * when there is nothing to write (the series of a tube the key may not read). A refusal it throws is
+   * an ordinary error: nothing has been sent yet.
+   */
+  plan(pool: Sql, tx: Queryable): Promise<DocumentPlan | undefined>;
+}
+
+/** The head of a tube's series, as every representation writes it. */
+export const seriesHead = (
+  tube: Pick<TubeRow, 'unit' | 'verticalDatum'>,
+  {
+    tubeIdentifier,
+    from,
+    to,
+    aggregate,
+  }: Pick<SeriesRequest, 'tubeIdentifier' | 'from' | 'to' | 'aggregate'>,
+): SeriesHead => ({
+  tubeIdentifier,
+  from,
+  to,
+  ...(aggregate && { aggregate }),
+  unit: tube.unit,
+  verticalDatum: tube.verticalDatum,
+});
+
+/** How `aggregate` cuts a series on the database behind `pool`; undefined for every measurement. */
+export async function bucketingOf(
+  pool: Sql,
+  tx: Queryable,
+  aggregate: Aggregate | undefined,
+): Promise<Bucketing | undefined> {
+  return (
+    aggregate && { bucketFunction: await bucketFunctionOf(pool, tx), seconds: AGGREGATE_SECONDS[aggregate] }
+  );
+}
+
+/** The select of one tube's series, or of its buckets. */
+export async function measurementsSelect(
+  pool: Sql,
+  tx: Queryable,
+  tube: number | TubeColumns,
+  { from, to, aggregate }: Pick<SeriesRequest, 'from' | 'to' | 'aggregate'>,
+): Promise<string> {
+  const bucketing = await bucketingOf(pool, tx, aggregate);
+  return bucketing ? aggregateSelect(tube, from, to, bucketing) : seriesSelect(tube, from, to);
+}
+
+/** One series: the document of one tube, or nothing for a tube the key may not read. */
+async function seriesPlan(
   pool: Sql,
   tx: Queryable,
   request: SeriesRequest,
+): Promise<DocumentPlan | undefined> {
+  const tube = await findTube(tx, request.tubeIdentifier);
+  // Unknown and hidden tubes end the same way: no output at all.
+  if (!tube || !mayRead(request.client, tube.id)) return undefined;
+  request.onTube?.(tube);
+  return {
+    tubes: [seriesHead(tube, request)],
+    everyTube: true,
+    select: await measurementsSelect(pool, tx, tube.id, request),
+    shape: shapeOf(request.aggregate),
+  };
+}
+
+/** The rows of one tube in a batch: from `start` on, while `tube` stays the same; its end. */
+function tubeEnd(batch: MeasurementBatch, start: number): number {
+  const tube = batch.tube[start];
+  let end = start + 1;
+  while (end < batch.length && batch.tube[end] === tube) end++;
+  return end;
+}
+
+/**
+ * The document without its close (added once the snapshot ended well): its opening, then for each
+ * tube its head and its measurements, batch by batch. A batch is one chunk (one large socket write),
+ * with the heads of the tubes it starts; the heads of tubes left without rows at the end come in
+ * chunks of at most READ_AHEAD_BYTES, so no number of tubes is held at once.
+ */
+async function* documentChunks(
+  pool: Sql,
+  tx: Queryable,
+  request: DocumentRequest,
   representation: SeriesRepresentation,
 ): AsyncGenerator<Buffer> {
   // This runs inside the transaction: the connection is ours until the transaction is over.
   request.connection?.held();
-  const tube = await findTube(tx, request.tubeIdentifier);
-  // Unknown and hidden tubes end the same way: no output at all.
-  if (!tube || !mayRead(request.client, tube.id)) return;
-  request.onTube?.(tube);
-  // Sent with the first batch, in one write.
-  const { from, to, aggregate } = request;
-  let head: Buffer | undefined = representation.head({
-    tubeIdentifier: request.tubeIdentifier,
-    from,
-    to,
-    ...(aggregate && { aggregate }),
-    unit: tube.unit,
-    verticalDatum: tube.verticalDatum,
-  });
-  const select = aggregate
-    ? aggregateSelect(tube.id, from, to, {
-        bucketFunction: await bucketFunctionOf(pool, tx),
-        seconds: AGGREGATE_SECONDS[aggregate],
-      })
-    : seriesSelect(tube.id, from, to);
-  for await (const rows of measurementBatches(tx, select, shapeOf(aggregate), BATCH_SIZE)) {
-    const batch = representation.batch(rows, head !== undefined);
-    const count = rows.length;
-    if (head) {
-      yield Buffer.concat([head, batch]);
-      head = undefined;
-    } else {
-      yield batch;
+  const plan = await request.plan(pool, tx);
+  if (!plan) return;
+  const { tubes, everyTube } = plan;
+  let parts: Buffer[] = plan.opening ? [plan.opening] : [];
+  /** Whether a chunk was yielded. */
+  let started = false;
+  let bytes = 0;
+  const write = (part: Buffer) => {
+    parts.push(part);
+    bytes += part.length;
+  };
+  const take = () => {
+    const chunk = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+    parts = [];
+    bytes = 0;
+    started = true;
+    return chunk;
+  };
+  /** The tube whose measurements are being written: -1 before the first. */
+  let current = -1;
+  const begin = (tube: number) => {
+    if (everyTube)
+      for (let skipped = current + 1; skipped < tube; skipped++) write(representation.head(tubes[skipped]!));
+    write(representation.head(tubes[tube]!));
+    current = tube;
+  };
+  for await (const batch of measurementBatches(tx, plan.select, plan.shape, BATCH_SIZE)) {
+    for (let start = 0; start < batch.length; ) {
+      const end = tubeEnd(batch, start);
+      const first = batch.tube[start] !== current;
+      if (first) begin(batch.tube[start]!);
+      write(representation.batch(rowsBetween(batch, start, end), first));
+      start = end;
     }
-    request.onRows?.(count);
+    yield take();
+    request.onRows?.(batch.length);
   }
-  // The head alone, for an interval without measurements.
-  if (head) yield head;
+  if (everyTube) {
+    while (current < tubes.length - 1) {
+      begin(current + 1);
+      if (bytes >= READ_AHEAD_BYTES) yield take();
+    }
+  }
+  // Whatever is left, and once at least: a document whose plan was read is there, even when empty.
+  if (parts.length > 0 || !started) yield take();
 }
+
+/** The document of one series: what its plan reads in the snapshot (seriesPlan). */
+export const seriesDocument = (request: SeriesRequest): Pick<DocumentRequest, 'plan'> => ({
+  plan: (pool, tx) => seriesPlan(pool, tx, request),
+});
 
 /**
  * The series as a readable stream, or undefined when the tube does not exist or the client may not
- * read it. The head and the first batch are read before this resolves, so an error up to there is an
- * ordinary error (a 500 problem); a later one destroys the stream, and the response is cut off.
+ * read it: the document of one tube (openDocumentStream).
  */
-export async function openSeriesStream(
+export const openSeriesStream = (sql: Sql, request: SeriesRequest, representation: SeriesRepresentation) =>
+  openDocumentStream(
+    sql,
+    { ...seriesDocument(request), onRows: request.onRows, connection: request.connection },
+    representation,
+  );
+
+/**
+ * The document as a readable stream, or undefined when its plan found nothing to write. The plan and
+ * the first batch are read before this resolves, so an error up to there is an ordinary error (a
+ * problem response); a later one destroys the stream, and the response is cut off.
+ */
+export async function openDocumentStream(
   sql: Sql,
-  request: SeriesRequest,
+  request: DocumentRequest,
   representation: SeriesRepresentation,
 ): Promise<Readable | undefined> {
-  const chunks = iterateInTransaction(sql, 'isolation level repeatable read read only', (tx) =>
-    seriesChunks(sql, tx, request, representation),
+  const chunks = iterateInTransaction(sql, SNAPSHOT, (tx) =>
+    documentChunks(sql, tx, request, representation),
   );
   // Called once iterateInTransaction has returned, which it does with the connection back in the pool.
   const released = () => request.connection?.released();

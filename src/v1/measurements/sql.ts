@@ -29,13 +29,26 @@ export async function findTube(sql: Queryable, identifier: string): Promise<Tube
 }
 
 /**
+ * Which tube a select reads and what it writes as its `tube`, as SQL expressions: for the series its
+ * id and 0; for many tubes (networkMeasurements/sql.ts) the columns of the list it walks.
+ */
+export interface TubeColumns {
+  id: string;
+  position: string;
+}
+
+const columnsOf = (tube: number | TubeColumns): TubeColumns =>
+  typeof tube === 'number' ? { id: integerLiteral(tube), position: '0::int4' } : tube;
+
+/**
  * The measurements of one tube in [from, to), oldest first, as the columns of a raw batch (tube 0 for
  * the series). The primary key (tube_id, observed_at) include (value) answers it with an index-only
  * scan, already in order. Also run plainly and under EXPLAIN by the TimescaleDB test.
  */
-export function seriesSelect(tubeId: number, from: string, to: string): string {
-  return `select 0::int4 as tube, observed_at, value from measurements
-    where tube_id = ${integerLiteral(tubeId)}
+export function seriesSelect(tube: number | TubeColumns, from: string, to: string): string {
+  const { id, position } = columnsOf(tube);
+  return `select ${position} as tube, observed_at, value from measurements
+    where tube_id = ${id}
       and observed_at >= ${instantLiteral(from)} and observed_at < ${instantLiteral(to)}
     order by observed_at`;
 }
@@ -76,15 +89,15 @@ export interface Bucketing {
  * k (perBucket). Empty buckets are read too (one index probe each) and left out.
  */
 export function aggregateSelect(
-  tubeId: number,
+  tubeSelected: number | TubeColumns,
   from: string,
   to: string,
   { bucketFunction, seconds }: Bucketing,
 ): string {
-  const tube = integerLiteral(tubeId);
+  const { id: tube, position } = columnsOf(tubeSelected);
   const buckets = bucketsOf(from, to, seconds);
   if (bucketFunction === 'time_bucket') {
-    return `select 0::int4 as tube, bucket as observed_at, ${buckets.aggregates}
+    return `select ${position} as tube, bucket as observed_at, ${buckets.aggregates}
       from (
         select ${buckets.timeBucket('observed_at')} as bucket, observed_at, value
         from measurements
@@ -93,7 +106,7 @@ export function aggregateSelect(
       group by bucket
       order by bucket`;
   }
-  return `select 0::int4 as tube, ${buckets.columns}
+  return `select ${position} as tube, ${buckets.columns}
     from generate_series(0::int8, ${buckets.count} - 1) as k
     ${buckets.perBucket(tube, 'k')}
     where measured.count > 0

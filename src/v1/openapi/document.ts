@@ -19,6 +19,7 @@ import {
   MAX_INTERVAL_RULE,
   MOST_MINUTELY_MEASUREMENTS,
 } from '../measurements/query.js';
+import { networkMeasurementsDocumentPart } from '../networkMeasurements/openapi.js';
 import { wellsDocumentPart } from '../wells/openapi.js';
 import { headers, problemResponses } from './components.js';
 import { OPENAPI_VERSION, openApiDocumentPart, TITLE } from './ownPart.js';
@@ -33,6 +34,7 @@ const LICENSE: string = JSON.parse(
 export const PARTS: readonly DocumentPart[] = [
   wellsDocumentPart,
   measurementsDocumentPart,
+  networkMeasurementsDocumentPart,
   openApiDocumentPart,
 ];
 

@@ -6,43 +6,14 @@
  * a server that buffered the response would die of heap exhaustion (checked by hand: it does), while a
  * streaming one completes, and its resident memory must grow by less than the 40 MB issue 5 allows.
  */
-import { request } from 'node:http';
 import t from 'tap';
 import { residentMb } from '../../../testkit/processes.js';
 import { freshDatabase } from '../../helpers/database.js';
 import { addKey, addRegularSeries, addWell } from '../../helpers/fixtures.js';
 import { get } from '../../helpers/http.js';
-import { startReplica } from '../../helpers/serve.js';
+import { fetchWhileSampling, GROWTH_BOUND_MB, startTightServer } from '../../helpers/sampling.js';
 
 const ROWS_IN_YEAR = 366 * 24 * 60;
-/**
- * Growth of resident memory allowed while the year streams: room for V8's young generation, which
- * grows to its working size within any stream's first weeks (bench/README.md, "Series"), but not for
- * the year's rows or body.
- */
-const GROWTH_BOUND_MB = 40;
-
-/** Reads a whole response as fast as it comes; returns it and the largest server RSS seen meanwhile. */
-function fetchWhileSampling(url: string, key: string, pid: number) {
-  return new Promise<{ status: number; body: string; peakMb: number }>((resolve, reject) => {
-    let peakMb = residentMb(pid);
-    const sampler = setInterval(() => {
-      peakMb = Math.max(peakMb, residentMb(pid));
-    }, 20);
-    const req = request(url, { headers: { 'x-api-key': key }, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        clearInterval(sampler);
-        resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString(), peakMb });
-      });
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
-
 t.test('a 366-day series of 1-minute data streams in constant server memory', async (t) => {
   const db = await freshDatabase(t);
   const [tube] = await addWell(db.sql, 'Logger', [{ number: '1' }]);
@@ -57,15 +28,7 @@ t.test('a 366-day series of 1-minute data streams in constant server memory', as
    * warm-up in the same format; `count` tells how many measurements a body holds.
    */
   async function yearWithinBound(format: 'json' | 'csv', count: (body: string) => number) {
-    const { child, base } = await startReplica(t, {
-      DATABASE_URL: db.url,
-      // Tight, so that buffering the year cannot succeed (see the top of this file). The young generation
-      // as the image bounds it (Dockerfile): Node 24's default one, up to 3 × 64 MB, makes V8 run one full
-      // collection after another beside so small an old generation, and RSS grow with it.
-      NODE_OPTIONS: '--max-old-space-size=64 --max-semi-space-size=16',
-    });
-    // A server that dies of heap exhaustion says so there.
-    child.stderr.pipe(process.stderr);
+    const { child, base } = await startTightServer(t, db.url);
     // Warm up: every module loaded and every code path compiled once before measuring.
     const warmUp = await get(
       base,

@@ -5,19 +5,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import t, { type Test } from 'tap';
 import { createMetrics } from '../../../src/http/observability/metrics.js';
-import { startApi, type TestApi } from '../../helpers/api.js';
+import { startApi } from '../../helpers/api.js';
+import { appBackends, cutOffAfterFirstChunk, inTransaction } from '../../helpers/appSessions.js';
 import { addYearTube } from '../../helpers/fixtures.js';
 import { get, openStream } from '../../helpers/http.js';
 import { scriptedLimits } from '../../helpers/scriptedLimits.js';
 
 const YEAR = '?from=2024-01-01T00:00:00Z&to=2025-01-01T00:00:00Z';
 const ROWS_IN_YEAR = 366 * 24 * 60;
-
-/** States of the app's own database connections. */
-async function appBackends(api: TestApi): Promise<{ pid: number; state: string }[]> {
-  return api.db.sql<{ pid: number; state: string }[]>`
-    select pid, state from pg_stat_activity where application_name = ${api.applicationName}`;
-}
 
 async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs = 3000): Promise<number> {
   const started = performance.now();
@@ -27,9 +22,6 @@ async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs = 
   }
   return performance.now() - started;
 }
-
-const inTransaction = (backends: { state: string }[]) =>
-  backends.some((b) => b.state === 'idle in transaction' || b.state === 'active');
 
 t.test('streaming a year of 1-minute data', async (t) => {
   // One connection in the app's pool: a connection not given back would make every later request hang.
@@ -99,20 +91,8 @@ t.test('streaming a year of 1-minute data', async (t) => {
     t.equal(await cutOffCount(), cutOffBefore, 'a client that left is not a response cut off');
   });
 
-  /** A response whose database session is ended after its first chunk: what the client gets. */
-  async function cutOff(t: Test, headers: Record<string, string> = {}) {
-    const stream = openStream(api.base, path, key, headers);
-    await stream.firstChunk;
-    stream.pause();
-    const backends = await appBackends(api);
-    t.ok(inTransaction(backends), 'streaming from an open transaction');
-    // The pool has one connection, and it is the one streaming.
-    await sql`select pg_terminate_backend(${backends[0]!.pid})`;
-    stream.resume();
-    const { complete, body } = await stream.done;
-    t.notOk(complete, 'the client sees an incomplete response');
-    return body;
-  }
+  const cutOff = (t: Test, headers: Record<string, string> = {}) =>
+    cutOffAfterFirstChunk(t, api, path, key, headers);
 
   t.test('a database error mid-stream cuts the response off', async (t) => {
     const cutOffBefore = await cutOffCount();

@@ -64,6 +64,7 @@ t.test('the OpenAPI document', async (t) => {
 
   t.test('documents what a client can call: the GET of every path, HEAD and 405 said once', async (t) => {
     t.same(Object.keys(document.paths).sort(), [
+      '/groundwater-monitoring-measurements',
       '/groundwater-monitoring-tubes/{tubeIdentifier}/measurements',
       '/groundwater-monitoring-wells',
       '/openapi.json',

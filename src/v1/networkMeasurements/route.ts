@@ -1,0 +1,196 @@
+/**
+ * GET /v1/groundwater-monitoring-measurements?from&to[&aggregate][&tubes][&changedSince]: the series of
+ * many tubes, or of every tube the key may read, from one snapshot in one stream (v1.2.md).
+ */
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { Queryable, Sql } from '../../db/connect.js';
+import type { ConnectionGate } from '../../db/connectionGate.js';
+import { retryIfConnectionLost } from '../../db/retry.js';
+import { formatInstant } from '../../domain/datetime.js';
+import { clientGoneSignal } from '../../http/clientGone.js';
+import { negotiateCoding } from '../../http/compression.js';
+import {
+  isConditional,
+  isNotModified,
+  sendNotModified,
+  setValidators,
+  type Validators,
+} from '../../http/conditional.js';
+import { READ_METHODS } from '../../http/hooks/methods.js';
+import type { ServiceMetrics } from '../../http/observability/metrics.js';
+import { forbidden, invalidParameter } from '../../http/problems/problems.js';
+import { type Client, readsNothing } from '../../keys/clients.js';
+import { csvAttachment } from '../measurements/csvSeries.js';
+import { negotiateSeriesFormat, SERIES_VARY, type SeriesFormat } from '../measurements/format.js';
+import { canonicalTubeIdentifier, streamDocument } from '../measurements/route.js';
+import {
+  bucketingOf,
+  type DocumentPlan,
+  measurementsSelect,
+  SNAPSHOT,
+  seriesHead,
+} from '../measurements/seriesStream.js';
+import { shapeOf } from '../measurements/sql.js';
+import type { SyncPoint } from '../sync/token.js';
+import { csvNetwork } from './csvNetwork.js';
+import { jsonNetwork } from './jsonNetwork.js';
+import { NetworkQuery } from './query.js';
+import { changesGone, listedTubeNotFound, TOKEN_NOT_ISSUED } from './refusals.js';
+import type { NetworkRepresentation } from './representation.js';
+import { acrossTubes, LISTED_TUBE, type NetworkTubeRow, tubesInView } from './sql.js';
+import type { SyncTokens } from './sync.js';
+import { type NetworkRepresentationInputs, networkValidators } from './validators.js';
+
+export const NETWORK_MEASUREMENTS_URL = '/groundwater-monitoring-measurements';
+
+/** The file name's first part: the series' files start with their tube's identifier instead. */
+const FILE_NAME_STEM = 'groundwater-measurements';
+
+export const networkAttachment = (from: string, to: string) =>
+  csvAttachment({ tubeIdentifier: FILE_NAME_STEM, from, to });
+
+/** The writer of each format, a fresh one per response: a format the series gains must be added here. */
+const WRITERS: Record<SeriesFormat, () => NetworkRepresentation> = { json: jsonNetwork, csv: csvNetwork };
+
+/** The formats that come as a file (Content-Disposition). */
+const AS_FILE: Record<SeriesFormat, boolean> = { json: false, csv: true };
+
+/** The header that carries the response's sync token, as the JSON's `syncToken` does. */
+export const SYNC_TOKEN_HEADER = 'Sync-Token';
+
+export interface NetworkSelection {
+  /** The response's tubes, in discovery's order. */
+  tubes: NetworkTubeRow[];
+  /** The token of the snapshot the selection was read in. */
+  syncToken: string;
+  validators: Validators;
+}
+
+interface SelectionRequest {
+  client: Client;
+  /** `tubes` as sent, or undefined for every tube the key may read. */
+  listed: readonly string[] | undefined;
+  /** What `changedSince` stands for, when given. */
+  since: SyncPoint | undefined;
+  representation: Omit<NetworkRepresentationInputs, 'tubes'>;
+}
+
+/**
+ * Access, in the response's snapshot: the tubes, a 404 naming the first listed identifier the key may
+ * not read (malformed, unknown and hidden alike), then the 410 of a token whose changes are gone.
+ */
+export async function selectNetwork(
+  tx: Queryable,
+  sync: SyncTokens,
+  { client, listed, since, representation }: SelectionRequest,
+): Promise<NetworkSelection> {
+  const canonical = listed?.map(canonicalTubeIdentifier);
+  const wellFormed = canonical?.filter((identifier): identifier is string => identifier !== undefined);
+  const tubes = await tubesInView(tx, client, wellFormed);
+  if (listed) {
+    const found = new Set(tubes.map((tube) => tube.identifier));
+    const missing = listed.findIndex((_, index) => !found.has(canonical![index]!));
+    if (missing !== -1) throw listedTubeNotFound(listed[missing]!);
+  }
+  const now = await sync.current(tx, client);
+  if (since !== undefined && (await sync.gone(tx, since, now))) throw changesGone();
+  return {
+    tubes,
+    syncToken: await sync.issue(tx, now, client.keyId),
+    validators: networkValidators({ tubes, ...representation }, client),
+  };
+}
+
+export async function networkMeasurementsRoute(
+  app: FastifyInstance,
+  options: { sql: Sql; gate: ConnectionGate; metrics: ServiceMetrics; sync: SyncTokens },
+): Promise<void> {
+  const { sql, gate, sync } = options;
+  app.withTypeProvider<ZodTypeProvider>().route({
+    method: READ_METHODS,
+    url: NETWORK_MEASUREMENTS_URL,
+    schema: { querystring: NetworkQuery },
+    handler: async (request, reply) => {
+      const { query } = request;
+      const client = request.client!;
+      // A token is a parameter: refused (400) before access is looked at.
+      let since: SyncPoint | undefined;
+      if (query.changedSince !== undefined) {
+        since = await sync.read(query.changedSince, client.keyId);
+        if (since === undefined) throw invalidParameter('changedSince', TOKEN_NOT_ISSUED);
+      }
+      if (readsNothing(client)) throw forbidden();
+      const from = formatInstant(query.from);
+      const to = formatInstant(query.to);
+      const coding = negotiateCoding(request.headers['accept-encoding']);
+      const format = query.format ?? negotiateSeriesFormat(request.headers.accept);
+      const writer = WRITERS[format]();
+      const selectionRequest: SelectionRequest = {
+        client,
+        listed: query.tubes,
+        since,
+        representation: {
+          from,
+          to,
+          coding,
+          aggregate: query.aggregate,
+          variant: format,
+          changedSince: query.changedSince,
+        },
+      };
+      const varied = () => reply.header('Vary', SERIES_VARY);
+      const withHeaders = ({ validators, syncToken }: NetworkSelection) => {
+        setValidators(varied().type(writer.mediaType), validators).header(SYNC_TOKEN_HEADER, syncToken);
+        if (AS_FILE[format]) reply.header('Content-Disposition', networkAttachment(from, to));
+        if (coding) reply.header('Content-Encoding', coding);
+        return reply;
+      };
+
+      // HEAD and a conditional GET read the selection alone: no measurement.
+      if (request.method === 'HEAD' || isConditional(request)) {
+        const selection = await gate.run(
+          () =>
+            retryIfConnectionLost(() =>
+              sql.begin(SNAPSHOT, (tx) => selectNetwork(tx, sync, selectionRequest)),
+            ),
+          clientGoneSignal(reply),
+        );
+        if (isNotModified(request, selection.validators))
+          return sendNotModified(varied(), selection.validators);
+        if (request.method === 'HEAD') return withHeaders(selection).send();
+      }
+      let selection: NetworkSelection | undefined;
+      const interval = { from, to, aggregate: query.aggregate };
+      const plan = async (pool: Sql, tx: Queryable): Promise<DocumentPlan> => {
+        selection = await selectNetwork(tx, sync, selectionRequest);
+        const tubeIds = selection.tubes.map((tube) => tube.id);
+        const select =
+          since === undefined
+            ? acrossTubes(tubeIds, await measurementsSelect(pool, tx, LISTED_TUBE, interval))
+            : sync.changedSelect({
+                tubeIds,
+                from,
+                to,
+                since,
+                aggregate: await bucketingOf(pool, tx, query.aggregate),
+              });
+        const tubes = selection.tubes.map((tube) =>
+          seriesHead(tube, { ...interval, tubeIdentifier: tube.identifier }),
+        );
+        const head = { from, to, aggregate: query.aggregate, syncToken: selection.syncToken };
+        return {
+          opening: writer.open(head, tubes),
+          tubes,
+          // A delta holds only the tubes it changed.
+          everyTube: since === undefined,
+          select,
+          shape: shapeOf(query.aggregate),
+        };
+      };
+      const body = await streamDocument(request, reply, options, { plan }, writer, coding);
+      // Set by the plan before the stream's first chunk, which openDocumentStream waits for.
+      return withHeaders(selection!).send(body);
+    },
+  });
+}
