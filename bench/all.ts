@@ -16,6 +16,7 @@ const ALL = [
   'series',
   'csv',
   'aggregate',
+  'arrowWriter',
   'conditional',
   'storeSize',
   'concurrent',

@@ -8,6 +8,8 @@
  *   node --import tsx bench/series.ts [ROUNDS] [MEMORY_RUNS]     (DATABASE_URL, or an embedded PostgreSQL)
  */
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { tableFromIPC } from 'apache-arrow';
+import pl from 'nodejs-polars';
 import type { FloorMethod } from './lib/floor.js';
 import { timedGet } from './lib/http.js';
 import { startBenchPostgres } from './lib/postgres.js';
@@ -25,10 +27,12 @@ const YEAR_ROWS = 366 * MINUTES_PER_DAY;
  */
 const OURS_DEFAULT_HEAP = "ours, V8's default heap";
 const MEMORY_KINDS = ['ours', OURS_DEFAULT_HEAP, 'naive', 'buffered'];
+let clientBodies: { json: Buffer; csv: Buffer; arrow: Buffer } | undefined;
 const FLOOR = 'floor: COPY text into Node';
 const BINARY_COPY = 'binary COPY, decoded (our source)';
 const BINARY_CURSOR = 'binary cursor, decoded';
 const OURS_CSV = 'ours, CSV';
+const OURS_ARROW = 'ours, Arrow';
 
 const pg = await startBenchPostgres();
 try {
@@ -64,6 +68,7 @@ try {
       [BINARY_CURSOR, () => server.floor(floorRequest('binaryCursor'))],
       ['ours (streamed)', () => httpSample(oursUrl(server.base, 366), headers)],
       [OURS_CSV, () => httpSample(`${oursUrl(server.base, 366)}&format=csv`, headers)],
+      [OURS_ARROW, () => httpSample(`${oursUrl(server.base, 366)}&format=arrow`, headers)],
       ['naive: all rows, Date, JSON.stringify', () => httpSample(baselineUrl('naive', server.base, 366), {})],
       [
         'buffered: our stream, collected, sent',
@@ -84,6 +89,7 @@ try {
     const floor = medianOf(FLOOR, 'ms');
     const ours = medianOf('ours (streamed)', 'ms');
     const csv = medianOf(OURS_CSV, 'ms');
+    const arrow = medianOf(OURS_ARROW, 'ms');
     const naive = medianOf('naive: all rows, Date, JSON.stringify', 'ms');
     const buffered = medianOf('buffered: our stream, collected, sent', 'ms');
     console.log(`366 days, ${count(YEAR_ROWS)} measurements; median of ${ROUNDS} rounds\n`);
@@ -110,6 +116,7 @@ try {
         // The floor is the database's own text output streamed into Node (lib/floor.ts), issue 23.
         ['JSON ≤ 1.5 × COPY text', ratio(ours / floor), ours / floor <= 1.5 ? 'yes' : 'NO'],
         ['CSV ≤ 1.2 × COPY text', ratio(csv / floor), csv / floor <= 1.2 ? 'yes' : 'NO'],
+        ['Arrow ≤ 1.0 × COPY text', ratio(arrow / floor), arrow / floor <= 1.0 ? 'yes' : 'NO'],
         [
           'binary COPY / binary cursor (the row source chosen)',
           ratio(medianOf(BINARY_COPY, 'ms') / medianOf(BINARY_CURSOR, 'ms')),
@@ -128,6 +135,11 @@ try {
     await server.stop();
   }
 
+  printTable(
+    ['the client side: the year into a polars data frame', 'median', 'vs Arrow'],
+    clientSide(clientBodies!),
+  );
+
   const memory = await measureMemory();
   printTable(
     ['server RSS growth (peak − idle)', ...[30, 183, 366].map((days) => `${days} days`), 'spread'],
@@ -143,6 +155,10 @@ try {
     const plain = await timedGet(oursUrl(server.base, 366), headers, true);
     const measurements = JSON.parse(plain.body!.toString()).measurements;
     if (measurements.length !== YEAR_ROWS) throw new Error(`ours sent ${measurements.length} measurements`);
+    const arrow = await timedGet(`${oursUrl(server.base, 366)}&format=arrow`, headers, true);
+    if (tableFromIPC(arrow.body!).numRows !== YEAR_ROWS) throw new Error('the Arrow year is not whole');
+    const csv = await timedGet(`${oursUrl(server.base, 366)}&format=csv`, headers, true);
+    clientBodies = { json: plain.body!, csv: csv.body!, arrow: arrow.body! };
     const expected = JSON.stringify(measurements);
     const buffered = await timedGet(baselineUrl('buffered', server.base, 366), {}, true);
     if (JSON.stringify(JSON.parse(buffered.body!.toString()).measurements) !== expected) {
@@ -200,6 +216,33 @@ try {
   }
 } finally {
   await pg.stop();
+}
+
+/**
+ * The year's bodies read into a polars data frame the way a client would, timed in this process:
+ * Arrow by `readIPCStream`, CSV by `readCSV` with its times parsed (`tryParseDates`), JSON by JSON.parse of the document
+ * and a frame of its measurements (polars reads no nested document).
+ */
+function clientSide(bodies: { json: Buffer; csv: Buffer; arrow: Buffer }): string[][] {
+  const readers: [string, () => pl.DataFrame][] = [
+    ['Arrow (readIPCStream)', () => pl.readIPCStream(bodies.arrow)],
+    ['CSV (readCSV, tryParseDates)', () => pl.readCSV(bodies.csv, { tryParseDates: true })],
+    [
+      'JSON (JSON.parse, then a data frame)',
+      () => pl.DataFrame(JSON.parse(bodies.json.toString()).measurements),
+    ],
+  ];
+  const times = readers.map(([, read]) => {
+    const runs: number[] = [];
+    for (let run = 0; run < 5; run++) {
+      const started = performance.now();
+      const frame = read();
+      runs.push(performance.now() - started);
+      if (frame.height !== YEAR_ROWS) throw new Error(`a frame of ${frame.height} rows`);
+    }
+    return median(runs);
+  });
+  return readers.map(([name], i) => [name, ms(times[i]!), ratio(times[i]! / times[0]!)]);
 }
 
 async function httpSample(url: string, headers: Record<string, string>) {

@@ -14,9 +14,11 @@
  * (test/domain/datetime.property.test.ts) check it against Date.
  */
 import { METHODS, STATUS_CODES } from 'node:http';
+import { type Table, tableFromIPC } from 'apache-arrow';
 import fc from 'fast-check';
 import t, { type Test } from 'tap';
 import { type Instant, microsBetween, parseDateTime } from '../../src/domain/datetime.js';
+import { SERIES_FORMATS, type SeriesFormat } from '../../src/v1/measurements/format.js';
 import { AGGREGATE_SECONDS, AGGREGATES, type Aggregate } from '../../src/v1/measurements/query.js';
 import { startApi, type TestApi } from '../helpers/api.js';
 import {
@@ -74,7 +76,7 @@ interface Expected {
   /** On 200 of the network endpoint: a delta since the current token, so no series. */
   delta?: boolean;
   /** On 200: the format `format` or Accept asks for. */
-  format?: 'json' | 'csv';
+  format?: SeriesFormat;
 }
 
 interface Generated {
@@ -212,10 +214,21 @@ const fromArb = fc.oneof(
 
 /** `format` pairs: mostly none, else a value (valid, encoded or junk), or the parameter repeated. */
 const formatValueArb = fc.oneof(
-  { weight: 6, arbitrary: fc.constantFrom('csv', 'json') },
+  { weight: 6, arbitrary: fc.constantFrom('csv', 'json', 'arrow') },
   {
     weight: 1,
-    arbitrary: fc.constantFrom('c%73v', '%6A%73on', 'CSV', 'Json', 'xml', '', 'csv%20', 'csv%00'),
+    arbitrary: fc.constantFrom(
+      'c%73v',
+      '%6A%73on',
+      'arr%6Fw',
+      'CSV',
+      'Json',
+      'ARROW',
+      'xml',
+      '',
+      'csv%20',
+      'csv%00',
+    ),
   },
   { weight: 1, arbitrary: fc.constantFrom(...badEscapes) },
   { weight: 1, arbitrary: fc.string({ maxLength: 8 }).map(mustEncode) },
@@ -578,14 +591,17 @@ const keyArb = (
  * The ranges of the Accept elements generated, and how specifically each matches the two formats (2 the
  * type itself, 1 its `type/*`, 0 `*\/*`); a range without `/` is no media range and matches neither.
  */
-const ACCEPT_RANGES: Record<string, { json?: number; csv?: number }> = {
+const ACCEPT_RANGES: Record<string, Partial<Record<SeriesFormat, number>>> = {
   'text/csv': { csv: 2 },
   'TEXT/CSV': { csv: 2 },
   'application/json': { json: 2 },
   'Application/JSON': { json: 2 },
+  'application/vnd.apache.arrow.stream': { arrow: 2 },
+  'Application/Vnd.Apache.Arrow.Stream': { arrow: 2 },
+  'application/vnd.apache.arrow.file': {},
   'text/*': { csv: 1 },
-  'application/*': { json: 1 },
-  '*/*': { json: 0, csv: 0 },
+  'application/*': { json: 1, arrow: 1 },
+  '*/*': { json: 0, csv: 0, arrow: 0 },
   'text/html': {},
   'application/problem+json': {},
   'image/png': {},
@@ -890,7 +906,7 @@ function parameter(values: string[]): Instant | 'missing' | 'invalid' {
  * The weight Accept gives a format (RFC 9110 §12.5.1): the q of the most specific element that matches
  * it, the highest of equally specific ones; 0 when none matches.
  */
-function acceptWeight(elements: AcceptElement[], format: 'json' | 'csv'): number {
+function acceptWeight(elements: AcceptElement[], format: SeriesFormat): number {
   const matching = elements.flatMap(({ range, q }) => {
     const level = ACCEPT_RANGES[range]![format];
     return level === undefined ? [] : [{ level, q }];
@@ -899,11 +915,15 @@ function acceptWeight(elements: AcceptElement[], format: 'json' | 'csv'): number
   return Math.max(0, ...matching.filter(({ level }) => level === top).map(({ q }) => q));
 }
 
-/** v1.1.md: `format` decides; else CSV only when Accept weighs it above JSON. */
-function expectedFormat(given: string | undefined, accept: AcceptElement[] | undefined): 'json' | 'csv' {
-  if (given === 'json' || given === 'csv') return given;
+/** v1.1.md, v1.2.md: `format` decides; else the format Accept weighs most, JSON, CSV, Arrow among equals. */
+function expectedFormat(given: string | undefined, accept: AcceptElement[] | undefined): SeriesFormat {
+  if ((SERIES_FORMATS as readonly string[]).includes(given ?? '')) return given as SeriesFormat;
   if (accept === undefined) return 'json';
-  return acceptWeight(accept, 'csv') > acceptWeight(accept, 'json') ? 'csv' : 'json';
+  const [json, csv, arrow] = (['json', 'csv', 'arrow'] as const).map((format) =>
+    acceptWeight(accept, format),
+  );
+  if (arrow! > json! && arrow! > csv!) return 'arrow';
+  return csv! > json! ? 'csv' : 'json';
 }
 
 function expectedQuery(
@@ -919,7 +939,7 @@ function expectedQuery(
   // Sorted, as the check compares them.
   if (aggregate.length > 1 || (aggregate.length === 1 && !AGGREGATES.includes(aggregate[0] as Aggregate)))
     errorKeys.push('aggregate');
-  if (formats.length > 1 || (formats.length === 1 && !['json', 'csv'].includes(formats[0]!)))
+  if (formats.length > 1 || (formats.length === 1 && !['json', 'csv', 'arrow'].includes(formats[0]!)))
     errorKeys.push('format');
   if (typeof from !== 'object') errorKeys.push('from');
   if (typeof to !== 'object') errorKeys.push('to');
@@ -1055,20 +1075,46 @@ function checkProblem(r: Generated, response: RawResponse, expected: Expected, i
 
 /** The headers of a series (GET and HEAD alike) in the format the model expects. */
 function checkSeriesHeaders(world: World, response: RawResponse, expected: Expected) {
+  checkFormatHeaders(response, expected, world.granted);
+}
+
+const MEDIA_TYPES: Record<SeriesFormat, string> = {
+  json: 'application/json',
+  csv: 'text/csv; charset=utf-8; header=present',
+  arrow: 'application/vnd.apache.arrow.stream',
+};
+const EXTENSIONS: Record<SeriesFormat, string | undefined> = { json: undefined, csv: 'csv', arrow: 'arrows' };
+
+/** Vary, the media type of the format, and the file name `<stem>_<from>_<to>.<extension>` of files. */
+function checkFormatHeaders(response: RawResponse, expected: Expected, stem: string) {
   check(field(response, 'vary') === 'Accept, Accept-Encoding', 'Vary');
-  const csv = expected.format === 'csv';
-  check(
-    field(response, 'content-type') ===
-      (csv ? 'text/csv; charset=utf-8; header=present' : 'application/json'),
-    `series media type for ${expected.format}`,
-  );
+  const format = expected.format!;
+  check(field(response, 'content-type') === MEDIA_TYPES[format], `media type for ${format}`);
   const { from, to } = expected.interval!;
   const compact = (instant: Instant) => utcText(instant).replace(/[-:]/g, '');
+  const extension = EXTENSIONS[format];
   check(
     field(response, 'content-disposition') ===
-      (csv ? `attachment; filename="${world.granted}_${compact(from)}_${compact(to)}.csv"` : undefined),
+      (extension && `attachment; filename="${stem}_${compact(from)}_${compact(to)}.${extension}"`),
     'Content-Disposition',
   );
+}
+
+/** The rows of an Arrow table as the JSON writes them, read by apache-arrow. */
+function arrowRows(table: Table, aggregate: Aggregate | undefined) {
+  const column = (name: string) =>
+    table.getChild(name)?.data.flatMap((data) => Array.from(data.values as ArrayLike<number | bigint>)) ?? [];
+  const [values, mins, maxes, counts] = ['value', 'min', 'max', 'count'].map(column);
+  return column('observedAt').map((micros, i) => {
+    const at = BigInt(micros);
+    const seconds = at / 1_000_000n - (at % 1_000_000n < 0n ? 1n : 0n);
+    const instant = { seconds: Number(seconds), micros: Number(at - seconds * 1_000_000n) };
+    return {
+      observedAt: utcText(instant),
+      value: values![i],
+      ...(aggregate && { min: mins![i], max: maxes![i], count: Number(counts![i]) }),
+    };
+  });
 }
 
 /** The measurements of the interval, in time order. */
@@ -1099,6 +1145,19 @@ function checkSeries(world: World, response: RawResponse, expected: Expected) {
     check(
       response.body.toString('utf8') === `${header}\r\n${lines}`,
       `the CSV of the interval: ${written.length} rows`,
+    );
+    return;
+  }
+  if (expected.format === 'arrow') {
+    const table = tableFromIPC(response.body);
+    const head = Object.fromEntries(table.schema.metadata);
+    check(head.tubeIdentifier === world.granted, 'the canonical identifier in the metadata');
+    check(head.from === utcText(from) && head.to === utcText(to), `interval ${head.from} ${head.to}`);
+    check(head.aggregate === aggregate, `aggregate ${head.aggregate}`);
+    const rows = arrowRows(table, aggregate);
+    check(
+      JSON.stringify(rows) === JSON.stringify(written),
+      `the Arrow rows: ${rows.length} of ${written.length}`,
     );
     return;
   }
@@ -1135,26 +1194,9 @@ function buckets(rows: World['rows'], from: Instant, seconds: number) {
  * holds the token of its own snapshot, so equal measurements need not be equal bytes.
  */
 function checkNetworkHeaders(response: RawResponse, expected: Expected) {
-  check(field(response, 'vary') === 'Accept, Accept-Encoding', 'Vary');
-  const format = expected.format!;
-  check(field(response, 'content-type') === NETWORK_MEDIA_TYPES[format], `network media type for ${format}`);
-  const { from, to } = expected.interval!;
-  const compact = (instant: Instant) => utcText(instant).replace(/[-:]/g, '');
-  const extension = { json: undefined, csv: 'csv', arrow: 'arrows' }[format];
-  check(
-    field(response, 'content-disposition') ===
-      (extension &&
-        `attachment; filename="groundwater-measurements_${compact(from)}_${compact(to)}.${extension}"`),
-    'Content-Disposition',
-  );
+  checkFormatHeaders(response, expected, 'groundwater-measurements');
   check(/^[A-Za-z0-9_-]{1,200}$/.test(field(response, 'sync-token') ?? ''), 'a URL-safe Sync-Token');
 }
-
-const NETWORK_MEDIA_TYPES = {
-  json: 'application/json',
-  csv: 'text/csv; charset=utf-8; header=present',
-  arrow: 'application/vnd.apache.arrow.stream',
-};
 
 /** The network body: the granted tube's series (none for a delta since the current token). */
 function checkNetwork(world: World, response: RawResponse, expected: Expected) {
@@ -1165,6 +1207,32 @@ function checkNetwork(world: World, response: RawResponse, expected: Expected) {
       response.body.toString('utf8') ===
         `tubeIdentifier,${csvColumns(aggregate)}\r\n${csvLines(written, `${world.granted},`)}`,
       `the network CSV: ${written.length} rows`,
+    );
+    return;
+  }
+  if (expected.format === 'arrow') {
+    const table = tableFromIPC(response.body);
+    const head = Object.fromEntries(table.schema.metadata);
+    check(head.from === utcText(from) && head.to === utcText(to), `interval ${head.from} ${head.to}`);
+    check(head.aggregate === aggregate, `aggregate ${head.aggregate}`);
+    check(head.syncToken === field(response, 'sync-token'), 'the token of Sync-Token');
+    const columns = ['tubeIdentifier', 'observedAt', 'value', ...(aggregate ? ['min', 'max', 'count'] : [])];
+    check(
+      JSON.stringify(table.schema.fields.map((f) => f.name)) ===
+        JSON.stringify([...columns, 'unit', 'verticalDatum']),
+      'the columns',
+    );
+    const strings = (name: string) => new Set([...(table.getChild(name) ?? [])]);
+    check(
+      table.numRows === 0 ||
+        JSON.stringify(['tubeIdentifier', 'unit', 'verticalDatum'].map((name) => [...strings(name)])) ===
+          JSON.stringify([[world.granted], ['m'], ['NAP']]),
+      'the tube, its unit and datum on every row',
+    );
+    const rows = arrowRows(table, aggregate);
+    check(
+      JSON.stringify(rows) === JSON.stringify(written),
+      `the Arrow rows: ${rows.length} of ${written.length}`,
     );
     return;
   }
@@ -1303,7 +1371,7 @@ async function fuzz(t: Test, api: TestApi, world: World, endpoint: Endpoint) {
   for (const status of COVERAGE[endpoint].statuses) atLeast10(statuses, status, `${status} answered`);
   for (const key of COVERAGE[endpoint].errorKeys) atLeast10(named, key, `errors.${key} named`);
   t.comment(`formats of the 200s: ${JSON.stringify(Object.fromEntries(formats))}`);
-  for (const format of ['json', 'csv']) atLeast10(formats, format, `${format} answered`);
+  for (const format of SERIES_FORMATS) atLeast10(formats, format, `${format} answered`);
 }
 
 /** A network response's Sync-Token, for a key. */

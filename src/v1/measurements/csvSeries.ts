@@ -126,13 +126,16 @@ export function csvSeries({ tubeColumn = false } = {}): CsvWriter {
 const compactInstant = (instant: string) => instant.replace(/[-:]/g, '');
 
 /**
- * The Content-Disposition of a series' CSV: `<tubeIdentifier>_<from>_<to>.csv` in compact UTC form.
- * Fractions of a second are kept, so that different intervals never share a name; every character is
- * one a file name may hold on any common system, and none needs escaping in the quoted string.
+ * The Content-Disposition of a series' file: `<tubeIdentifier>_<from>_<to>.<extension>` in compact UTC
+ * form. Fractions of a second are kept, so that different intervals never share a name; every
+ * character is one a file name may hold on any common system, and none needs escaping in the quoted
+ * string.
  */
-export const csvAttachment = ({
-  tubeIdentifier,
-  from,
-  to,
-}: Pick<SeriesHead, 'tubeIdentifier' | 'from' | 'to'>) =>
-  `attachment; filename="${tubeIdentifier}_${compactInstant(from)}_${compactInstant(to)}.csv"`;
+export const seriesAttachment = (
+  { tubeIdentifier, from, to }: Pick<SeriesHead, 'tubeIdentifier' | 'from' | 'to'>,
+  extension: 'csv' | 'arrows',
+) => `attachment; filename="${tubeIdentifier}_${compactInstant(from)}_${compactInstant(to)}.${extension}"`;
+
+/** The Content-Disposition of a series' CSV (v1.1.md, "CSV"). */
+export const csvAttachment = (head: Pick<SeriesHead, 'tubeIdentifier' | 'from' | 'to'>) =>
+  seriesAttachment(head, 'csv');

@@ -1,20 +1,22 @@
 /**
  * Which format a series is written in: the `format` parameter when given, else the Accept header
- * (v1.1.md, "CSV"). The negotiation is ours rather than `negotiator`'s (which `accepts` and
+ * (v1.1.md, "CSV"; v1.2.md, "Arrow IPC stream"). The negotiation is ours rather than `negotiator`'s (which `accepts` and
  * @fastify/accepts wrap): that one breaks a tie of q-values by the more specific range and then by the
- * client's order, where the contract gives a tie to JSON, and it matches a range with parameters
+ * client's order, where the contract gives a tie to JSON, then CSV, then Arrow, and it matches a range with parameters
  * (`text/csv; charset=utf-8`) only against a type with the same parameters.
  */
 
 import { weightedElements } from '../../http/weightedElements.js';
 
-export const SERIES_FORMATS = ['json', 'csv'] as const;
+/** In the order that breaks a tie of q-values. */
+export const SERIES_FORMATS = ['json', 'csv', 'arrow'] as const;
 export type SeriesFormat = (typeof SERIES_FORMATS)[number];
 
 /** The media type each format is chosen for, as `type/subtype`. */
 const NEGOTIATED: Record<SeriesFormat, [type: string, subtype: string]> = {
   json: ['application', 'json'],
   csv: ['text', 'csv'],
+  arrow: ['application', 'vnd.apache.arrow.stream'],
 };
 
 /** Vary of every series response: the format may follow Accept, and the coding Accept-Encoding. */
@@ -39,7 +41,7 @@ function specificity(range: string, [type, subtype]: [string, string]): number {
  */
 function weights(accept: string): Record<SeriesFormat, number> {
   const none = { level: Specificity.None as number, q: 0 };
-  const best = { json: none, csv: none };
+  const best: Record<SeriesFormat, { level: number; q: number }> = { json: none, csv: none, arrow: none };
   for (const { value: range, q } of weightedElements(accept)) {
     if (!range.includes('/')) continue;
     for (const format of SERIES_FORMATS) {
@@ -50,15 +52,18 @@ function weights(accept: string): Record<SeriesFormat, number> {
       }
     }
   }
-  return { json: best.json.q, csv: best.csv.q };
+  return { json: best.json.q, csv: best.csv.q, arrow: best.arrow.q };
 }
 
 /**
- * The format an Accept header asks for. CSV only when it weighs more than JSON; JSON for a tie, for no
- * Accept, and for an Accept that allows neither (no 406: the contract answers JSON then).
+ * The format an Accept header asks for: the one it weighs most, the first of SERIES_FORMATS among
+ * equals; JSON for no Accept and for an Accept that allows none of them (no 406: the contract answers
+ * JSON then).
  */
 export function negotiateSeriesFormat(accept: string | undefined): SeriesFormat {
   if (accept === undefined) return 'json';
-  const { json, csv } = weights(accept);
-  return csv > json ? 'csv' : 'json';
+  const weighed = weights(accept);
+  let chosen: SeriesFormat = 'json';
+  for (const format of SERIES_FORMATS) if (weighed[format] > weighed[chosen]) chosen = format;
+  return chosen;
 }

@@ -115,16 +115,17 @@ export const SeriesQuery = z
     aggregate: aggregateParameter,
     format: z
       .enum(SERIES_FORMATS, {
-        error: (issue) =>
-          Array.isArray(issue.input) ? GIVEN_TWICE : `must be ${SERIES_FORMATS.join(' or ')}`,
+        error: (issue) => (Array.isArray(issue.input) ? GIVEN_TWICE : 'must be arrow, json or csv'),
       })
       .optional()
       .meta({
         param: {
           description:
-            'The format of the series: `json` (application/json) or `csv` (text/csv). When given, it ' +
-            'decides over the Accept header; without it, Accept decides: `text/csv` with a higher q ' +
-            'than `application/json` gives CSV, anything else JSON. For tools that cannot set headers.',
+            'The format of the series: `json` (application/json), `csv` (text/csv) or `arrow` ' +
+            '(application/vnd.apache.arrow.stream, an Arrow IPC stream). When given, it decides over ' +
+            'the Accept header; without it, Accept decides: the type with the highest q, JSON before ' +
+            'CSV before Arrow among equals, and JSON when none is acceptable. For tools that cannot ' +
+            'set headers.',
         },
       }),
   })

@@ -20,7 +20,8 @@ import type { ServiceMetrics } from '../../http/observability/metrics.js';
 import { forbidden, tubeNotFound } from '../../http/problems/problems.js';
 import { mayRead, readsNothing } from '../../keys/clients.js';
 import { TubeIdentifier } from '../wells/schemas.js';
-import { csvAttachment, csvSeries } from './csvSeries.js';
+import { arrowSeries } from './arrowSeries.js';
+import { csvSeries, seriesAttachment } from './csvSeries.js';
 import { negotiateSeriesFormat, SERIES_VARY } from './format.js';
 import { jsonSeries } from './jsonSeries.js';
 import { SeriesQuery } from './query.js';
@@ -129,7 +130,7 @@ export async function measurementsRoute(
 
       const coding = negotiateCoding(request.headers['accept-encoding']);
       const format = query.format ?? negotiateSeriesFormat(request.headers.accept);
-      const representation = format === 'csv' ? csvSeries() : jsonSeries;
+      const representation = format === 'csv' ? csvSeries() : format === 'arrow' ? arrowSeries() : jsonSeries;
       const validatorsOf = (tube: TubeRow) =>
         seriesValidators(
           {
@@ -147,8 +148,10 @@ export async function measurementsRoute(
       const varied = () => reply.header('Vary', SERIES_VARY);
       const withHeaders = (validators: Validators) => {
         setValidators(varied().type(representation.mediaType), validators);
-        if (format === 'csv')
-          reply.header('Content-Disposition', csvAttachment({ tubeIdentifier, from, to }));
+        if (format !== 'json') {
+          const extension = format === 'csv' ? 'csv' : 'arrows';
+          reply.header('Content-Disposition', seriesAttachment({ tubeIdentifier, from, to }, extension));
+        }
         if (coding) reply.header('Content-Encoding', coding);
         return reply;
       };

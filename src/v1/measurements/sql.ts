@@ -120,12 +120,28 @@ export const shapeOf = (aggregate: unknown): BatchShape => (aggregate ? 'aggrega
 const BATCHES_AHEAD = 2;
 
 /**
+ * The stream postgres.js hands out for `COPY … TO STDOUT`: it calls `push` with each CopyData message's
+ * bytes (one row each), pauses its socket when `push` returns false, resumes it in `_read`, and ends
+ * the stream with `push(null)`.
+ */
+interface CopyOutput {
+  push(chunk: Buffer | null): boolean;
+  _read(size: number): void;
+  read(): Buffer | null;
+  once(event: 'error' | 'end', listener: (error?: unknown) => void): unknown;
+}
+
+/**
  * The rows of `select` (seriesSelect, aggregateSelect, or any select of the same columns) as
  * MeasurementBatches of `batchSize` rows, from `COPY (select) TO STDOUT (FORMAT binary)` on `tx`.
- * Must run in a transaction (the snapshot). The output is read as the caller asks for batches: the
- * socket is paused while BATCHES_AHEAD wait, so a slow consumer holds back the database.
+ * Must run in a transaction (the snapshot).
  *
- * When the caller stops early, the COPY is cancelled and its remaining output drained, so the
+ * The rows are decoded as postgres.js hands them over, through the output stream's own `push`: a
+ * stream event per row would cost more than decoding it (bench/README.md, "Row source"). `push`
+ * answers false while BATCHES_AHEAD batches wait, which pauses the socket, so a slow consumer holds
+ * back the database; taking a batch resumes it.
+ *
+ * When the caller stops early, the COPY is cancelled and the rest of its output dropped, so the
  * connection is idle in the transaction again by the time this generator has returned. An output
  * without its trailer (a lost connection can end the stream early) is an error, never a short series.
  */
@@ -136,30 +152,37 @@ export async function* measurementBatches(
   batchSize: number,
 ): AsyncGenerator<MeasurementBatch> {
   const query = tx.unsafe(`copy (${select}) to stdout (format binary)`);
-  const output = await query.readable();
+  const output = (await query.readable()) as unknown as CopyOutput;
   const waiting: MeasurementBatch[] = [];
   let failure: { error: unknown } | undefined;
   let ended = false;
+  let dropping = false;
+  let paused = false;
   let wake: (() => void) | undefined;
   const decoder = new CopyBinaryDecoder(shape, batchSize, (batch) => {
     waiting.push(batch);
-    if (waiting.length >= BATCHES_AHEAD) output.pause();
+    wake?.();
   });
   const fail = (error: unknown) => {
     failure ??= { error };
     wake?.();
   };
-  output.on('data', (chunk: Buffer) => {
-    if (failure) return;
-    try {
-      decoder.write(chunk);
-    } catch (error) {
-      fail(error);
-    }
-    wake?.();
+  // The COPY is over once its output ended or failed: only then may the transaction send anything.
+  let outputOver!: () => void;
+  const over = new Promise<void>((resolve) => {
+    outputOver = resolve;
   });
-  output.once('end', () => {
-    resumeSocket(output);
+  /** Lets postgres.js read its socket again (its `_read`); nothing to do once the connection is gone. */
+  const resume = () => {
+    paused = false;
+    try {
+      output._read(0);
+    } catch {
+      // The connection is gone, and its loss reaches the query.
+    }
+  };
+  const end = () => {
+    if (ended || dropping || failure) return;
     try {
       decoder.end();
       ended = true;
@@ -167,18 +190,44 @@ export async function* measurementBatches(
       fail(error);
     }
     wake?.();
+    // The COPY's last messages (its completion) may wait behind a paused socket.
+    if (paused) resume();
+  };
+  output.push = (chunk) => {
+    if (chunk === null) {
+      outputOver();
+      end();
+      return false;
+    }
+    if (dropping || failure) return true;
+    try {
+      decoder.write(chunk);
+    } catch (error) {
+      fail(error);
+      return true;
+    }
+    paused = waiting.length >= BATCHES_AHEAD;
+    return !paused;
+  };
+  output.once('error', (error) => {
+    outputOver();
+    fail(error);
   });
-  output.once('error', fail);
+  // What arrived with the COPY's start (all of a short one, its end too) went through the stream's
+  // own push before this one took over: read from the stream, whose end then comes as its event.
+  output.once('end', () => {
+    outputOver();
+    end();
+  });
+  for (let early = output.read(); early !== null; early = output.read()) output.push(early);
   try {
     while (true) {
       if (failure) throw failure.error;
       const batch = waiting.shift();
       if (batch) {
-        if (waiting.length < BATCHES_AHEAD && output.isPaused()) output.resume();
+        if (paused && waiting.length < BATCHES_AHEAD) resume();
         yield batch;
       } else if (ended) {
-        // The COPY's completion: a connection lost before it fails here, not as a short series.
-        await query;
         return;
       } else {
         await new Promise<void>((resolve) => {
@@ -188,42 +237,16 @@ export async function* measurementBatches(
       }
     }
   } finally {
-    if (!ended && !output.destroyed) await stopCopy(query, output);
-  }
-}
-
-/**
- * Ends a COPY that is still sending: a cancel request, then its output read and dropped until the
- * server says it stopped (an error, which the transaction then rolls back) or it ended anyway.
- */
-async function stopCopy(
-  query: { cancel(): unknown },
-  output: NodeJS.ReadableStream & { destroyed: boolean },
-) {
-  const over = new Promise<void>((resolve) => {
-    output.once('end', resolve);
-    output.once('close', resolve);
-    output.once('error', () => resolve());
-  });
-  output.removeAllListeners('data');
-  output.on('data', () => {});
-  output.resume();
-  Promise.resolve(query.cancel()).catch(() => {});
-  await over;
-  resumeSocket(output);
-  await Promise.resolve(query).catch(() => {});
-}
-
-/**
- * postgres.js resumes a COPY's socket only when the COPY's stream asks for more (its `read`). When the
- * last data filled the stream (which paused the socket) and the stream then ended, nothing asks again,
- * and the socket stays paused before the COPY's completion: the transaction would wait for ever. So
- * the stream's `read` is called once more at its end.
- */
-function resumeSocket(output: NodeJS.ReadableStream): void {
-  try {
-    (output as unknown as { _read(size: number): void })._read(0);
-  } catch {
-    // The connection is gone: nothing to resume, and its loss reaches the query.
+    if (!ended) {
+      // Stopped early (or the output was malformed): the rest is dropped as it comes, until the
+      // cancelled COPY ends either way.
+      dropping = true;
+      resume();
+      // Delivered before the transaction goes on: a cancel that arrived later could hit a statement
+      // of the next request on this connection. One that finds the COPY over is ignored (idle backend).
+      const cancelled = Promise.resolve(query.cancel()).catch(() => {});
+      await over;
+      await cancelled;
+    }
   }
 }
