@@ -6,6 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
+import { tableFromIPC } from 'apache-arrow';
 import t from 'tap';
 import type { Problem } from '../../../src/http/problems/schema.js';
 import { startApi } from '../../helpers/api.js';
@@ -15,6 +16,10 @@ import { scriptedLimits } from '../../helpers/scriptedLimits.js';
 
 const DOCUMENT = '/v1/openapi.json';
 const DAY = '?from=2024-01-01T00:00:00Z&to=2024-01-02T00:00:00Z';
+
+interface SeriesExample {
+  measurements: Record<string, unknown>[];
+}
 
 interface Operation {
   operationId: string;
@@ -144,6 +149,44 @@ t.test('the OpenAPI document', async (t) => {
       name: 'X-API-Key',
       description: document.components.securitySchemes.ApiKey.description,
     });
+  });
+
+  t.test('documents the Arrow stream as a binary body whose examples read as the JSON', async (t) => {
+    const arrow = 'application/vnd.apache.arrow.stream';
+    const streams = Object.entries<Record<string, Operation>>(document.paths).filter(
+      ([, item]) => item.get!.responses['200']?.content?.[arrow],
+    );
+    t.same(
+      streams.map(([path]) => path),
+      ['/groundwater-monitoring-measurements', '/groundwater-monitoring-tubes/{tubeIdentifier}/measurements'],
+      'both endpoints of measurements',
+    );
+    for (const [path, item] of streams) {
+      const content = item.get!.responses['200']!.content!;
+      const { schema, examples } = content[arrow] as {
+        schema: { type: string; contentMediaType: string };
+        examples: Record<string, { value: string }>;
+      };
+      t.same([schema.type, schema.contentMediaType], ['string', arrow], `${path}: a string of raw bytes`);
+      const json = (content['application/json'] as { examples: Record<string, { value: SeriesExample }> })
+        .examples;
+      t.same(Object.keys(examples), Object.keys(json), `${path}: an Arrow example beside each JSON one`);
+      for (const [name, { value }] of Object.entries(examples)) {
+        const table = tableFromIPC(Buffer.from(value, 'base64'));
+        const { measurements, ...head } = json[name]!.value;
+        t.same(Object.fromEntries(table.schema.metadata), head, `${path} ${name}: the head as metadata`);
+        const rows = table.toArray().map((row) => {
+          const { observedAt, count, ...numbers } = row.toJSON();
+          return {
+            // apache-arrow reads timestamps as milliseconds; the examples are whole seconds.
+            observedAt: new Date(Number(observedAt)).toISOString().replace('.000Z', 'Z'),
+            ...numbers,
+            ...(count !== undefined && { count: Number(count) }),
+          };
+        });
+        t.same(rows, measurements, `${path} ${name}: the JSON example's measurements`);
+      }
+    }
   });
 
   t.test('writes down the decisions the contract left open', async (t) => {
