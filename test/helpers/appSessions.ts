@@ -14,7 +14,8 @@ export const inTransaction = (backends: { state: string }[]) =>
 
 /**
  * A response whose database session is ended after its first chunk (the app's pool has one
- * connection: the one streaming); returns what the client got, which must be incomplete.
+ * connection: the one streaming); returns what the client got (as text, and its bytes), which must be
+ * incomplete.
  */
 export async function cutOffAfterFirstChunk(
   t: Test,
@@ -22,7 +23,7 @@ export async function cutOffAfterFirstChunk(
   path: string,
   key: string,
   headers: Record<string, string> = {},
-): Promise<string> {
+): Promise<{ body: string; bytes: Buffer }> {
   const stream = openStream(api.base, path, key, headers);
   await stream.firstChunk;
   stream.pause();
@@ -30,7 +31,7 @@ export async function cutOffAfterFirstChunk(
   t.ok(inTransaction(backends), 'streaming from an open transaction');
   await api.db.sql`select pg_terminate_backend(${backends[0]!.pid})`;
   stream.resume();
-  const { complete, body } = await stream.done;
+  const { complete, body, bytes } = await stream.done;
   t.notOk(complete, 'the client sees an incomplete response');
-  return body;
+  return { body, bytes };
 }

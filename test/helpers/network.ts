@@ -5,6 +5,8 @@
  */
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import type { Test } from 'tap';
+import type { Sql } from '../../src/db/connect.js';
+import { addMeasurements, addRegularSeries, addWell } from './fixtures.js';
 import { get, type HttpResponse } from './http.js';
 
 export const NETWORK = '/v1/groundwater-monitoring-measurements';
@@ -102,7 +104,7 @@ export async function provesNetworkBody(
   );
   t.equal(
     csv,
-    [`tubeIdentifier,${columns}`, ...lines].join('\r\n') + '\r\n',
+    `${[`tubeIdentifier,${columns}`, ...lines].join('\r\n')}\r\n`,
     "the series' CSV lines behind each identifier",
   );
 
@@ -133,3 +135,40 @@ export async function provesNetworkBody(
   t.same(fromCsv, fromJson, 'the CSV row for row the JSON');
   return network;
 }
+
+/**
+ * A network whose discovery order differs from its text order (wells `B 2` before `B 10`, tubes `2`
+ * before `10`): in B 10 a tube of precise values (microseconds, 15 digits, at and beyond the bounds of
+ * January 2024 from local midnight), one without measurements, one in cm with a datum CSV must quote;
+ * in B 2 three days of minutes, more than a batch, so the tube after it starts inside one. `inOrder`:
+ * their identifiers in discovery's order.
+ */
+export async function addOrderedNetwork(sql: Sql) {
+  const [precise, empty, quoted] = await addWell(sql, 'B 10', [
+    { number: '1' },
+    { number: '2' },
+    { number: '10', unit: 'cm', verticalDatum: '"TAW", local' },
+  ]);
+  const [long] = await addWell(sql, 'B 2', [{ number: '1' }]);
+  await addMeasurements(sql, precise!.id, [
+    ['2023-12-31T22:59:59.999999Z', '1'],
+    ['2023-12-31T23:00:00Z', '-1.23'],
+    ['2024-01-01T00:00:00.000001Z', '0.1'],
+    ['2024-01-01T00:00:00.5Z', '12.3456789012345'],
+    ['2024-01-01T06:00:00Z', '123456789.123456'],
+    ['2024-01-01T06:30:00.123456Z', '-0.001'],
+    ['2024-01-15T12:00:00.12Z', '100'],
+    ['2024-01-31T23:59:59.999999Z', '1e-7'],
+    ['2024-02-01T00:00:00Z', '2'],
+  ]);
+  await addMeasurements(sql, quoted!.id, [
+    ['2024-01-02T06:00:00Z', '-0.001'],
+    ['2024-01-02T07:00:00Z', '5'],
+  ]);
+  await addRegularSeries(sql, long!.id, '2024-01-10T00:00:00Z', '2024-01-13T00:00:00Z', '1 minute');
+  const tubes = { precise: precise!, empty: empty!, quoted: quoted!, long: long! };
+  return { ...tubes, inOrder: [long!, precise!, empty!, quoted!].map((tube) => tube.identifier) };
+}
+
+/** January 2024 from local midnight (+01:00): the interval addOrderedNetwork's bounds are set for. */
+export const LOCAL_JANUARY = { from: '2024-01-01T00:00:00+01:00', to: '2024-02-01T00:00:00Z' };

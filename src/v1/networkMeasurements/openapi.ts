@@ -69,8 +69,9 @@ function written(representation: NetworkRepresentation): string {
 
 const example = JSON.parse(written(jsonNetwork()));
 const ok = dataResponses(
-  'The series of the selected tubes, in discovery order. As CSV (`format=csv`, or `Accept: text/csv` ' +
-    'weighing more than `application/json`) when asked for.',
+  'The series of the selected tubes, in discovery order. As CSV (`format=csv`, or `Accept: text/csv`) ' +
+    'or as an Arrow IPC stream (`format=arrow`, or `Accept: application/vnd.apache.arrow.stream`) when ' +
+    'asked for, by the weights of Accept (a tie: JSON, then CSV, then Arrow).',
   GroundwaterLevelNetwork,
   example,
 );
@@ -91,7 +92,7 @@ const response200 = {
       description:
         'CSV only: a file name `groundwater-measurements_<from>_<to>.csv` with the interval in compact UTC ' +
         'form.',
-      schema: jsonSchemaOf(z.string().meta({ examples: [networkAttachment(from, to)] })),
+      schema: jsonSchemaOf(z.string().meta({ examples: [networkAttachment(from, to, 'csv')] })),
     },
   },
   content: {

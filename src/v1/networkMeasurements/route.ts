@@ -21,7 +21,7 @@ import { READ_METHODS } from '../../http/hooks/methods.js';
 import type { ServiceMetrics } from '../../http/observability/metrics.js';
 import { forbidden, invalidParameter } from '../../http/problems/problems.js';
 import { type Client, readsNothing } from '../../keys/clients.js';
-import { csvAttachment } from '../measurements/csvSeries.js';
+import { seriesAttachment } from '../measurements/csvSeries.js';
 import { negotiateSeriesFormat, SERIES_VARY, type SeriesFormat } from '../measurements/format.js';
 import { canonicalTubeIdentifier, streamDocument } from '../measurements/route.js';
 import {
@@ -33,6 +33,7 @@ import {
 } from '../measurements/seriesStream.js';
 import { shapeOf } from '../measurements/sql.js';
 import type { SyncPoint } from '../sync/token.js';
+import { arrowNetwork } from './arrowNetwork.js';
 import { csvNetwork } from './csvNetwork.js';
 import { jsonNetwork } from './jsonNetwork.js';
 import { NetworkQuery } from './query.js';
@@ -47,14 +48,25 @@ export const NETWORK_MEASUREMENTS_URL = '/groundwater-monitoring-measurements';
 /** The file name's first part: the series' files start with their tube's identifier instead. */
 const FILE_NAME_STEM = 'groundwater-measurements';
 
-export const networkAttachment = (from: string, to: string) =>
-  csvAttachment({ tubeIdentifier: FILE_NAME_STEM, from, to });
+type FileExtension = Parameters<typeof seriesAttachment>[1];
+
+/** `groundwater-measurements_<from>_<to>.<extension>`, as the series names its files. */
+export const networkAttachment = (from: string, to: string, extension: FileExtension) =>
+  seriesAttachment({ tubeIdentifier: FILE_NAME_STEM, from, to }, extension);
 
 /** The writer of each format, a fresh one per response: a format the series gains must be added here. */
-const WRITERS: Record<SeriesFormat, () => NetworkRepresentation> = { json: jsonNetwork, csv: csvNetwork };
+const WRITERS: Record<SeriesFormat, () => NetworkRepresentation> = {
+  json: jsonNetwork,
+  csv: csvNetwork,
+  arrow: arrowNetwork,
+};
 
-/** The formats that come as a file (Content-Disposition). */
-const AS_FILE: Record<SeriesFormat, boolean> = { json: false, csv: true };
+/** The extension of each format that comes as a file (Content-Disposition). */
+const FILE_EXTENSIONS: Record<SeriesFormat, FileExtension | undefined> = {
+  json: undefined,
+  csv: 'csv',
+  arrow: 'arrows',
+};
 
 /** The header that carries the response's sync token, as the JSON's `syncToken` does. */
 export const SYNC_TOKEN_HEADER = 'Sync-Token';
@@ -142,7 +154,8 @@ export async function networkMeasurementsRoute(
       const varied = () => reply.header('Vary', SERIES_VARY);
       const withHeaders = ({ validators, syncToken }: NetworkSelection) => {
         setValidators(varied().type(writer.mediaType), validators).header(SYNC_TOKEN_HEADER, syncToken);
-        if (AS_FILE[format]) reply.header('Content-Disposition', networkAttachment(from, to));
+        const extension = FILE_EXTENSIONS[format];
+        if (extension) reply.header('Content-Disposition', networkAttachment(from, to, extension));
         if (coding) reply.header('Content-Encoding', coding);
         return reply;
       };

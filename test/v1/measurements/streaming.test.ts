@@ -96,7 +96,7 @@ t.test('streaming a year of 1-minute data', async (t) => {
 
   t.test('a database error mid-stream cuts the response off', async (t) => {
     const cutOffBefore = await cutOffCount();
-    const body = await cutOff(t);
+    const { body } = await cutOff(t);
     t.ok(body.startsWith('{"tubeIdentifier":'), 'after a good start');
     t.notOk(body.endsWith(']}'), 'never a short but well-formed document');
     t.throws(() => JSON.parse(body));
@@ -109,7 +109,7 @@ t.test('streaming a year of 1-minute data', async (t) => {
   });
 
   t.test('a CSV is cut off as the JSON is: it never ends in the CRLF of a whole file', async (t) => {
-    const body = await cutOff(t, { accept: 'text/csv' });
+    const { body } = await cutOff(t, { accept: 'text/csv' });
     t.ok(
       body.startsWith('observedAt,value,unit,verticalDatum\r\n2024-01-01T00:00:00Z,'),
       'after a good start',

@@ -6,50 +6,34 @@
  */
 import t from 'tap';
 import { startApi } from '../../helpers/api.js';
-import { addKey, addMeasurements, addRegularSeries, addWell } from '../../helpers/fixtures.js';
+import { addKey, addMeasurements, addWell } from '../../helpers/fixtures.js';
 import { get } from '../../helpers/http.js';
-import { decoded, NETWORK, networkPath, provesNetworkBody } from '../../helpers/network.js';
+import {
+  addOrderedNetwork,
+  decoded,
+  LOCAL_JANUARY,
+  NETWORK,
+  networkPath,
+  provesNetworkBody,
+} from '../../helpers/network.js';
 
-const JANUARY = { from: '2024-01-01T00:00:00+01:00', to: '2024-02-01T00:00:00Z' };
+const JANUARY = LOCAL_JANUARY;
 
 t.test('the network body against the series endpoint', async (t) => {
   const api = await startApi(t, { env: { LIMITS_ENABLED: 'false' } });
   const { sql } = api.db;
-  const [precise, empty, quoted] = await addWell(sql, 'B 10', [
-    { number: '1' },
-    { number: '2' },
-    { number: '10', unit: 'cm', verticalDatum: '"TAW", local' },
-  ]);
-  // Three days of minutes: more than one batch, so the next tube starts inside a batch.
-  const [long] = await addWell(sql, 'B 2', [{ number: '1' }]);
+  const { precise, empty, quoted, long, inOrder } = await addOrderedNetwork(sql);
   const [hidden] = await addWell(sql, 'A hidden', [{ number: '1' }]);
-  await addMeasurements(sql, precise!.id, [
-    ['2023-12-31T22:59:59.999999Z', '1'],
-    ['2023-12-31T23:00:00Z', '-1.23'],
-    ['2024-01-01T00:00:00.000001Z', '0.1'],
-    ['2024-01-01T00:00:00.5Z', '12.3456789012345'],
-    ['2024-01-01T06:30:00.123456Z', '-0.001'],
-    ['2024-01-15T12:00:00.12Z', '100'],
-    ['2024-01-31T23:59:59.999999Z', '1e-7'],
-    ['2024-02-01T00:00:00Z', '2'],
-  ]);
-  await addMeasurements(sql, quoted!.id, [
-    ['2024-01-02T06:00:00Z', '-0.001'],
-    ['2024-01-02T07:00:00Z', '5'],
-  ]);
-  await addRegularSeries(sql, long!.id, '2024-01-10T00:00:00Z', '2024-01-13T00:00:00Z', '1 minute');
   await addMeasurements(sql, hidden!.id, [['2024-01-02T00:00:00Z', '3']]);
-  const readable = [precise!, empty!, quoted!, long!];
+  const readable = [precise, empty, quoted, long];
   const { key } = await addKey(sql, { tubeIds: readable.map((tube) => tube.id) });
   const everything = await addKey(sql, { allTubes: true });
-  /** Discovery's order: wells by name (B 2 before B 10), tubes by number (2 before 10). */
-  const inOrder = [long!, precise!, empty!, quoted!].map((tube) => tube.identifier);
 
   t.test('every tube the key may read, raw', async (t) => {
     const network = await provesNetworkBody(t, api.base, key, JANUARY, inOrder);
     t.same(
       network.series.map((series) => series.measurements.length),
-      [3 * 1440, 6, 0, 2],
+      [3 * 1440, 7, 0, 2],
       'a tube without measurements is there, with []',
     );
   });
@@ -60,10 +44,10 @@ t.test('the network body against the series endpoint', async (t) => {
   });
 
   t.test('listed tubes, in discovery order whatever the order listed', async (t) => {
-    const listed = [quoted!.identifier.toUpperCase(), long!.identifier];
+    const listed = [quoted.identifier.toUpperCase(), long.identifier];
     await provesNetworkBody(t, api.base, key, { ...JANUARY, tubes: listed }, [
-      long!.identifier,
-      quoted!.identifier,
+      long.identifier,
+      quoted.identifier,
     ]);
   });
 

@@ -94,7 +94,7 @@ t.test('a network of tubes in one stream', async (t) => {
   const cutOff = (t: Test, extra = '') => cutOffAfterFirstChunk(t, api, networkPath(INTERVAL, extra), key);
 
   t.test('a database error mid-stream cuts the JSON off without its closing bytes', async (t) => {
-    const body = await cutOff(t);
+    const { body } = await cutOff(t);
     t.ok(body.startsWith('{"from":'), 'after a good start');
     t.notOk(body.endsWith(']}]}'), 'never a short but well-formed document');
     t.throws(() => JSON.parse(body));
@@ -104,8 +104,18 @@ t.test('a network of tubes in one stream', async (t) => {
     );
   });
 
+  t.test('and the Arrow stream without its end-of-stream marker', async (t) => {
+    const { bytes } = await cutOff(t, '&format=arrow');
+    t.ok(bytes.length > 0, 'after a good start');
+    t.notSame(
+      bytes.subarray(-8),
+      Buffer.from([0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0]),
+      'no end-of-stream marker',
+    );
+  });
+
   t.test('and the CSV without its last CRLF', async (t) => {
-    const body = await cutOff(t, '&format=csv');
+    const { body } = await cutOff(t, '&format=csv');
     t.ok(body.startsWith('tubeIdentifier,observedAt,value,unit,verticalDatum\r\n'), 'after a good start');
     t.notOk(body.endsWith('\r\n'), 'ends inside a line');
     const next = await get(api.base, networkPath(INTERVAL, `&format=csv&tubes=${last}`), {
