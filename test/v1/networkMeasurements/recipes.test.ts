@@ -89,7 +89,7 @@ console.log(JSON.stringify({ schema: String(year.schema.observedAt), rows: rows.
     const { code: exit, stdout, stderr } = await runNodeScript(join(directory, 'frame.mts'), [], env);
     t.equal(exit, 0, stderr);
     const frame = JSON.parse(stdout);
-    t.equal(frame.schema, 'Datetime(Microseconds, "UTC")', 'observedAt: datetime[μs, UTC]');
+    t.equal(frame.schema, 'DataType(Datetime(us,UTC))', 'observedAt: datetime[μs, UTC]');
     t.same(frame.rows, expected, 'every measurement of the year, in discovery order, nothing else');
   });
 
