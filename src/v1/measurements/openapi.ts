@@ -8,15 +8,10 @@ import type { ZodOpenApiOverrideMetaContext, ZodOpenApiResponseObject } from 'zo
 import { formatInstant } from '../../domain/datetime.js';
 import { jsonSchemaOf } from '../../http/jsonSchema.js';
 import { refusalOf, tubeNotFound } from '../../http/problems/problems.js';
-import {
-  arrowContent,
-  ConditionalHeaders,
-  dataResponses,
-  problemExample,
-  problemResponse,
-} from '../openapi/components.js';
+import { ConditionalHeaders, dataResponses, problemExample, problemResponse } from '../openapi/components.js';
 import { type DocumentPart, openApiPath, readOnlyPathItem, type Tag } from '../openapi/pathItem.js';
 import { EXAMPLE_TUBE_IDENTIFIER, TubeIdentifier } from '../wells/schemas.js';
+import { ARROW_MEDIA_TYPE } from './arrow.js';
 import { arrowSeries } from './arrowSeries.js';
 import { batchOf, type MeasurementValues } from './batch.js';
 import { CSV_MEDIA_TYPE, csvAttachment, csvSeries } from './csvSeries.js';
@@ -86,6 +81,32 @@ export const VARY_HEADER = {
   required: true,
   schema: jsonSchemaOf(z.literal(SERIES_VARY)),
 };
+
+/**
+ * An Arrow IPC stream as a response body (v1.2.md): raw bytes, so a string of that media type (OpenAPI
+ * 3.1's binary body). A JSON document cannot hold the bytes themselves: each example holds them in
+ * base64, and says so.
+ */
+export function arrowContent(
+  description: string,
+  examples: Record<string, { summary: string; bytes: Buffer }>,
+) {
+  return {
+    [ARROW_MEDIA_TYPE]: {
+      schema: { type: 'string' as const, contentMediaType: ARROW_MEDIA_TYPE, description },
+      examples: Object.fromEntries(
+        Object.entries(examples).map(([name, { summary, bytes }]) => [
+          name,
+          {
+            summary,
+            description: 'The bytes of the stream in base64; the body is the bytes themselves.',
+            value: bytes.toString('base64'),
+          },
+        ]),
+      ),
+    },
+  };
+}
 
 const ok = dataResponses(
   'The series; `measurements` is `[]` when the interval holds none. As CSV (`format=csv`, or ' +

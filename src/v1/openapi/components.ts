@@ -20,7 +20,6 @@ import { PROBLEM_MEDIA_TYPE, Problem } from '../../http/problems/schema.js';
 import { unauthorized } from '../../keys/authenticate.js';
 import { rateLimit, rateLimitPolicy, tooManyRequests } from '../../limits/admitClient.js';
 import { API_VERSION, V1_PREFIX } from '../contract.js';
-import { ARROW_MEDIA_TYPE } from '../measurements/arrow.js';
 import { WELLS_URL } from '../wells/route.js';
 import { EXAMPLE_TUBE_IDENTIFIER } from '../wells/schemas.js';
 
@@ -223,31 +222,5 @@ export function dataResponses(description: string, body: z.ZodType, example: unk
       'InternalServerError',
       'ServiceUnavailable',
     ),
-  };
-}
-
-/**
- * An Arrow IPC stream as a response body (v1.2.md): raw bytes, so a string of that media type (OpenAPI
- * 3.1's binary body). A JSON document cannot hold the bytes themselves: each example holds them in
- * base64, and says so.
- */
-export function arrowContent(
-  description: string,
-  examples: Record<string, { summary: string; bytes: Buffer }>,
-) {
-  return {
-    [ARROW_MEDIA_TYPE]: {
-      schema: { type: 'string' as const, contentMediaType: ARROW_MEDIA_TYPE, description },
-      examples: Object.fromEntries(
-        Object.entries(examples).map(([name, { summary, bytes }]) => [
-          name,
-          {
-            summary,
-            description: 'The bytes of the stream in base64; the body is the bytes themselves.',
-            value: bytes.toString('base64'),
-          },
-        ]),
-      ),
-    },
   };
 }
