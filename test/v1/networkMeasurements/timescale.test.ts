@@ -1,7 +1,8 @@
 /**
  * The network endpoint with measurements in a TimescaleDB hypertable (PGlite with TimescaleDB, see
  * testkit/timescale.ts), compressed chunks and uncompressed ones: each JSON element byte for byte the
- * series endpoint's, the CSV row for row the JSON, raw and aggregated (time_bucket's path).
+ * series endpoint's, the CSV row for row the JSON, the Arrow value for value the JSON (two readers), raw
+ * and aggregated (time_bucket's path).
  */
 import t from 'tap';
 import { migrate, usesTimescaleDb } from '../../../src/db/migrate.js';
@@ -9,6 +10,7 @@ import { startTimescale } from '../../../testkit/timescale.js';
 import { startApi } from '../../helpers/api.js';
 import { addKey, addMeasurements, addRegularSeries, addWell } from '../../helpers/fixtures.js';
 import { provesNetworkBody } from '../../helpers/network.js';
+import { provesArrowAsJson } from '../../helpers/networkArrow.js';
 
 const timescale = await startTimescale();
 t.teardown(() => timescale.stop());
@@ -46,6 +48,8 @@ t.test('the network endpoint on TimescaleDB', async (t) => {
   await provesNetworkBody(t, api.base, key, INTERVAL, inOrder);
   await provesNetworkBody(t, api.base, key, { ...INTERVAL, aggregate: 'P1D' }, inOrder);
   await provesNetworkBody(t, api.base, key, { ...INTERVAL, aggregate: 'PT15M' }, inOrder);
+  await provesArrowAsJson(t, api.base, key, INTERVAL);
+  await provesArrowAsJson(t, api.base, key, { ...INTERVAL, aggregate: 'P1D' });
   await provesNetworkBody(t, api.base, key, { ...INTERVAL, tubes: [tenth!.identifier, other!.identifier] }, [
     other!.identifier,
     tenth!.identifier,
