@@ -27,6 +27,8 @@ const ALL = [
   'limits',
   'limitsHttp',
   'startPaths',
+  'bulk',
+  'client',
 ];
 const chosen = process.argv.slice(2);
 

@@ -10,7 +10,7 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { timedGet } from './lib/http.js';
 import { startBenchPostgres } from './lib/postgres.js';
 import { addSeriesFixture, dayAfterStart, MINUTES_PER_DAY, SERIES_START } from './lib/seriesFixture.js';
-import { startServerProcess } from './lib/serverProcess.js';
+import { freshServerGrowthMb, startServerProcess } from './lib/serverProcess.js';
 import { count, machineLine, mb, median, ms, printTable, ratio } from './lib/stats.js';
 
 const ROUNDS = Number(process.argv[2] ?? 7);
@@ -109,18 +109,8 @@ try {
     const growth = { json: [] as number[], csv: [] as number[] };
     for (let run = 0; run < MEMORY_RUNS; run++) {
       for (const format of FORMATS) {
-        const fresh = await startServerProcess('api', url);
-        try {
-          for (let warm = 0; warm < 3; warm++)
-            await timedGet(seriesUrl(fresh.base, format, 1), headersFor('identity'));
-          const idle = fresh.residentMb();
-          fresh.resetPeak();
-          const response = await timedGet(seriesUrl(fresh.base, format, 366), headersFor('identity'));
-          if (response.status !== 200) throw new Error(`${format} memory run: ${response.status}`);
-          growth[format].push(fresh.peakMb() - idle);
-        } finally {
-          await fresh.stop();
-        }
+        const request = (base: string, warmUp: boolean) => seriesUrl(base, format, warmUp ? 1 : 366);
+        growth[format].push(await freshServerGrowthMb(url, request, headersFor('identity')));
       }
     }
     return growth;

@@ -13,7 +13,13 @@ export interface Timed {
   body?: Buffer;
 }
 
-export function timedGet(url: string, headers: Record<string, string>, keepBody = false): Promise<Timed> {
+/** `onChunk` sees every chunk of the body as it arrives (to check a body too large to keep). */
+export function timedGet(
+  url: string,
+  headers: Record<string, string>,
+  keepBody = false,
+  onChunk?: (chunk: Buffer) => void,
+): Promise<Timed> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     let firstByteMs = Number.NaN;
@@ -24,6 +30,7 @@ export function timedGet(url: string, headers: Record<string, string>, keepBody 
         if (bytes === 0) firstByteMs = performance.now() - started;
         bytes += chunk.length;
         if (keepBody) chunks.push(chunk);
+        onChunk?.(chunk);
       });
       res.on('end', () => {
         const totalMs = performance.now() - started;

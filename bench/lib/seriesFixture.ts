@@ -38,16 +38,56 @@ export async function addSeriesFixture(
   if (others === 0) {
     await addRegularSeries(sql, ours.id, SERIES_START, end, '1 minute');
   } else {
-    // One statement, ordered by time, so the tubes' rows are written interleaved.
-    await sql`
-      insert into measurements (tube_id, observed_at, value)
-      select tube.id, t, round((sin(extract(epoch from t) / 86400 + tube.id) * 2)::numeric, 3)::float8
-      from generate_series(${SERIES_START}::timestamptz, ${end}::timestamptz - interval '1 minute', interval '1 minute') as t
-      cross join (select id from tubes order by id) as tube
-      order by t, tube.id`;
+    await insertInterleaved(sql, '1 minute');
   }
   // As `gwapi import measurements` leaves it: visibility map set (index-only scans), statistics current.
   await vacuumMeasurements(sql);
   const { key } = await addKey(sql, { tubeIds: [ours.id] });
   return { tubeId: ours.id, identifier: ours.identifier, key };
+}
+
+/**
+ * A year (366 days from SERIES_START) of every tube's data, one value every `step`, in one statement
+ * ordered by time: the tubes' rows written interleaved, as loggers' imports of a network arrive.
+ * `tubeIds`: the tubes to fill; every tube when not given.
+ */
+async function insertInterleaved(sql: Sql, step: string, tubeIds?: number[]): Promise<void> {
+  const end = dayAfterStart(366);
+  await sql`
+    insert into measurements (tube_id, observed_at, value)
+    select tube.id, t, round((sin(extract(epoch from t) / 86400 + tube.id) * 2)::numeric, 3)::float8
+    from generate_series(${SERIES_START}::timestamptz, ${end}::timestamptz - ${step}::interval, ${step}::interval) as t
+    cross join (select id from tubes ${tubeIds ? sql`where id = any(${tubeIds}::int[])` : sql``} order by id) as tube
+    order by t, tube.id`;
+}
+
+export interface NetworkFixture {
+  /** The network's tubes in discovery's order (wells by name, tubes by number). */
+  tubes: { id: number; identifier: string }[];
+  /** A key that reads the network's tubes and nothing else. */
+  key: string;
+  /** Rows of the year, all tubes. */
+  rows: number;
+}
+
+/**
+ * A monitoring network: `wells` wells of `tubesPerWell` tubes, each with a year of data every
+ * `stepMinutes` from SERIES_START, written interleaved in time (insertInterleaved) and vacuumed as an
+ * import leaves it; and a key granted exactly these tubes. Other tubes in the database stay unread by it.
+ */
+export async function addNetworkFixture(
+  sql: Sql,
+  options: { wells: number; tubesPerWell: number; stepMinutes: number },
+): Promise<NetworkFixture> {
+  const tubes: { id: number; identifier: string }[] = [];
+  for (let well = 1; well <= options.wells; well++) {
+    const numbers = Array.from({ length: options.tubesPerWell }, (_, i) => ({ number: String(i + 1) }));
+    tubes.push(...(await addWell(sql, `Network ${String(well).padStart(4, '0')}`, numbers)));
+  }
+  const ids = tubes.map((tube) => tube.id);
+  await insertInterleaved(sql, `${options.stepMinutes} minutes`, ids);
+  await vacuumMeasurements(sql);
+  const { key } = await addKey(sql, { tubeIds: ids });
+  const rows = tubes.length * ((366 * MINUTES_PER_DAY) / options.stepMinutes);
+  return { tubes: tubes.map(({ id, identifier }) => ({ id, identifier })), key, rows };
 }

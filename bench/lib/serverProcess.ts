@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { SERVICE_NODE_OPTIONS } from '../../src/heap.js';
 import { peakMb, processCpuMs, resetPeakMb, residentMb, stopProcess } from '../../testkit/processes.js';
 import type { FloorRequest } from './floor.js';
+import { timedGet } from './http.js';
 import type { ParentMessage, ServerMessage } from './serverProtocol.js';
 
 export { SERVER_APPLICATION_NAME } from './serverProtocol.js';
@@ -91,4 +92,27 @@ export async function startServerProcess(
     },
     stop: () => stopProcess(child),
   };
+}
+
+/**
+ * The resident growth one request causes in a fresh server, MB: peak (the kernel's VmHWM) minus idle,
+ * after three requests of the warm-up URL. `url(base, true)`: the warm-up (a day, say); `url(base,
+ * false)`: the request measured.
+ */
+export async function freshServerGrowthMb(
+  databaseUrl: string,
+  url: (base: string, warmUp: boolean) => string,
+  headers: Record<string, string>,
+): Promise<number> {
+  const server = await startServerProcess('api', databaseUrl);
+  try {
+    for (let warm = 0; warm < 3; warm++) await timedGet(url(server.base, true), headers);
+    const idle = server.residentMb();
+    server.resetPeak();
+    const response = await timedGet(url(server.base, false), headers);
+    if (response.status !== 200) throw new Error(`memory run ${url(server.base, false)}: ${response.status}`);
+    return server.peakMb() - idle;
+  } finally {
+    await server.stop();
+  }
 }

@@ -56,3 +56,11 @@ export async function machineLine(): Promise<string> {
     `${cpu[0]?.model.trim() ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB`
   );
 }
+
+/** The machine's load average (1, 5 and 15 minutes), for a report: the cores are shared. */
+export async function loadLine(): Promise<string> {
+  const { loadavg } = await import('node:os');
+  return `load average ${loadavg()
+    .map((value) => value.toFixed(1))
+    .join(' ')}`;
+}

@@ -14,6 +14,8 @@ const WELLS = 20;
 const TUBES_WITH_DATA = 8;
 const DATA_DAYS = 30;
 const STEP = '10 minutes';
+/** The held year's step: its body must exceed what loopback's socket buffers take, or a paused stream ends. */
+const HELD_STEP = '1 minute';
 
 export interface DrillFixture {
   tubes: DrillTube[];
@@ -44,7 +46,7 @@ export async function addDrillFixture(
     }
   }
   const [held] = await addWell(sql, 'Drill year', [{ number: '1' }]);
-  await addRegularSeries(sql, held!.id, SERIES_START, dayAfterStart(366), STEP);
+  await addRegularSeries(sql, held!.id, SERIES_START, dayAfterStart(366), HELD_STEP);
   await vacuumMeasurements(sql);
   const loadKeys: string[] = [];
   for (let i = 0; i < counts.keys; i++) loadKeys.push((await addKey(sql, { tubeIds })).key);

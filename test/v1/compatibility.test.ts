@@ -14,6 +14,9 @@
  *   must be strong, and the whole list is sent twice, so each tag must also be stable within a server.
  *   Requests name earlier tags (`{etag:NAME}`), which the test replaces by the value served now.
  *   Last-Modified is compared exactly: the 1.1.0 run pins the change times it derives from.
+ * - 1.1.0 requests: the 400 message of a bad `format`, which lists the formats, and so `arrow` since 1.2
+ *   (v1.2.md: `format` now takes it): the golden body is compared with that one message replaced, and
+ *   its Content-Length moved by as many bytes (FORMAT_EXTENDED).
  * /v1/openapi.json is not in the lists: 1.2 adds to the document by design.
  *
  * Each golden file is recorded from the last commit of its version, by this very file:
@@ -31,6 +34,7 @@ import t, { type Test } from 'tap';
 import { generateApiKey } from '../../src/keys/format.js';
 import { createClientLimits } from '../../src/limits/createClientLimits.js';
 import { API_VERSION } from '../../src/v1/contract.js';
+import { FORMAT_MESSAGE } from '../../src/v1/measurements/query.js';
 import { startApi } from '../helpers/api.js';
 import { addKey, addMeasurements, addRegularSeries, addWell, revokeKey } from '../helpers/fixtures.js';
 import { recordingLogger, settingsWith } from '../helpers/limits.js';
@@ -551,6 +555,29 @@ interface Version {
   /** How often the list is sent to one server; each run must give the same. */
   runs: number;
   rule: (tags: TagNames) => FieldRule;
+  /** What a later version's compatible extensions change in a golden response, and nothing else. */
+  extended?: (golden: Recorded, all: readonly Recorded[]) => Recorded;
+}
+
+/** The 1.1.0 message of a bad `format`, and the served one, which lists the formats 1.2 added. */
+const FORMAT_EXTENDED = { from: '"must be json or csv"', to: JSON.stringify(FORMAT_MESSAGE) };
+
+/**
+ * A golden response with FORMAT_EXTENDED applied. A HEAD has no body to look in: its Content-Length
+ * moves as that of the GET of the same request in the golden file.
+ */
+function withFormatsExtended(golden: Recorded, all: readonly Recorded[]): Recorded {
+  const asGet = golden.request.startsWith('HEAD ')
+    ? all.find((other) => other.request === `GET ${golden.request.slice('HEAD '.length)}`)
+    : golden;
+  const text = asGet?.body ?? '';
+  if (!text.includes(FORMAT_EXTENDED.from)) return golden;
+  const grown =
+    Buffer.byteLength(text.replaceAll(FORMAT_EXTENDED.from, FORMAT_EXTENDED.to)) - Buffer.byteLength(text);
+  const fields = golden.fields.map(([name, value]): [string, string] =>
+    name === 'content-length' ? [name, String(Number(value) + grown)] : [name, value],
+  );
+  return { ...golden, body: golden.body.replaceAll(FORMAT_EXTENDED.from, FORMAT_EXTENDED.to), fields };
 }
 
 const VERSIONS: Version[] = [
@@ -572,6 +599,7 @@ const VERSIONS: Version[] = [
     prepare: pinChangeTimes,
     runs: 2,
     rule: namedTags,
+    extended: withFormatsExtended,
   },
 ];
 
@@ -630,7 +658,7 @@ function record(t: Test, { golden, recordedFrom }: Version, responses: Recorded[
   t.pass(`recorded ${responses.length} responses in ${fileURLToPath(golden)}`);
 }
 
-function compare(t: Test, { golden: goldenUrl, recordedFrom }: Version, responses: Recorded[]) {
+function compare(t: Test, { golden: goldenUrl, recordedFrom, extended }: Version, responses: Recorded[]) {
   const golden = JSON.parse(readFileSync(goldenUrl, 'utf8')) as Golden;
   t.equal(golden.recordedFrom, recordedFrom, 'the golden file was recorded from the version it stands for');
   t.same(
@@ -638,7 +666,8 @@ function compare(t: Test, { golden: goldenUrl, recordedFrom }: Version, response
     golden.responses.map((r) => r.request),
     'the golden file holds these very requests (a changed list is recorded again from its commit)',
   );
-  for (const [i, expected] of golden.responses.entries()) {
+  for (const [i, recorded] of golden.responses.entries()) {
+    const expected = extended ? extended(recorded, golden.responses) : recorded;
     const actual = responses[i];
     if (!actual) break;
     const { body: text, ...head } = actual;

@@ -1,24 +1,26 @@
 /**
- * Hostile input, generated: at least 10,000 requests to the measurements endpoint over bare sockets
+ * Hostile input, generated: at least 10,000 requests to the series endpoint, and as many to the network
+ * endpoint (v1.2.md) with its `tubes` and `changedSince` on top of the series' parameters, over bare sockets
  * (methods, headers and encodings no client library would send) with random and near-valid date-times,
  * offsets, percent-encodings (valid, invalid, double, %00, UTF-8, overlong), duplicate, unknown and huge
  * parameters, `format` values and odd Accept lists, odd identifiers, odd methods and headers. Every answer must come within a deadline, be a
  * 2xx/4xx in the contract's shape, and be the status an independent model of decisions.md predicts:
  * parser errors, then the path, Host and Expect, route (404/405), key (401), parameters (400), access
- * (403/404). Limits are lifted so that no 429 masks anything.
+ * (403/404), and on the network endpoint a token not issued to the key (400), listed tubes (404), a
+ * token whose changes are gone (410). Limits are lifted so that no 429 masks anything.
  *
  * The model decodes queries with URLSearchParams (not the server's parser) and writes the expected
  * series with Date; it classifies a decoded date-time with parseDateTime, whose own properties
  * (test/domain/datetime.property.test.ts) check it against Date.
  */
 import { METHODS, STATUS_CODES } from 'node:http';
-import { tableFromIPC } from 'apache-arrow';
+import { type Table, tableFromIPC } from 'apache-arrow';
 import fc from 'fast-check';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { type Instant, microsBetween, parseDateTime } from '../../src/domain/datetime.js';
 import { SERIES_FORMATS, type SeriesFormat } from '../../src/v1/measurements/format.js';
 import { AGGREGATE_SECONDS, AGGREGATES, type Aggregate } from '../../src/v1/measurements/query.js';
-import { startApi } from '../helpers/api.js';
+import { startApi, type TestApi } from '../helpers/api.js';
 import {
   addMicros,
   instantArb,
@@ -32,8 +34,9 @@ import { addKey, addMeasurements, addWell, revokeKey } from '../helpers/fixtures
 import { exchange, field, type RawResponse } from '../helpers/rawHttp.js';
 
 /**
- * Requests in all, in batches of CONCURRENCY sent at once. GWAPI_FUZZ_REQUESTS asks for a longer run;
- * GWAPI_FUZZ_SEED replays a failure (fast-check prints the seed, and the path as GWAPI_FUZZ_PATH).
+ * Requests per endpoint, in batches of CONCURRENCY sent at once. GWAPI_FUZZ_REQUESTS asks for a longer
+ * run; GWAPI_FUZZ_SEED replays a failure (fast-check prints the seed, and the path as GWAPI_FUZZ_PATH)
+ * with GWAPI_FUZZ_ENDPOINT naming the endpoint that failed.
  */
 const REQUESTS = Math.max(10_000, Number(process.env.GWAPI_FUZZ_REQUESTS ?? 0));
 const REPLAY = process.env.GWAPI_FUZZ_SEED
@@ -46,6 +49,7 @@ const DEADLINE_MS = 15_000;
 const MAX_HEADER_BYTES = 16 * 1024;
 const MAX_INTERVAL_MICROS = 366 * 86_400 * 1_000_000;
 const PREFIX = '/v1/groundwater-monitoring-tubes/';
+const NETWORK_PATH = '/v1/groundwater-monitoring-measurements';
 
 interface World {
   granted: string;
@@ -53,6 +57,11 @@ interface World {
   keys: { reader: string; nothing: string; revoked: string };
   /** The granted tube's rows: instant, and the value as JSON writes it. */
   rows: { at: Instant; value: number }[];
+  /**
+   * Sync tokens of the network endpoint: the reader's current one (nothing written since), the
+   * reader's from before its view changed (410), and one of another key reading the same tube.
+   */
+  tokens: { current: string; gone: string; otherKey: string };
 }
 
 /** What the model expects: one status, or any of a few where Node's limits make it a matter of bytes. */
@@ -62,6 +71,10 @@ interface Expected {
   errorKeys?: string[];
   /** On 200: the interval the series must state. */
   interval?: { from: Instant; to: Instant; aggregate?: Aggregate };
+  /** On 404 of the network endpoint: the listed identifier, as sent, that the detail names. */
+  notFound?: string;
+  /** On 200 of the network endpoint: a delta since the current token, so no series. */
+  delta?: boolean;
   /** On 200: the format `format` or Accept asks for. */
   format?: SeriesFormat;
 }
@@ -81,7 +94,11 @@ type TubeKind = 'granted' | 'hidden' | 'unknown' | 'malformed' | 'badEncoding' |
 type KeyKind = 'reader' | 'nothing' | 'invalid';
 type MethodKind = 'served' | 'other' | 'unknownToken' | 'connect' | 'invalid';
 
+/** The series of one tube, or the network endpoint (v1.2.md) with `tubes` and `changedSince`. */
+type Endpoint = 'series' | 'network';
+
 interface Traits {
+  endpoint: Endpoint;
   tube: TubeKind;
   key: KeyKind;
   methodKind: MethodKind;
@@ -147,17 +164,13 @@ const encodedValue = (value: string) =>
     },
   );
 
-/** Edits that keep a date-time near-valid: one to three characters inserted, replaced or removed. */
-const mutated = (text: string) =>
+/** Edits that keep a value near-valid: one to three characters inserted, replaced or removed. */
+const mutated = (text: string, alphabet = '0123456789-:+.TtZz x\u0663é\u0000%') =>
   fc
-    .array(
-      fc.tuple(
-        fc.nat(),
-        fc.constantFrom(...'0123456789-:+.TtZz x\u0663é\u0000%'),
-        fc.integer({ min: 0, max: 2 }),
-      ),
-      { minLength: 1, maxLength: 3 },
-    )
+    .array(fc.tuple(fc.nat(), fc.constantFrom(...alphabet), fc.integer({ min: 0, max: 2 })), {
+      minLength: 1,
+      maxLength: 3,
+    })
     .map((edits) => {
       let out = text;
       for (const [at, char, kind] of edits) {
@@ -230,6 +243,30 @@ const formatArb = fc.oneof(
   },
 );
 
+/**
+ * A parameter given none, one, or (rarely) two or three times, in these weights, its name sometimes
+ * percent-encoded.
+ */
+const pairs = (name: string, value: fc.Arbitrary<string>, weights: { absent: number; once: number }) =>
+  fc
+    .oneof(
+      { weight: weights.absent, arbitrary: fc.constant(0) },
+      { weight: weights.once, arbitrary: fc.constant(1) },
+      { weight: 1, arbitrary: fc.integer({ min: 2, max: 3 }) },
+    )
+    .chain((count) =>
+      fc.array(
+        fc.tuple(
+          fc.oneof(
+            { weight: 10, arbitrary: fc.constant(name) },
+            { weight: 1, arbitrary: fc.constant(percentEncode(name, [false, true], false)) },
+          ),
+          value,
+        ),
+        { minLength: count, maxLength: count },
+      ),
+    );
+
 /** The query string: from and to (missing, once or repeated), format, other parameters, empty pairs. */
 const queryArb = fc
   .tuple(fromArb, lengthArb)
@@ -240,24 +277,7 @@ const queryArb = fc
   .chain(([from, length]) => {
     const to = addMicros(from, length);
     const occurrences = (name: string, instant: Instant) =>
-      fc
-        .oneof(
-          { weight: 24, arbitrary: fc.constant(1) },
-          { weight: 1, arbitrary: fc.constant(0) },
-          { weight: 1, arbitrary: fc.integer({ min: 2, max: 3 }) },
-        )
-        .chain((count) =>
-          fc.array(
-            fc.tuple(
-              fc.oneof(
-                { weight: 10, arbitrary: fc.constant(name) },
-                { weight: 1, arbitrary: fc.constant(percentEncode(name, [false, true], false)) },
-              ),
-              dateTimeValue(instant).chain((v) => encodedValue(v)),
-            ),
-            { minLength: count, maxLength: count },
-          ),
-        );
+      pairs(name, dateTimeValue(instant).chain(encodedValue), { absent: 1, once: 24 });
     const extra = fc.oneof(
       {
         weight: 8,
@@ -347,22 +367,24 @@ const queryArb = fc
 
 const UUID_CHARS = /[0-9a-f-]/;
 
+/** An identifier as a client may write it: lower, upper or mixed case, or partly percent-encoded. */
+const spelled = (id: string) =>
+  fc
+    .tuple(
+      fc.constantFrom('lower', 'upper', 'mixed', 'encoded'),
+      fc.array(fc.boolean(), { minLength: 1, maxLength: 6 }),
+      fc.boolean(),
+    )
+    .map(([style, mask, upper]) => {
+      if (style === 'lower') return id;
+      if (style === 'upper') return id.toUpperCase();
+      if (style === 'mixed')
+        return [...id].map((c, i) => (mask[i % mask.length] ? c.toUpperCase() : c)).join('');
+      return percentEncode(id, mask, upper);
+    });
+
 /** The tube segment of the path, raw, with what it is. */
 const tubeArb = (world: World): fc.Arbitrary<{ text: string; kind: TubeKind }> => {
-  const spelled = (id: string) =>
-    fc
-      .tuple(
-        fc.constantFrom('lower', 'upper', 'mixed', 'encoded'),
-        fc.array(fc.boolean(), { minLength: 1, maxLength: 6 }),
-        fc.boolean(),
-      )
-      .map(([style, mask, upper]) => {
-        if (style === 'lower') return id;
-        if (style === 'upper') return id.toUpperCase();
-        if (style === 'mixed')
-          return [...id].map((c, i) => (mask[i % mask.length] ? c.toUpperCase() : c)).join('');
-        return percentEncode(id, mask, upper);
-      });
   const unknownId = fc.uuid().map((id) => id.toLowerCase());
   return fc.oneof(
     { weight: 14, arbitrary: spelled(world.granted).map((text) => ({ text, kind: 'granted' as const })) },
@@ -413,6 +435,77 @@ const tubeArb = (world: World): fc.Arbitrary<{ text: string; kind: TubeKind }> =
   );
 };
 
+/**
+ * `tubes` on the wire: readable, hidden, unknown and malformed identifiers in any spelling, empty items,
+ * duplicates, lists of 200 and 201 items, commas raw or encoded.
+ */
+const tubesValueArb = (world: World) => {
+  const item = fc.oneof(
+    { weight: 8, arbitrary: spelled(world.granted) },
+    { weight: 2, arbitrary: spelled(world.hidden) },
+    { weight: 2, arbitrary: fc.uuid().chain(spelled) },
+    {
+      weight: 2,
+      arbitrary: fc
+        .oneof(
+          fc.constantFrom(' ', 'null', world.granted.slice(0, 35), `${world.granted} `, `{${world.granted}}`),
+          fc.string({ maxLength: 12 }),
+        )
+        .map(mustEncode),
+    },
+  );
+  const decoded = (text: string) => new URLSearchParams(`v=${text}`).get('v')!.toLowerCase();
+  const lists = fc.oneof(
+    { weight: 8, arbitrary: item.map((text) => [text]) },
+    { weight: 4, arbitrary: fc.uniqueArray(item, { minLength: 2, maxLength: 4, selector: decoded }) },
+    // Duplicates in any spelling, and empty items anywhere.
+    { weight: 2, arbitrary: fc.array(fc.oneof(item, fc.constant('')), { minLength: 2, maxLength: 4 }) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(fc.constantFrom(199, 200), fc.boolean())
+        .chain(([n, repeated]) =>
+          fc
+            .uniqueArray(fc.uuid(), { minLength: n, maxLength: n })
+            .map((ids) => [world.granted, ...ids, ...(repeated ? [world.granted.toUpperCase()] : [])]),
+        ),
+    },
+  );
+  return fc
+    .tuple(lists, fc.constantFrom(',', ',', ',', '%2C', '%2c'))
+    .map(([items, comma]) => items.join(comma));
+};
+
+/** `changedSince` on the wire: issued tokens, altered or truncated ones, another key's, junk, huge. */
+const changedSinceValueArb = (world: World) =>
+  fc
+    .oneof(
+      { weight: 12, arbitrary: fc.constantFrom(world.tokens.current, world.tokens.gone) },
+      { weight: 1, arbitrary: fc.constant(world.tokens.otherKey) },
+      { weight: 3, arbitrary: mutated(world.tokens.current, 'AQgw09_-+/=.%') },
+      {
+        weight: 1,
+        arbitrary: fc.nat().map((n) => world.tokens.current.slice(0, n % world.tokens.current.length)),
+      },
+      { weight: 1, arbitrary: fc.string({ maxLength: 40 }) },
+      { weight: 1, arbitrary: fc.integer({ min: 150, max: 6000 }).map((n) => 'A'.repeat(n)) },
+    )
+    .chain(encodedValue);
+
+/** The network endpoint's query: the series' parameters, then `tubes` and `changedSince`. */
+const networkQueryArb = (world: World) =>
+  fc
+    .tuple(
+      queryArb,
+      pairs('tubes', tubesValueArb(world), { absent: 6, once: 6 }),
+      pairs('changedSince', changedSinceValueArb(world), { absent: 6, once: 6 }),
+    )
+    .map(([query, tubes, since]) => {
+      const parts = [...tubes, ...since].map(([k, v]) => `${k}=${v}`);
+      if (parts.length === 0) return query;
+      return `${query === '' ? '?' : `${query}&`}${parts.join('&')}`;
+    });
+
 const OTHER_METHODS = METHODS.filter((m) => !['GET', 'HEAD', 'CONNECT'].includes(m));
 
 const methodArb = fc.oneof(
@@ -438,7 +531,10 @@ const methodArb = fc.oneof(
 );
 
 /** The X-API-Key field(s): which key the server should find, if any. */
-const keyArb = (world: World): fc.Arbitrary<{ lines: [string, string][]; kind: KeyKind }> => {
+const keyArb = (
+  world: World,
+  endpoint: Endpoint,
+): fc.Arbitrary<{ lines: [string, string][]; kind: KeyKind }> => {
   const name = fc.constantFrom('X-API-Key', 'x-api-key', 'X-API-KEY', 'x-Api-kEy');
   const padded = (value: string) => fc.constantFrom(value, ` ${value}`, `${value} `, `\t${value}\t`);
   const invalid = fc.oneof(
@@ -464,7 +560,8 @@ const keyArb = (world: World): fc.Arbitrary<{ lines: [string, string][]; kind: K
         .map((line) => ({ lines: [line], kind: 'reader' as const })),
     },
     {
-      weight: 1,
+      // More often on the network endpoint, where a token is a 400 for this key before its 403.
+      weight: endpoint === 'network' ? 3 : 1,
       arbitrary: fc
         .tuple(name, padded(world.keys.nothing))
         .map((line) => ({ lines: [line], kind: 'nothing' as const })),
@@ -722,14 +819,31 @@ const routeArb = fc.oneof(
   },
 );
 
-function requestArb(world: World): fc.Arbitrary<Generated> {
+/** The network endpoint's path, or one near it. */
+const networkRouteArb = fc.oneof(
+  { weight: 30, arbitrary: fc.constant({ before: NETWORK_PATH, after: '', otherRoute: false }) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .constantFrom(
+        `${NETWORK_PATH}/`,
+        NETWORK_PATH.toUpperCase(),
+        NETWORK_PATH.slice(0, -1),
+        `/v2${NETWORK_PATH.slice(3)}`,
+      )
+      .map((before) => ({ before, after: '', otherRoute: true })),
+  },
+);
+
+function requestArb(world: World, endpoint: Endpoint): fc.Arbitrary<Generated> {
+  const network = endpoint === 'network';
   return fc
     .record({
       method: methodArb,
-      route: routeArb,
-      tube: tubeArb(world),
-      query: queryArb,
-      key: keyArb(world),
+      route: network ? networkRouteArb : routeArb,
+      tube: network ? fc.constant({ text: '', kind: 'granted' as TubeKind }) : tubeArb(world),
+      query: network ? networkQueryArb(world) : queryArb,
+      key: keyArb(world, endpoint),
       extras: extraHeadersArb,
       accept: fc.oneof(
         { weight: 2, arbitrary: fc.constant([] as { text: string; element: AcceptElement }[][]) },
@@ -758,6 +872,7 @@ function requestArb(world: World): fc.Arbitrary<Generated> {
         headers,
         body: body.body,
         traits: {
+          endpoint,
           tube: tube.kind,
           key: key.kind,
           methodKind: method.kind,
@@ -842,7 +957,7 @@ function expectedQuery(
 }
 
 /** The status decisions.md gives this request, in its order of checks. */
-function expect(r: Generated, headBytes: number): Expected {
+function expect(world: World, r: Generated, headBytes: number): Expected {
   const { traits } = r;
   const only = (status: number | number[], rest: Partial<Expected> = {}): Expected => ({
     statuses: typeof status === 'number' ? [status] : status,
@@ -864,11 +979,42 @@ function expect(r: Generated, headBytes: number): Expected {
   if (traits.otherRoute) return within(only(404));
   if (traits.methodKind === 'other') return within(only(405));
   if (traits.key === 'invalid') return within(only(401));
+  if (traits.endpoint === 'network') return within(expectNetwork(world, r));
   const query = expectedQuery(r.query, traits.accept);
   if (query.errorKeys) return within(only(400, query));
   if (traits.key === 'nothing') return within(only(403));
   if (traits.tube !== 'granted') return within(only(404));
   return within(only(notModified(r.headers) ? 304 : 200, query));
+}
+
+/** Why v1.2.md refuses a `tubes` list, if it does: an empty item, more than 200, or a duplicate. */
+const listRefused = (items: string[]) =>
+  items.includes('') ||
+  items.length > 200 ||
+  new Set(items.map((item) => item.toLowerCase())).size < items.length;
+
+/**
+ * v1.2.md's order on the network endpoint, past the key: parameters (with a token not issued to this
+ * key), the key that reads nothing, listed tubes it may not read, a token whose changes are gone.
+ */
+function expectNetwork(world: World, r: Generated): Expected {
+  const params = new URLSearchParams(r.query.startsWith('?') ? r.query.slice(1) : r.query);
+  const series = expectedQuery(r.query, r.traits.accept);
+  const tubes = params.getAll('tubes');
+  const since = params.getAll('changedSince');
+  const items = tubes[0]?.split(',');
+  const errorKeys = [...(series.errorKeys ?? [])];
+  if (tubes.length > 1 || (items && listRefused(items))) errorKeys.push('tubes');
+  if (since.length > 1) errorKeys.push('changedSince');
+  if (errorKeys.length > 0) return { statuses: [400], errorKeys: errorKeys.sort() };
+  const token = since[0];
+  const issued = r.traits.key === 'reader' && (token === world.tokens.current || token === world.tokens.gone);
+  if (token !== undefined && !issued) return { statuses: [400], errorKeys: ['changedSince'] };
+  if (r.traits.key === 'nothing') return { statuses: [403] };
+  const refused = items?.find((item) => item.toLowerCase() !== world.granted);
+  if (refused !== undefined) return { statuses: [404], notFound: refused };
+  if (token === world.tokens.gone) return { statuses: [410] };
+  return { ...series, statuses: [notModified(r.headers) ? 304 : 200], delta: token !== undefined };
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -903,6 +1049,11 @@ function checkProblem(r: Generated, response: RawResponse, expected: Expected, i
       members.every((m) => m === 'errors'),
       `unknown members ${members}`,
     );
+  if (expected.notFound !== undefined && response.status === 404)
+    check(
+      body.detail.includes(JSON.stringify(expected.notFound).slice(1, -1)),
+      'the 404 names the tube as sent',
+    );
   if (expected.errorKeys && response.status === 400) {
     check(body.errors !== undefined, 'a 400 of the parameters has errors');
     check(
@@ -924,40 +1075,75 @@ function checkProblem(r: Generated, response: RawResponse, expected: Expected, i
 
 /** The headers of a series (GET and HEAD alike) in the format the model expects. */
 function checkSeriesHeaders(world: World, response: RawResponse, expected: Expected) {
+  checkFormatHeaders(response, expected, world.granted);
+}
+
+const MEDIA_TYPES: Record<SeriesFormat, string> = {
+  json: 'application/json',
+  csv: 'text/csv; charset=utf-8; header=present',
+  arrow: 'application/vnd.apache.arrow.stream',
+};
+const EXTENSIONS: Record<SeriesFormat, string | undefined> = { json: undefined, csv: 'csv', arrow: 'arrows' };
+
+/** Vary, the media type of the format, and the file name `<stem>_<from>_<to>.<extension>` of files. */
+function checkFormatHeaders(response: RawResponse, expected: Expected, stem: string) {
   check(field(response, 'vary') === 'Accept, Accept-Encoding', 'Vary');
-  const mediaTypes = {
-    json: 'application/json',
-    csv: 'text/csv; charset=utf-8; header=present',
-    arrow: 'application/vnd.apache.arrow.stream',
-  };
   const format = expected.format!;
-  check(field(response, 'content-type') === mediaTypes[format], `series media type for ${format}`);
+  check(field(response, 'content-type') === MEDIA_TYPES[format], `media type for ${format}`);
   const { from, to } = expected.interval!;
   const compact = (instant: Instant) => utcText(instant).replace(/[-:]/g, '');
-  const extension = { json: undefined, csv: 'csv', arrow: 'arrows' }[format];
+  const extension = EXTENSIONS[format];
   check(
     field(response, 'content-disposition') ===
-      (extension && `attachment; filename="${world.granted}_${compact(from)}_${compact(to)}.${extension}"`),
+      (extension && `attachment; filename="${stem}_${compact(from)}_${compact(to)}.${extension}"`),
     'Content-Disposition',
   );
+}
+
+/** The rows of an Arrow table as the JSON writes them, read by apache-arrow. */
+function arrowRows(table: Table, aggregate: Aggregate | undefined) {
+  const column = (name: string) =>
+    table.getChild(name)?.data.flatMap((data) => Array.from(data.values as ArrayLike<number | bigint>)) ?? [];
+  const [values, mins, maxes, counts] = ['value', 'min', 'max', 'count'].map(column);
+  return column('observedAt').map((micros, i) => {
+    const at = BigInt(micros);
+    const seconds = at / 1_000_000n - (at % 1_000_000n < 0n ? 1n : 0n);
+    const instant = { seconds: Number(seconds), micros: Number(at - seconds * 1_000_000n) };
+    return {
+      observedAt: utcText(instant),
+      value: values![i],
+      ...(aggregate && { min: mins![i], max: maxes![i], count: Number(counts![i]) }),
+    };
+  });
 }
 
 /** The measurements of the interval, in time order. */
 const rowsWithin = (world: World, { from, to }: { from: Instant; to: Instant }) =>
   world.rows.filter(({ at }) => microsBetween(from, at) >= 0 && microsBetween(at, to) > 0);
 
+/** The measurements of the granted tube the series states for the interval, as JSON writes them. */
+function writtenRows(world: World, interval: NonNullable<Expected['interval']>) {
+  const inside = rowsWithin(world, interval);
+  return interval.aggregate
+    ? buckets(inside, interval.from, AGGREGATE_SECONDS[interval.aggregate])
+    : inside.map(({ at, value }) => ({ observedAt: utcText(at), value }));
+}
+
+/** CSV lines of the rows, each after `before`: numbers as JSON writes them (both print ECMA-262's Number::toString). */
+const csvLines = (written: ReturnType<typeof writtenRows>, before = '') =>
+  written.map((row) => `${before}${Object.values(row).join(',')},m,NAP\r\n`).join('');
+
+const csvColumns = (aggregate: Aggregate | undefined) =>
+  `observedAt,value,${aggregate ? 'min,max,count,' : ''}unit,verticalDatum`;
+
 function checkSeries(world: World, response: RawResponse, expected: Expected) {
   const { from, to, aggregate } = expected.interval!;
-  const inside = rowsWithin(world, expected.interval!);
-  const written = aggregate
-    ? buckets(inside, from, AGGREGATE_SECONDS[aggregate])
-    : inside.map(({ at, value }) => ({ observedAt: utcText(at), value }));
+  const written = writtenRows(world, expected.interval!);
   if (expected.format === 'csv') {
-    // Joined, numbers are written as JSON writes them (both print ECMA-262's Number::toString).
-    const header = `observedAt,value,${aggregate ? 'min,max,count,' : ''}unit,verticalDatum`;
-    const lines = written.map((row) => `${Object.values(row).join(',')},m,NAP\r\n`);
+    const header = csvColumns(aggregate);
+    const lines = csvLines(written);
     check(
-      response.body.toString('utf8') === `${header}\r\n${lines.join('')}`,
+      response.body.toString('utf8') === `${header}\r\n${lines}`,
       `the CSV of the interval: ${written.length} rows`,
     );
     return;
@@ -968,20 +1154,7 @@ function checkSeries(world: World, response: RawResponse, expected: Expected) {
     check(head.tubeIdentifier === world.granted, 'the canonical identifier in the metadata');
     check(head.from === utcText(from) && head.to === utcText(to), `interval ${head.from} ${head.to}`);
     check(head.aggregate === aggregate, `aggregate ${head.aggregate}`);
-    const column = (name: string) =>
-      table.getChild(name)?.data.flatMap((data) => Array.from(data.values as ArrayLike<number | bigint>)) ??
-      [];
-    const [values, mins, maxes, counts] = ['value', 'min', 'max', 'count'].map(column);
-    const rows = column('observedAt').map((micros, i) => {
-      const at = BigInt(micros);
-      const seconds = at / 1_000_000n - (at % 1_000_000n < 0n ? 1n : 0n);
-      const instant = { seconds: Number(seconds), micros: Number(at - seconds * 1_000_000n) };
-      return {
-        observedAt: utcText(instant),
-        value: values![i],
-        ...(aggregate && { min: mins![i], max: maxes![i], count: Number(counts![i]) }),
-      };
-    });
+    const rows = arrowRows(table, aggregate);
     check(
       JSON.stringify(rows) === JSON.stringify(written),
       `the Arrow rows: ${rows.length} of ${written.length}`,
@@ -1016,9 +1189,82 @@ function buckets(rows: World['rows'], from: Instant, seconds: number) {
   }));
 }
 
-function checkNotModified(response: RawResponse) {
+/**
+ * The network endpoint's headers: its media types, file names and Sync-Token. Its tag is weak: the body
+ * holds the token of its own snapshot, so equal measurements need not be equal bytes.
+ */
+function checkNetworkHeaders(response: RawResponse, expected: Expected) {
+  checkFormatHeaders(response, expected, 'groundwater-measurements');
+  check(/^[A-Za-z0-9_-]{1,200}$/.test(field(response, 'sync-token') ?? ''), 'a URL-safe Sync-Token');
+}
+
+/** The network body: the granted tube's series (none for a delta since the current token). */
+function checkNetwork(world: World, response: RawResponse, expected: Expected) {
+  const { from, to, aggregate } = expected.interval!;
+  const written = expected.delta ? [] : writtenRows(world, expected.interval!);
+  if (expected.format === 'csv') {
+    check(
+      response.body.toString('utf8') ===
+        `tubeIdentifier,${csvColumns(aggregate)}\r\n${csvLines(written, `${world.granted},`)}`,
+      `the network CSV: ${written.length} rows`,
+    );
+    return;
+  }
+  if (expected.format === 'arrow') {
+    const table = tableFromIPC(response.body);
+    const head = Object.fromEntries(table.schema.metadata);
+    check(head.from === utcText(from) && head.to === utcText(to), `interval ${head.from} ${head.to}`);
+    check(head.aggregate === aggregate, `aggregate ${head.aggregate}`);
+    check(head.syncToken === field(response, 'sync-token'), 'the token of Sync-Token');
+    const columns = ['tubeIdentifier', 'observedAt', 'value', ...(aggregate ? ['min', 'max', 'count'] : [])];
+    check(
+      JSON.stringify(table.schema.fields.map((f) => f.name)) ===
+        JSON.stringify([...columns, 'unit', 'verticalDatum']),
+      'the columns',
+    );
+    const strings = (name: string) => new Set([...(table.getChild(name) ?? [])]);
+    check(
+      table.numRows === 0 ||
+        JSON.stringify(['tubeIdentifier', 'unit', 'verticalDatum'].map((name) => [...strings(name)])) ===
+          JSON.stringify([[world.granted], ['m'], ['NAP']]),
+      'the tube, its unit and datum on every row',
+    );
+    const rows = arrowRows(table, aggregate);
+    check(
+      JSON.stringify(rows) === JSON.stringify(written),
+      `the Arrow rows: ${rows.length} of ${written.length}`,
+    );
+    return;
+  }
+  const network = JSON.parse(response.body.toString('utf8'));
+  check(
+    network.from === utcText(from) && network.to === utcText(to),
+    `interval ${network.from} ${network.to}`,
+  );
+  check(network.aggregate === aggregate, `aggregate ${network.aggregate}`);
+  check(network.syncToken === field(response, 'sync-token'), 'the token of Sync-Token');
+  const series = expected.delta
+    ? []
+    : [{ tubeIdentifier: world.granted, unit: 'm', verticalDatum: 'NAP', measurements: written }];
+  check(
+    JSON.stringify(
+      network.series.map(
+        ({ tubeIdentifier, unit, verticalDatum, measurements }: (typeof series)[number]) => ({
+          tubeIdentifier,
+          unit,
+          verticalDatum,
+          measurements,
+        }),
+      ),
+    ) === JSON.stringify(series),
+    `the series of [${network.from}, ${network.to}): ${network.series.length} tubes`,
+  );
+}
+
+function checkNotModified(response: RawResponse, endpoint: Endpoint) {
   check(response.body.length === 0, '304 without a body');
-  check(/^"[^"]+"$/.test(field(response, 'etag') ?? ''), '304 with the strong ETag');
+  const tag = endpoint === 'network' ? /^W\/"[^"]+"$/ : /^"[^"]+"$/;
+  check(tag.test(field(response, 'etag') ?? ''), '304 with the ETag');
   check(field(response, 'cache-control') === 'private, no-cache', '304 with Cache-Control');
   check(field(response, 'content-type') === undefined, '304 without Content-Type');
 }
@@ -1030,11 +1276,15 @@ function checkResponse(world: World, r: Generated, response: RawResponse, expect
     `status ${response.status}, expected ${expected.statuses.join(' or ')}`,
   );
   check(response.reason === STATUS_CODES[response.status], `reason phrase ${response.reason}`);
-  check(field(response, 'api-version') === '1.1.0', 'API-Version');
+  check(field(response, 'api-version') === '1.2.0', 'API-Version');
   const isHead = r.method === 'HEAD';
+  const network = r.traits.endpoint === 'network';
   if (response.status >= 400) checkProblem(r, response, expected, isHead);
-  else if (response.status === 304) checkNotModified(response);
-  else {
+  else if (response.status === 304) checkNotModified(response, r.traits.endpoint);
+  else if (network) {
+    checkNetworkHeaders(response, expected);
+    if (!isHead) checkNetwork(world, response, expected);
+  } else {
     checkSeriesHeaders(world, response, expected);
     if (!isHead) checkSeries(world, response, expected);
   }
@@ -1050,6 +1300,93 @@ const show = (r: Generated) =>
 
 /** fast-check prints a counterexample with this: the failing batch stays readable. */
 const printable = (r: Generated): Generated => Object.assign(r, { [fc.toStringMethod]: () => show(r) });
+
+/** How often each outcome must come, so that no check above is vacuous. */
+interface Coverage {
+  statuses: number[];
+  /** Parameters that 400s must have named. */
+  errorKeys: string[];
+}
+
+const COVERAGE: Record<Endpoint, Coverage> = {
+  series: {
+    statuses: [200, 400, 401, 403, 404, 405, 417, 431],
+    errorKeys: ['aggregate', 'format', 'from', 'to'],
+  },
+  network: {
+    statuses: [200, 400, 401, 403, 404, 405, 410],
+    errorKeys: ['aggregate', 'changedSince', 'format', 'from', 'to', 'tubes'],
+  },
+};
+
+const ENDPOINTS = (['series', 'network'] as const).filter(
+  (endpoint) => (process.env.GWAPI_FUZZ_ENDPOINT ?? endpoint) === endpoint,
+);
+
+async function fuzz(t: Test, api: TestApi, world: World, endpoint: Endpoint) {
+  const statuses = new Map<number, number>();
+  const formats = new Map<string, number>();
+  const named = new Map<string, number>();
+  const count = (map: Map<string | number, number>, key: string | number) =>
+    map.set(key, (map.get(key) ?? 0) + 1);
+  let sent = 0;
+  const started = performance.now();
+  const send = async (r: Generated) => {
+    const bytes = requestBytes(r);
+    const headBytes = bytes.indexOf('\r\n\r\n') + 4;
+    const expected = expect(world, r, headBytes);
+    let response: RawResponse;
+    try {
+      response = await exchange(api.port, bytes, { head: r.method === 'HEAD', timeoutMs: DEADLINE_MS });
+    } catch (error) {
+      throw new Mismatch(`${(error as Error).message}: ${show(r)}`);
+    }
+    sent++;
+    count(statuses, response.status);
+    if (expected.format && response.status === 200) count(formats, expected.format);
+    if (response.status === 400) for (const key of expected.errorKeys ?? []) count(named, key);
+    try {
+      checkResponse(world, r, response, expected);
+    } catch (error) {
+      throw new Mismatch(
+        `${(error as Error).message}\nrequest: ${show(r)}\nresponse: ${response.status} ${response.head}\n${response.body.toString().slice(0, 600)}`,
+      );
+    }
+  };
+
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(requestArb(world, endpoint), { minLength: CONCURRENCY, maxLength: CONCURRENCY }),
+      async (batch) => {
+        await Promise.all(batch.map(send));
+      },
+    ),
+    { numRuns: Math.ceil(REQUESTS / CONCURRENCY), endOnFailure: true, ...REPLAY },
+  );
+  const seconds = (performance.now() - started) / 1000;
+  t.ok(sent >= REQUESTS, `${sent} requests in ${seconds.toFixed(1)} s`);
+  t.comment(`statuses: ${JSON.stringify(Object.fromEntries([...statuses].sort()))}`);
+  const atLeast10 = (map: Map<string | number, number>, key: string | number, what: string) =>
+    t.ok((map.get(key) ?? 0) >= 10, `${what} at least 10 times (${map.get(key) ?? 0})`);
+  for (const status of COVERAGE[endpoint].statuses) atLeast10(statuses, status, `${status} answered`);
+  for (const key of COVERAGE[endpoint].errorKeys) atLeast10(named, key, `errors.${key} named`);
+  t.comment(`formats of the 200s: ${JSON.stringify(Object.fromEntries(formats))}`);
+  for (const format of SERIES_FORMATS) atLeast10(formats, format, `${format} answered`);
+}
+
+/** A network response's Sync-Token, for a key. */
+async function syncToken(api: TestApi, key: string): Promise<string> {
+  const response = await fetch(
+    `${api.base}${NETWORK_PATH}?from=2024-01-01T00:00:00Z&to=2024-01-02T00:00:00Z`,
+    {
+      headers: { 'x-api-key': key },
+    },
+  );
+  await response.arrayBuffer();
+  const token = response.headers.get('sync-token');
+  if (response.status !== 200 || token === null) throw new Error(`no sync token: ${response.status}`);
+  return token;
+}
 
 t.test('generated hostile requests get contract answers, never a 5xx, never a hang', async (t) => {
   const api = await startApi(t, { env: { LIMITS_ENABLED: 'false' } });
@@ -1076,66 +1413,18 @@ t.test('generated hostile requests get contract answers, never a 5xx, never a ha
   const nothing = await addKey(sql);
   const revoked = await addKey(sql, { tubeIds: [granted!.id] });
   await revokeKey(sql, revoked.keyId);
+  const other = await addKey(sql, { tubeIds: [granted!.id] });
+  // Renaming the well changes what the reader's copy holds: its token from before is gone (410).
+  const gone = await syncToken(api, reader.key);
+  await sql`update wells set name = 'Well renamed' where id = (select well_id from tubes where id = ${granted!.id})`;
   const world: World = {
     granted: granted!.identifier,
     hidden: hidden!.identifier,
     keys: { reader: reader.key, nothing: nothing.key, revoked: revoked.key },
     rows,
+    tokens: { current: await syncToken(api, reader.key), gone, otherKey: await syncToken(api, other.key) },
   };
-
-  const statuses = new Map<number, number>();
-  const formats = new Map<string, number>();
-  let sent = 0;
-  const started = performance.now();
-  const send = async (r: Generated) => {
-    const bytes = requestBytes(r);
-    const headBytes = bytes.indexOf('\r\n\r\n') + 4;
-    const expected = expect(r, headBytes);
-    let response: RawResponse;
-    try {
-      response = await exchange(api.port, bytes, { head: r.method === 'HEAD', timeoutMs: DEADLINE_MS });
-    } catch (error) {
-      throw new Mismatch(`${(error as Error).message}: ${show(r)}`);
-    }
-    sent++;
-    statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
-    if (expected.format && response.status === 200)
-      formats.set(expected.format, (formats.get(expected.format) ?? 0) + 1);
-    try {
-      checkResponse(world, r, response, expected);
-    } catch (error) {
-      throw new Mismatch(
-        `${(error as Error).message}\nrequest: ${show(r)}\nresponse: ${response.status} ${response.head}\n${response.body.toString().slice(0, 600)}`,
-      );
-    }
-  };
-
-  await fc.assert(
-    fc.asyncProperty(
-      fc.array(requestArb(world), { minLength: CONCURRENCY, maxLength: CONCURRENCY }),
-      async (batch) => {
-        await Promise.all(batch.map(send));
-      },
-    ),
-    { numRuns: Math.ceil(REQUESTS / CONCURRENCY), endOnFailure: true, ...REPLAY },
-  );
-  const seconds = (performance.now() - started) / 1000;
-  t.ok(sent >= REQUESTS, `${sent} requests in ${seconds.toFixed(1)} s`);
-  t.comment(`statuses: ${JSON.stringify(Object.fromEntries([...statuses].sort()))}`);
-  // The generators reach every outcome, so no check above is vacuous.
-  for (const status of [200, 400, 401, 403, 404, 405, 417, 431]) {
-    t.ok(
-      (statuses.get(status) ?? 0) >= 10,
-      `${status} answered at least 10 times (${statuses.get(status) ?? 0})`,
-    );
-  }
-  t.comment(`formats of the 200s: ${JSON.stringify(Object.fromEntries(formats))}`);
-  for (const format of SERIES_FORMATS) {
-    t.ok(
-      (formats.get(format) ?? 0) >= 10,
-      `${format} answered at least 10 times (${formats.get(format) ?? 0})`,
-    );
-  }
+  for (const endpoint of ENDPOINTS) await t.test(endpoint, (t) => fuzz(t, api, world, endpoint));
   const errors = api.logLines.filter((line) => JSON.parse(line).level >= 50);
   t.same(errors, [], 'nothing logged as an error');
 });

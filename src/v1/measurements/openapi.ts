@@ -11,6 +11,8 @@ import { refusalOf, tubeNotFound } from '../../http/problems/problems.js';
 import { ConditionalHeaders, dataResponses, problemExample, problemResponse } from '../openapi/components.js';
 import { type DocumentPart, openApiPath, readOnlyPathItem, type Tag } from '../openapi/pathItem.js';
 import { EXAMPLE_TUBE_IDENTIFIER, TubeIdentifier } from '../wells/schemas.js';
+import { ARROW_MEDIA_TYPE } from './arrow.js';
+import { arrowSeries } from './arrowSeries.js';
 import { batchOf, type MeasurementValues } from './batch.js';
 import { CSV_MEDIA_TYPE, csvAttachment, csvSeries } from './csvSeries.js';
 import { SERIES_VARY } from './format.js';
@@ -54,11 +56,11 @@ function written(representation: SeriesRepresentation, rows: MeasurementValues[]
     representation.head({ ...EXAMPLE_HEAD, ...(aggregate && { aggregate }) }),
     representation.batch(batchOf(rows), true),
     representation.close(),
-  ]).toString();
+  ]);
 }
 
 const writtenExample = (rows: MeasurementValues[], aggregate?: Aggregate) =>
-  JSON.parse(written(jsonSeries, rows, aggregate));
+  JSON.parse(written(jsonSeries, rows, aggregate).toString());
 
 /** An hour of quarter-hourly measurements. */
 const EXAMPLE_ROWS: MeasurementValues[] = [
@@ -80,9 +82,36 @@ export const VARY_HEADER = {
   schema: jsonSchemaOf(z.literal(SERIES_VARY)),
 };
 
+/**
+ * An Arrow IPC stream as a response body (v1.2.md): raw bytes, so a string of that media type (OpenAPI
+ * 3.1's binary body). A JSON document cannot hold the bytes themselves: each example holds them in
+ * base64, and says so.
+ */
+export function arrowContent(
+  description: string,
+  examples: Record<string, { summary: string; bytes: Buffer }>,
+) {
+  return {
+    [ARROW_MEDIA_TYPE]: {
+      schema: { type: 'string' as const, contentMediaType: ARROW_MEDIA_TYPE, description },
+      examples: Object.fromEntries(
+        Object.entries(examples).map(([name, { summary, bytes }]) => [
+          name,
+          {
+            summary,
+            description: 'The bytes of the stream in base64; the body is the bytes themselves.',
+            value: bytes.toString('base64'),
+          },
+        ]),
+      ),
+    },
+  };
+}
+
 const ok = dataResponses(
   'The series; `measurements` is `[]` when the interval holds none. As CSV (`format=csv`, or ' +
-    '`Accept: text/csv` weighing more than `application/json`) when asked for.',
+    '`Accept: text/csv`) or as Arrow (`format=arrow`, or `Accept: application/vnd.apache.arrow.stream`) ' +
+    'when asked for: by Accept, the type it weighs most, JSON before CSV before Arrow among equals.',
   GroundwaterLevelSeries,
   writtenExample(EXAMPLE_ROWS),
 );
@@ -93,8 +122,8 @@ const seriesResponse = {
     Vary: VARY_HEADER,
     'Content-Disposition': {
       description:
-        'CSV only: a file name `<tubeIdentifier>_<from>_<to>.csv` with the interval in compact UTC form ' +
-        '(`20240101T000000Z`, fractions of a second kept).',
+        'CSV and Arrow: a file name `<tubeIdentifier>_<from>_<to>.csv` (`.arrows` for Arrow) with the ' +
+        'interval in compact UTC form (`20240101T000000Z`, fractions of a second kept).',
       schema: jsonSchemaOf(z.string().meta({ examples: [csvAttachment(EXAMPLE_HEAD)] })),
     },
   },
@@ -119,13 +148,29 @@ const seriesResponse = {
           'interval gives the header line only. A whole file ends in CRLF; a cut-off one does not.',
       }),
       examples: {
-        measurements: { summary: 'Every measurement', value: written(csvSeries(), EXAMPLE_ROWS) },
+        measurements: { summary: 'Every measurement', value: written(csvSeries(), EXAMPLE_ROWS).toString() },
         aggregated: {
           summary: 'Aggregated (`aggregate=PT1H`)',
-          value: written(csvSeries(), EXAMPLE_BUCKETS, 'PT1H'),
+          value: written(csvSeries(), EXAMPLE_BUCKETS, 'PT1H').toString(),
         },
       },
     },
+    ...arrowContent(
+      'An Apache Arrow IPC stream (`format=arrow`, or `Accept: application/vnd.apache.arrow.stream` ' +
+        'weighing most): the schema, record batches and the end-of-stream marker; metadata V5, no ' +
+        'buffer compression. Columns, none nullable: `observedAt` timestamp[us, UTC], `value` float64, ' +
+        "and with `aggregate` `min`, `max` (float64) and `count` (int64). The schema's custom metadata " +
+        'holds the head: `tubeIdentifier`, `from`, `to`, `aggregate` when given, `unit`, ' +
+        '`verticalDatum`. An empty interval gives the schema and the end-of-stream marker. A cut-off ' +
+        'stream lacks the marker, and readers refuse it.',
+      {
+        measurements: { summary: 'Every measurement', bytes: written(arrowSeries(), EXAMPLE_ROWS) },
+        aggregated: {
+          summary: 'Aggregated (`aggregate=PT1H`)',
+          bytes: written(arrowSeries(), EXAMPLE_BUCKETS, 'PT1H'),
+        },
+      },
+    ),
   },
 };
 

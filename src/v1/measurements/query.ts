@@ -105,6 +105,9 @@ const aggregateParameter = z
     examples: ['P1D'],
   });
 
+/** `must be json, csv or arrow`: the formats in the order a tie is broken. */
+export const FORMAT_MESSAGE = `must be ${SERIES_FORMATS.slice(0, -1).join(', ')} or ${SERIES_FORMATS.at(-1)}`;
+
 export const SeriesQuery = z
   .object({
     from: dateTimeParameter('Start of the interval, inclusive.'),
@@ -115,7 +118,7 @@ export const SeriesQuery = z
     aggregate: aggregateParameter,
     format: z
       .enum(SERIES_FORMATS, {
-        error: (issue) => (Array.isArray(issue.input) ? GIVEN_TWICE : 'must be arrow, json or csv'),
+        error: (issue) => (Array.isArray(issue.input) ? GIVEN_TWICE : FORMAT_MESSAGE),
       })
       .optional()
       .meta({

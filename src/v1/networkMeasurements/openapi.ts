@@ -9,13 +9,14 @@ import { jsonSchemaOf } from '../../http/jsonSchema.js';
 import { invalidParameter } from '../../http/problems/problems.js';
 import { batchOf, type MeasurementValues } from '../measurements/batch.js';
 import { CSV_MEDIA_TYPE } from '../measurements/csvSeries.js';
-import { VARY_HEADER } from '../measurements/openapi.js';
+import { arrowContent, VARY_HEADER } from '../measurements/openapi.js';
 import { SeriesQuery } from '../measurements/query.js';
 import type { SeriesHead } from '../measurements/schemas.js';
 import { ConditionalHeaders, dataResponses, problemExample, problemResponse } from '../openapi/components.js';
 import { type DocumentPart, openApiPath, readOnlyPathItem, type Tag } from '../openapi/pathItem.js';
 import { issueSyncToken, VIEW_BYTES } from '../sync/token.js';
 import { EXAMPLE_TUBE_IDENTIFIER } from '../wells/schemas.js';
+import { arrowNetwork } from './arrowNetwork.js';
 import { csvNetwork } from './csvNetwork.js';
 import { jsonNetwork } from './jsonNetwork.js';
 import { MAX_LISTED_TUBES, NetworkQuery } from './query.js';
@@ -56,7 +57,7 @@ const EXAMPLE_TUBES: [SeriesHead, MeasurementValues[]][] = [
 ];
 
 /** The example network, written by `representation` as the service writes one. */
-function written(representation: NetworkRepresentation): string {
+function written(representation: NetworkRepresentation): Buffer {
   const heads = EXAMPLE_TUBES.map(([head]) => head);
   const parts = [representation.open({ from, to, syncToken: EXAMPLE_SYNC_TOKEN }, heads)];
   for (const [head, rows] of EXAMPLE_TUBES) {
@@ -64,10 +65,11 @@ function written(representation: NetworkRepresentation): string {
     if (rows.length > 0) parts.push(representation.batch(batchOf(rows), true));
   }
   parts.push(representation.close());
-  return Buffer.concat(parts).toString();
+  return Buffer.concat(parts);
 }
 
-const example = JSON.parse(written(jsonNetwork()));
+const example = JSON.parse(written(jsonNetwork()).toString());
+const EXAMPLE_SUMMARY = 'Two tubes of an hour, one without measurements';
 const ok = dataResponses(
   'The series of the selected tubes, in discovery order. As CSV (`format=csv`, or `Accept: text/csv`) ' +
     'or as an Arrow IPC stream (`format=arrow`, or `Accept: application/vnd.apache.arrow.stream`) when ' +
@@ -90,13 +92,16 @@ const response200 = {
     Vary: VARY_HEADER,
     'Content-Disposition': {
       description:
-        'CSV only: a file name `groundwater-measurements_<from>_<to>.csv` with the interval in compact UTC ' +
-        'form.',
+        'CSV and Arrow: a file name `groundwater-measurements_<from>_<to>.csv` (`.arrows` for Arrow) with ' +
+        'the interval in compact UTC form.',
       schema: jsonSchemaOf(z.string().meta({ examples: [networkAttachment(from, to, 'csv')] })),
     },
   },
   content: {
-    'application/json': { schema: GroundwaterLevelNetwork, example },
+    'application/json': {
+      schema: GroundwaterLevelNetwork,
+      examples: { network: { summary: EXAMPLE_SUMMARY, value: example } },
+    },
     [CSV_MEDIA_TYPE]: {
       schema: z.string().meta({
         description:
@@ -105,8 +110,17 @@ const response200 = {
           'measurement (or bucket), tube by tube in discovery order, each tube in time order. Written as the ' +
           "series' CSV. Only the header line when nothing is selected. A whole file ends in CRLF.",
       }),
-      example: written(csvNetwork()),
+      example: written(csvNetwork()).toString(),
     },
+    ...arrowContent(
+      "An Apache Arrow IPC stream: the series' columns with `tubeIdentifier` first and `unit` and " +
+        '`verticalDatum` last, none nullable; those three dictionary-encoded (int32 indices into utf8), ' +
+        "each dictionary sent once, whole, before the first record batch. The schema's custom metadata " +
+        'holds `from`, `to`, `aggregate` when given, and `syncToken`. Rows tube by tube in discovery ' +
+        'order, each tube in time order; nothing selected gives the schema, the dictionaries and the ' +
+        'end-of-stream marker. A cut-off stream lacks the marker, and readers refuse it.',
+      { network: { summary: EXAMPLE_SUMMARY, bytes: written(arrowNetwork()) } },
+    ),
   },
 };
 

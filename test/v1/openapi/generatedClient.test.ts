@@ -1,7 +1,8 @@
 /**
  * A typed client generated from the served document works: openapi-typescript writes the types,
  * strict tsc (the repository's settings) compiles them with generatedClient/client.ts, an openapi-fetch
- * program, and that program reads a real server: discovery, a series, and a 400 with its `errors`.
+ * program, and that program reads a real server: discovery, a series, a 400 with its `errors`, and
+ * the network endpoint with `tubes`, then again with `changedSince` (its sync token).
  */
 import { copyFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -43,7 +44,7 @@ t.test('a client generated from the served document', async (t) => {
     t.equal(code, 0);
   });
 
-  t.test('reads discovery, a series and a typed 400', async (t) => {
+  t.test('reads discovery, a series, a typed 400 and the network endpoint', async (t) => {
     // Node strips the types itself: what runs is the program tsc checked.
     const { code, stdout, stderr } = await runNodeScript(
       join(directory, 'client.ts'),
@@ -55,6 +56,7 @@ t.test('a client generated from the served document', async (t) => {
       wells: [{ name: 'Veenhof 2', tubes: [{ identifier: tube!.identifier, number: '1' }] }],
       series: { unit: 'm', from: '2024-03-01T00:00:00Z', values: [-1.23, -1.24] },
       refused: { status: 400, title: 'Bad Request', errors: { to: ['must be later than from'] } },
+      network: { tubes: [tube!.identifier], values: [[-1.23, -1.24]], tokenInHeader: true, changes: [] },
     });
   });
 });

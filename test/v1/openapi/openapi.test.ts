@@ -6,6 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
+import { tableFromIPC } from 'apache-arrow';
 import t from 'tap';
 import type { Problem } from '../../../src/http/problems/schema.js';
 import { startApi } from '../../helpers/api.js';
@@ -15,6 +16,49 @@ import { scriptedLimits } from '../../helpers/scriptedLimits.js';
 
 const DOCUMENT = '/v1/openapi.json';
 const DAY = '?from=2024-01-01T00:00:00Z&to=2024-01-02T00:00:00Z';
+
+type Row = Record<string, unknown>;
+interface SeriesExample {
+  tubeIdentifier: string;
+  unit: string;
+  verticalDatum: string;
+  measurements: Row[];
+}
+/** A JSON example of a series, or of a network of series. */
+type JsonExample = SeriesExample | { series: SeriesExample[] };
+
+/**
+ * A JSON example as the Arrow stream writes it: its head (the schema's metadata) and its rows, a
+ * network's with the identifier, unit and vertical datum of their tube on each.
+ */
+function asTable(example: JsonExample): { head: Row; rows: Row[] } {
+  if ('series' in example) {
+    const { series, ...head } = example;
+    const rows = series.flatMap(({ tubeIdentifier, unit, verticalDatum, measurements }) =>
+      measurements.map((m) => ({ tubeIdentifier, ...m, unit, verticalDatum })),
+    );
+    return { head, rows };
+  }
+  const { measurements, ...head } = example;
+  return { head, rows: measurements };
+}
+
+/** The query of an interval of measurements, and the conditional headers: name, place, required. */
+const INTERVAL_QUERY = [
+  ['from', 'query', true],
+  ['to', 'query', true],
+  ['aggregate', 'query', false],
+  ['format', 'query', false],
+];
+const CONDITIONAL = [
+  ['If-None-Match', 'header', false],
+  ['If-Modified-Since', 'header', false],
+];
+const SERIES_RESPONSES = ['200', '304', '400', '401', '403', '404', '429', '4XX', '500', '503'];
+
+/** An operation's parameters: name, place, and whether required. */
+const parameterList = (operation: { parameters: { name: string; in: string; required?: boolean }[] }) =>
+  operation.parameters.map((p) => [p.name, p.in, p.required ?? false]);
 
 interface Operation {
   operationId: string;
@@ -59,7 +103,7 @@ t.test('the OpenAPI document', async (t) => {
     t.same(result.errors ?? [], [], 'no validation errors');
     t.ok(result.valid);
     t.equal(validator.version, '3.1');
-    t.equal(document.info.version, '1.1.0');
+    t.equal(document.info.version, '1.2.0');
   });
 
   t.test('documents what a client can call: the GET of every path, HEAD and 405 said once', async (t) => {
@@ -95,34 +139,12 @@ t.test('the OpenAPI document', async (t) => {
       t.ok(schema.description, `schema ${name} has a description`);
     }
     const measurements = document.paths['/groundwater-monitoring-tubes/{tubeIdentifier}/measurements'].get;
-    t.same(Object.keys(measurements.responses).sort(), [
-      '200',
-      '304',
-      '400',
-      '401',
-      '403',
-      '404',
-      '429',
-      '4XX',
-      '500',
-      '503',
+    t.same(Object.keys(measurements.responses).sort(), SERIES_RESPONSES);
+    t.same(parameterList(measurements), [
+      ['tubeIdentifier', 'path', true],
+      ...INTERVAL_QUERY,
+      ...CONDITIONAL,
     ]);
-    t.same(
-      measurements.parameters.map((p: { name: string; in: string; required?: boolean }) => [
-        p.name,
-        p.in,
-        p.required ?? false,
-      ]),
-      [
-        ['tubeIdentifier', 'path', true],
-        ['from', 'query', true],
-        ['to', 'query', true],
-        ['aggregate', 'query', false],
-        ['format', 'query', false],
-        ['If-None-Match', 'header', false],
-        ['If-Modified-Since', 'header', false],
-      ],
-    );
     const wells = document.paths['/groundwater-monitoring-wells'].get;
     for (const operation of [measurements, wells]) {
       t.same(Object.keys(operation.responses['304'].headers).sort(), [
@@ -144,6 +166,64 @@ t.test('the OpenAPI document', async (t) => {
       name: 'X-API-Key',
       description: document.components.securitySchemes.ApiKey.description,
     });
+  });
+
+  t.test('documents the network endpoint: tubes, changedSince, Sync-Token and 410', async (t) => {
+    const network = document.paths['/groundwater-monitoring-measurements'].get;
+    t.same(parameterList(network), [
+      ...INTERVAL_QUERY,
+      ['tubes', 'query', false],
+      ['changedSince', 'query', false],
+      ...CONDITIONAL,
+    ]);
+    t.same(network.parameters[3].schema.enum, ['json', 'csv', 'arrow'], 'format: the three formats');
+    t.same(Object.keys(network.responses).sort(), [...SERIES_RESPONSES, '410'].sort(), 'and 410');
+    const gone = resolve(network.responses['410']);
+    t.ok(gone.content?.['application/problem+json'], '410: a problem');
+    const syncToken = network.responses['200'].headers['Sync-Token'];
+    t.equal(syncToken.required, true, 'every 200 carries Sync-Token');
+    t.match(syncToken.schema.examples[0], /^[A-Za-z0-9_-]{1,200}$/, 'an example token');
+  });
+
+  t.test('documents the Arrow stream as a binary body whose examples read as the JSON', async (t) => {
+    const arrow = 'application/vnd.apache.arrow.stream';
+    const streams = Object.entries<Record<string, Operation>>(document.paths).filter(
+      ([, item]) => item.get!.responses['200']?.content?.[arrow],
+    );
+    t.same(
+      streams.map(([path]) => path).sort(),
+      ['/groundwater-monitoring-measurements', '/groundwater-monitoring-tubes/{tubeIdentifier}/measurements'],
+      'both endpoints of measurements',
+    );
+    for (const [path, item] of streams) {
+      const content = item.get!.responses['200']!.content!;
+      const { schema, examples } = content[arrow] as {
+        schema: { type: string; contentMediaType: string };
+        examples: Record<string, { value: string }>;
+      };
+      t.same([schema.type, schema.contentMediaType], ['string', arrow], `${path}: a string of raw bytes`);
+      const json = content['application/json'] as { examples: Record<string, { value: JsonExample }> };
+      t.same(
+        Object.keys(examples),
+        Object.keys(json.examples),
+        `${path}: an Arrow example beside each JSON one`,
+      );
+      for (const [name, { value }] of Object.entries(examples)) {
+        const table = tableFromIPC(Buffer.from(value, 'base64'));
+        const { head, rows } = asTable(json.examples[name]!.value);
+        t.same(Object.fromEntries(table.schema.metadata), head, `${path} ${name}: the head as metadata`);
+        const read = table.toArray().map((row) => {
+          const { observedAt, count, ...rest } = row.toJSON();
+          return {
+            ...rest,
+            // apache-arrow reads timestamps as milliseconds; the examples are whole seconds.
+            observedAt: new Date(Number(observedAt)).toISOString().replace('.000Z', 'Z'),
+            ...(count !== undefined && { count: Number(count) }),
+          };
+        });
+        t.same(read, rows, `${path} ${name}: the JSON example's measurements`);
+      }
+    }
   });
 
   t.test('writes down the decisions the contract left open', async (t) => {
@@ -175,7 +255,7 @@ t.test('the OpenAPI document', async (t) => {
       t.equal(response.status, 304, `If-None-Match: ${header}`);
       t.equal(response.body, '');
       t.equal(response.headers.etag, etag);
-      t.equal(response.headers['api-version'], '1.1.0');
+      t.equal(response.headers['api-version'], '1.2.0');
       t.ok(response.headers['cache-control']);
     }
     const changed = await get(api.base, DOCUMENT, { 'if-none-match': '"something-else"' });

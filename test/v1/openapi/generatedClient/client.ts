@@ -7,7 +7,7 @@ import createClient from 'openapi-fetch';
 import type { paths } from './api.js';
 
 const [base, from, to] = process.argv.slice(2) as [string, string, string];
-// JSON bodies only (the series' CSV is documented too, and would make every `data` a union with string).
+// JSON bodies only (CSV and Arrow are documented too, and would make every `data` a union).
 const client = createClient<paths, `${string}/${string}json`>({
   baseUrl: `${base}/v1`,
   headers: { 'X-API-Key': process.env.GWAPI_KEY },
@@ -32,10 +32,25 @@ const refused = await client.GET(measurements, {
 });
 const errors: Record<string, string[]> | undefined = refused.error?.errors;
 
+// Many tubes in one request, then only what was written since: the token of the first response.
+const network = '/groundwater-monitoring-measurements';
+const tubes = tubeIdentifier;
+const everything = await client.GET(network, { params: { query: { from, to, tubes } } });
+if (!everything.data) throw new Error(`network: ${everything.response.status}`);
+const syncToken: string = everything.data.syncToken;
+const since = await client.GET(network, { params: { query: { from, to, tubes, changedSince: syncToken } } });
+if (!since.data) throw new Error(`changes: ${since.response.status}`);
+
 console.log(
   JSON.stringify({
     wells: wells.data,
     series: { unit: series.data.unit, from: series.data.from, values },
     refused: { status: refused.response.status, title: refused.error?.title, errors },
+    network: {
+      tubes: everything.data.series.map((element) => element.tubeIdentifier),
+      values: everything.data.series.map((element) => element.measurements.map((m) => m.value)),
+      tokenInHeader: everything.response.headers.get('Sync-Token') === syncToken,
+      changes: since.data.series,
+    },
   }),
 );
