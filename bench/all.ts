@@ -17,6 +17,7 @@ const ALL = [
   'csv',
   'aggregate',
   'arrowWriter',
+  'bulkWriters',
   'conditional',
   'storeSize',
   'concurrent',

@@ -70,17 +70,28 @@ export const dictionaryField = (name: string, id: number): Field =>
 const ALIGNMENT = 8;
 const padded = (bytes: number) => Math.ceil(bytes / ALIGNMENT) * ALIGNMENT;
 
-/** Continuation marker, metadata length, metadata padded, then `body` (already laid out). */
-function framed(message: Message, body?: Buffer): Buffer {
+/**
+ * A message of `message` and a body of `bodyBytes`, zero-filled (the padding between buffers stays
+ * zeros): continuation marker, metadata length, metadata padded, then the body at `bodyAt`, a multiple
+ * of 8 from the start of the message's own ArrayBuffer, so that typed arrays can be laid over it.
+ */
+function frame(message: Message, bodyBytes: number): { framed: Buffer; bodyAt: number } {
   const metadata = Message.encode(message);
   // The length counts the flatbuffer and its padding; with the 8-byte prefix the body starts aligned.
   const metadataBytes = padded(metadata.byteLength + 8) - 8;
-  const framedMessage = Buffer.alloc(8 + metadataBytes + (body?.length ?? 0));
-  framedMessage.writeInt32LE(-1, 0);
-  framedMessage.writeInt32LE(metadataBytes, 4);
-  framedMessage.set(metadata, 8);
-  if (body) framedMessage.set(body, 8 + metadataBytes);
-  return framedMessage;
+  // Buffer.alloc never takes a slice of the shared pool: its byteOffset is 0.
+  const framed = Buffer.alloc(8 + metadataBytes + bodyBytes);
+  framed.writeInt32LE(-1, 0);
+  framed.writeInt32LE(metadataBytes, 4);
+  framed.set(metadata, 8);
+  return { framed, bodyAt: 8 + metadataBytes };
+}
+
+/** Continuation marker, metadata length, metadata padded, then `body` (already laid out). */
+function framed(message: Message, body?: Buffer): Buffer {
+  const { framed, bodyAt } = frame(message, body?.length ?? 0);
+  if (body) framed.set(body, bodyAt);
+  return framed;
 }
 
 /** The schema message: `fields` and the schema's custom metadata (string keys and values). */
@@ -128,14 +139,16 @@ function writeInt64s(body: Buffer, offset: number, values: Float64Array, length:
   }
 }
 
-/** A column of int32 dictionary indices, one per row, beside the batch columns of a record batch. */
-export interface IndexColumn {
-  indices: Int32Array;
-}
+/**
+ * A column of int32 dictionary indices beside the batch columns of a record batch: one per row, or one
+ * for every row (the unit of a batch of one tube's rows, say), written into the body without an array.
+ */
+export type IndexColumn = { indices: Int32Array } | { constant: number };
 
 /**
  * A record batch message of `batch`'s rows, its fields in the schema's order: the `leading` index
- * columns (dictionary fields before the batch columns), then `columns`, then the `trailing` ones.
+ * columns (dictionary fields before the batch columns), then `columns`, then the `trailing` ones. The
+ * body is laid out in the message's own buffer, straight from the typed arrays.
  */
 export function recordBatchMessage(
   batch: MeasurementBatch,
@@ -149,13 +162,16 @@ export function recordBatchMessage(
   const leadingOffsets = leading.map(indexOffset);
   const columnOffsets = columns.map(() => layout.field(length, 8 * length)[0]!);
   const trailingOffsets = trailing.map(indexOffset);
-  // Zero-filled, so that the padding between buffers is zeros.
-  const body = Buffer.alloc(layout.byteLength);
+  const header = new RecordBatch(length, layout.nodes, layout.regions, null);
+  const { framed, bodyAt } = frame(Message.from(header, layout.byteLength), layout.byteLength);
   const writeIndices = (indexColumns: readonly IndexColumn[], offsets: number[]) =>
-    indexColumns.forEach(({ indices }, i) => {
-      new Int32Array(body.buffer, body.byteOffset + offsets[i]!, length).set(indices.subarray(0, length));
+    indexColumns.forEach((column, i) => {
+      const target = new Int32Array(framed.buffer, framed.byteOffset + bodyAt + offsets[i]!, length);
+      if ('indices' in column) target.set(column.indices.subarray(0, length));
+      else if (column.constant !== 0) target.fill(column.constant);
     });
   writeIndices(leading, leadingOffsets);
+  const body = framed.subarray(bodyAt);
   columns.forEach((column, i) => {
     const values = batch[column]!;
     const offset = columnOffsets[i]!;
@@ -163,8 +179,7 @@ export function recordBatchMessage(
     else new Float64Array(body.buffer, body.byteOffset + offset, length).set(values.subarray(0, length));
   });
   writeIndices(trailing, trailingOffsets);
-  const header = new RecordBatch(length, layout.nodes, layout.regions, null);
-  return framed(Message.from(header, layout.byteLength), body);
+  return framed;
 }
 
 /** A dictionary batch: the whole dictionary `id`, its `values` in index order, as utf8. */

@@ -15,7 +15,8 @@ import type { SeriesHead } from './schemas.js';
 export const CSV_MEDIA_TYPE = 'text/csv; charset=utf-8; header=present';
 
 const CRLF = '\r\n';
-const CLOSING = Buffer.from(CRLF);
+const CRLF_BYTES = Buffer.from(CRLF);
+const CLOSING = CRLF_BYTES;
 
 /** The last columns of every line: the same on each line of a response. */
 const CONSTANT_COLUMNS = ['unit', 'verticalDatum'] as const;
@@ -23,25 +24,43 @@ const CONSTANT_COLUMNS = ['unit', 'verticalDatum'] as const;
 /** A column of a batch: its name (the batch's field and the header's name), and how its text is written. */
 type Column = readonly [name: string, kind: 'instant' | 'number'];
 
+/**
+ * The constant bytes around a tube's lines, made once per tube (linePieces): what the first line starts
+ * with, what comes between two lines, and what the last one ends with.
+ */
+export interface LinePieces {
+  /** CRLF, then the lead (the tube column of a file of many tubes). */
+  readonly start: Buffer;
+  /** The constant columns (unit and datum), CRLF and the lead: one copy per line. */
+  readonly between: Buffer;
+  /** The constant columns. */
+  readonly end: Buffer;
+}
+
+/** The pieces of lines that start with `lead` and end in `constant`. */
+export const linePieces = (lead: Buffer, constant: Buffer): LinePieces => ({
+  start: Buffer.concat([CRLF_BYTES, lead]),
+  between: Buffer.concat([constant, CRLF_BYTES, lead]),
+  end: constant,
+});
+
 /** The columns of one kind of series: its header line, and the formatter of a batch. */
 export interface CsvColumns {
   readonly header: string;
-  /**
-   * The lines of `batch`, each after a CRLF, starting with `lead` (the tube column of a file of many
-   * tubes) and ending in `constant` (the unit and datum columns).
-   */
-  readonly lines: (batch: MeasurementBatch, lead: Buffer, constant: Buffer) => Buffer;
+  /** The lines of `batch`, each after a CRLF, starting and ending with a tube's constant columns. */
+  readonly lines: (batch: MeasurementBatch, pieces: LinePieces) => Buffer;
 }
 
 const COLUMN_NAME = /^[A-Za-z][A-Za-z0-9]*$/;
-/** Bytes a field can take at most: an instant 27, a number 25, and the comma or CRLF before it. */
-const FIELD_BYTES = 2 + 27;
+/** Bytes a field can take at most: an instant 27, a number 25, and the comma before it. */
+const FIELD_BYTES = 1 + 27;
 
 const writer = new AsciiWriter();
 
 /**
  * Compiles the formatter of `columns` once: a loop that writes each line's fields from the batch's
- * numbers, as the JSON writes them (measurementText.ts). Generated code, as fast-json-stringify's is,
+ * numbers, as the JSON writes them (measurementText.ts), with the constant bytes between two lines
+ * (the tube column of the next, say) copied as one piece. Generated code, as fast-json-stringify's is,
  * so that no per-column loop or lookup runs per row.
  */
 export function csvColumns(columns: readonly Column[]): CsvColumns {
@@ -51,19 +70,20 @@ export function csvColumns(columns: readonly Column[]): CsvColumns {
   });
   const lines = new Function(
     'writer',
-    'CRLF',
     'COMMA',
-    `return function csvLines(batch, lead, constant) {
-      writer.reserve(batch.length * (${FIELD_BYTES * columns.length} + lead.length + constant.length));
-      for (let i = 0; i < batch.length; i++) {
-        writer.bytes(CRLF);
-        writer.bytes(lead);
+    `return function csvLines(batch, pieces) {
+      const length = batch.length;
+      if (length === 0) return writer.take();
+      writer.reserve(pieces.start.length + length * (${FIELD_BYTES * columns.length} + pieces.between.length));
+      writer.bytes(pieces.start);
+      for (let i = 0; i < length; i++) {
+        if (i > 0) writer.bytes(pieces.between);
         ${fields.join('\n        ')}
-        writer.bytes(constant);
       }
+      writer.bytes(pieces.end);
       return writer.take();
     }`,
-  )(writer, Buffer.from(CRLF), Buffer.from(',')) as CsvColumns['lines'];
+  )(writer, Buffer.from(',')) as CsvColumns['lines'];
   return { header: [...columns.map(([name]) => name), ...CONSTANT_COLUMNS].join(','), lines };
 }
 
@@ -103,8 +123,7 @@ export interface CsvWriter extends SeriesRepresentation {
  */
 export function csvSeries({ tubeColumn = false } = {}): CsvWriter {
   let columns = RAW_COLUMNS;
-  let lead = NOTHING;
-  let constant = NOTHING;
+  let pieces = linePieces(NOTHING, NOTHING);
   const header = ({ aggregate }: Pick<SeriesHead, 'aggregate'>) => {
     columns = aggregate ? AGGREGATED_COLUMNS : RAW_COLUMNS;
     return Buffer.from(tubeColumn ? `${TUBE_COLUMN},${columns.header}` : columns.header);
@@ -113,11 +132,13 @@ export function csvSeries({ tubeColumn = false } = {}): CsvWriter {
     mediaType: CSV_MEDIA_TYPE,
     open: header,
     head(head) {
-      if (tubeColumn) lead = Buffer.from(`${csvField(head.tubeIdentifier)},`);
-      constant = Buffer.from(`,${csvField(head.unit)},${csvField(head.verticalDatum)}`);
+      pieces = linePieces(
+        tubeColumn ? Buffer.from(`${csvField(head.tubeIdentifier)},`) : NOTHING,
+        Buffer.from(`,${csvField(head.unit)},${csvField(head.verticalDatum)}`),
+      );
       return tubeColumn ? NOTHING : header(head);
     },
-    batch: (batch) => columns.lines(batch, lead, constant),
+    batch: (batch) => columns.lines(batch, pieces),
     close: () => CLOSING,
   };
 }

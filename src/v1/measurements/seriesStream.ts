@@ -139,9 +139,13 @@ async function seriesPlan(
   };
 }
 
-/** The rows of one tube in a batch: from `start` on, while `tube` stays the same; its end. */
+/**
+ * The rows of one tube in a batch: from `start` on, while `tube` stays the same; its end. The rows
+ * come ordered by tube, so when the last row is of the same tube, so are all: no scan of each row.
+ */
 function tubeEnd(batch: MeasurementBatch, start: number): number {
   const tube = batch.tube[start];
+  if (batch.tube[batch.length - 1] === tube) return batch.length;
   let end = start + 1;
   while (end < batch.length && batch.tube[end] === tube) end++;
   return end;
@@ -151,18 +155,15 @@ function tubeEnd(batch: MeasurementBatch, start: number): number {
  * The document without its close (added once the snapshot ended well): its opening, then for each
  * tube its head and its measurements, batch by batch. A batch is one chunk (one large socket write),
  * with the heads of the tubes it starts; the heads of tubes left without rows at the end come in
- * chunks of at most READ_AHEAD_BYTES, so no number of tubes is held at once.
+ * chunks of at most READ_AHEAD_BYTES, so no number of tubes is held at once. Apart from the database
+ * (documentChunks), so that a benchmark can drive it with batches of its own (bench/bulkWriters.ts).
  */
-async function* documentChunks(
-  pool: Sql,
-  tx: Queryable,
-  request: DocumentRequest,
+export async function* planChunks(
+  plan: Pick<DocumentPlan, 'opening' | 'tubes' | 'everyTube'>,
+  batches: AsyncIterable<MeasurementBatch>,
   representation: SeriesRepresentation,
+  onRows?: (count: number) => void,
 ): AsyncGenerator<Buffer> {
-  // This runs inside the transaction: the connection is ours until the transaction is over.
-  request.connection?.held();
-  const plan = await request.plan(pool, tx);
-  if (!plan) return;
   const { tubes, everyTube } = plan;
   let parts: Buffer[] = plan.opening ? [plan.opening] : [];
   /** Whether a chunk was yielded. */
@@ -187,7 +188,7 @@ async function* documentChunks(
     write(representation.head(tubes[tube]!));
     current = tube;
   };
-  for await (const batch of measurementBatches(tx, plan.select, plan.shape, BATCH_SIZE)) {
+  for await (const batch of batches) {
     for (let start = 0; start < batch.length; ) {
       const end = tubeEnd(batch, start);
       const first = batch.tube[start] !== current;
@@ -196,7 +197,7 @@ async function* documentChunks(
       start = end;
     }
     yield take();
-    request.onRows?.(batch.length);
+    onRows?.(batch.length);
   }
   if (everyTube) {
     while (current < tubes.length - 1) {
@@ -206,6 +207,25 @@ async function* documentChunks(
   }
   // Whatever is left, and once at least: a document whose plan was read is there, even when empty.
   if (parts.length > 0 || !started) yield take();
+}
+
+/** The document without its close, read in the snapshot of `tx`: its plan, then planChunks. */
+async function* documentChunks(
+  pool: Sql,
+  tx: Queryable,
+  request: DocumentRequest,
+  representation: SeriesRepresentation,
+): AsyncGenerator<Buffer> {
+  // This runs inside the transaction: the connection is ours until the transaction is over.
+  request.connection?.held();
+  const plan = await request.plan(pool, tx);
+  if (!plan) return;
+  yield* planChunks(
+    plan,
+    measurementBatches(tx, plan.select, plan.shape, BATCH_SIZE),
+    representation,
+    request.onRows,
+  );
 }
 
 /** The document of one series: what its plan reads in the snapshot (seriesPlan). */

@@ -80,16 +80,15 @@ export function arrowNetwork(): NetworkRepresentation {
       ]);
     },
     head: () => NOTHING,
-    // The lifecycle hands over one tube's rows at a time: its unit and datum are one index each.
+    // The lifecycle hands over one tube's rows at a time: its identifier, unit and datum are one index
+    // each.
     batch(rows) {
       const tube = rows.tube[0]!;
-      const unit = new Int32Array(rows.length).fill(unitOf[tube]!);
-      const datum = new Int32Array(rows.length).fill(datumOf[tube]!);
       return recordBatchMessage(
         rows,
         columns,
-        [{ indices: rows.tube }],
-        [{ indices: unit }, { indices: datum }],
+        [{ constant: tube }],
+        [{ constant: unitOf[tube]! }, { constant: datumOf[tube]! }],
       );
     },
     close: () => END_OF_STREAM,
