@@ -31,3 +31,26 @@ export async function retryIfConnectionLost<T>(work: () => Promise<T>): Promise<
     return work();
   }
 }
+
+/**
+ * The database cannot take this query now, whatever the query: its server is unreachable, shutting
+ * down or starting, read-only (a standby, or a primary just demoted), or no host of a multi-host URL
+ * is the one asked for (targetSession.ts). A moment later it may well be able to: the client is told to
+ * retry (503 + Retry-After) instead of being given a 500 for an operations event such as a switch-over.
+ */
+const UNAVAILABLE = new Set([
+  ...CONNECTION_LOST,
+  'ECONNREFUSED',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'CONNECT_TIMEOUT',
+  'NO_SUITABLE_HOST',
+  '25006', // read_only_sql_transaction: a write on a server that is (now) a standby
+]);
+
+export function isDatabaseUnavailable(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  // 08xxx: connection exceptions of the SQL standard.
+  return typeof code === 'string' && (UNAVAILABLE.has(code) || code.startsWith('08'));
+}

@@ -7,7 +7,8 @@
  *   requests on purpose: a replica whose pool stays full is as unable to serve as one whose database
  *   is gone, and the load balancer should send new requests elsewhere until it is not. With a read
  *   replica (DATABASE_READ_URL) both pools requests use are asked: the replica's and the primary's,
- *   where keys are looked up.
+ *   where keys are looked up. The primary not answering is then a warning only: reads and key lookups
+ *   go on from the replica while an HA manager promotes a standby (README, "Primary switch-over").
  * - migrations: every migration of this version is applied. Checked until it passes, then never again
  *   (`gwapi serve` refuses to start on an old schema, so this passes at the first check there). Checked
  *   on the request pool: a read replica replicates the migrations table, so a replica that has not yet
@@ -72,8 +73,10 @@ export class Readiness {
   private readonly cacheMs: number;
   private shuttingDown = false;
   private migrationsCurrent = false;
-  /** The `select 1` in flight, shared by every check that asks meanwhile. */
-  private ping: Promise<void> | undefined;
+  /** The `select 1`s in flight, shared by every check that asks meanwhile. */
+  private ping:
+    | Promise<{ reads: PromiseSettledResult<unknown>; keys: PromiseSettledResult<unknown> }>
+    | undefined;
   private lastDatabase: { at: number; check: Check; error?: unknown } | undefined;
   private lastStatus: CheckStatus | undefined;
 
@@ -109,16 +112,27 @@ export class Readiness {
   private async database(): Promise<{ check: Check; error?: unknown }> {
     const last = this.lastDatabase;
     if (last && performance.now() - last.at < this.cacheMs) return last;
-    const pools = new Set([this.options.sql, this.options.keysSql ?? this.options.sql]);
-    this.ping ??= Promise.all([...pools].map((sql) => sql`select 1`))
-      .then(() => undefined)
-      .finally(() => {
-        this.ping = undefined;
-      });
+    const { sql, keysSql = sql } = this.options;
+    this.ping ??= Promise.allSettled([sql`select 1`, keysSql === sql ? undefined : keysSql`select 1`]).then(
+      ([reads, keys]) => ({ reads, keys }),
+    );
+    const ping = this.ping.finally(() => {
+      this.ping = undefined;
+    });
     let answer: { at: number; check: Check; error?: unknown };
     try {
-      await withTimeout(this.ping, this.timeoutMs);
-      answer = { at: performance.now(), check: PASS };
+      const { reads, keys } = await withTimeout(ping, this.timeoutMs);
+      if (reads.status === 'rejected') throw reads.reason;
+      // Reads go on from the replica, and keys are looked up there meanwhile (keys/clients.ts): every
+      // replica failing readiness at once over a switch-over of the primary would be the outage itself.
+      answer =
+        keys.status === 'rejected'
+          ? {
+              at: performance.now(),
+              check: { status: 'warn', output: 'the primary (DATABASE_URL) is not reachable: reads go on' },
+              error: keys.reason,
+            }
+          : { at: performance.now(), check: PASS };
     } catch (error) {
       const output = error instanceof CheckFailure ? error.message : 'not reachable';
       answer = { at: performance.now(), check: { status: 'fail', output }, error };
@@ -129,7 +143,7 @@ export class Readiness {
 
   private async migrations(database: { check: Check }): Promise<{ check: Check; error?: unknown }> {
     if (this.migrationsCurrent) return { check: PASS };
-    if (database.check.status !== 'pass') {
+    if (database.check.status === 'fail') {
       return { check: { status: 'fail', output: 'not checked: the database does not answer' } };
     }
     try {

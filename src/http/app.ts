@@ -105,6 +105,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     cacheSeconds: settings.KEY_CACHE_SECONDS,
     onLookup: metrics.keyLookup,
     withConnection: gates.keysGate.run,
+    ...(keysSql === sql ? {} : { whilePrimaryUnavailable: { sql, withConnection: gates.gate.run } }),
   });
 
   app.register(v1Api, { prefix: V1_PREFIX, sql, gate: gates.gate, resolver, limits, settings, metrics });

@@ -11,7 +11,7 @@
  */
 import type { Sql } from '../db/connect.js';
 import type { WithConnection } from '../db/connectionGate.js';
-import { retryIfConnectionLost } from '../db/retry.js';
+import { isDatabaseUnavailable, retryIfConnectionLost } from '../db/retry.js';
 import { apiKeyDigest, digestBytes, looksLikeApiKey } from './format.js';
 import { findClientByKeyHash } from './sql.js';
 
@@ -56,6 +56,12 @@ export interface ClientCacheOptions {
    * No client's signal: one lookup serves every concurrent request with the same key.
    */
   withConnection?: WithConnection;
+  /**
+   * Where keys are looked up while `sql` (the primary) does not take queries: a read replica, through
+   * its own gate. It holds every revocation it has replayed, so a key revoked before the primary went
+   * away stays refused, and known keys keep working through a switch-over of the primary.
+   */
+  whilePrimaryUnavailable?: { sql: Sql; withConnection: WithConnection };
 }
 
 interface Entry {
@@ -72,9 +78,21 @@ export function createClientResolver(sql: Sql, options: ClientCacheOptions): Cli
   const withConnection: WithConnection = options.withConnection ?? ((work) => work());
   const cache = new Map<string, Entry>();
 
+  const fallback = options.whilePrimaryUnavailable;
+
+  async function find(keyHash: Buffer) {
+    try {
+      return await withConnection(() => retryIfConnectionLost(() => findClientByKeyHash(sql, keyHash)));
+    } catch (error) {
+      if (!fallback || !isDatabaseUnavailable(error)) throw error;
+      return fallback.withConnection(() =>
+        retryIfConnectionLost(() => findClientByKeyHash(fallback.sql, keyHash)),
+      );
+    }
+  }
+
   async function load(digest: string): Promise<Client | undefined> {
-    const keyHash = digestBytes(digest);
-    const row = await withConnection(() => retryIfConnectionLost(() => findClientByKeyHash(sql, keyHash)));
+    const row = await find(digestBytes(digest));
     return (
       row && {
         keyId: row.keyId,

@@ -9,6 +9,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { hasZodFastifySchemaValidationErrors, validatorCompiler } from 'fastify-type-provider-zod';
 import type { z } from 'zod';
 import { ConnectionWaitAborted, ConnectionWaitTimeout } from '../../db/connectionGate.js';
+import { isDatabaseUnavailable } from '../../db/retry.js';
 import { API_VERSION } from '../../v1/contract.js';
 import { compileSerializer } from '../jsonSchema.js';
 import { logWhenDone } from '../observability/logging.js';
@@ -129,6 +130,20 @@ export function serviceBusy(waitedMs: number): ProblemError {
   );
 }
 
+/** Seconds a client is told to wait when the database is not reachable: a switch-over takes seconds. */
+export const DATABASE_UNAVAILABLE_RETRY_SECONDS = 1;
+
+/**
+ * 503: the database this request needs did not take its query (unreachable, restarting, read-only, no
+ * primary among DATABASE_URL's hosts): an operations event, not a fault of the request or of ours.
+ */
+export const databaseUnavailable = () =>
+  new ProblemError(
+    503,
+    `The database is not available at the moment. Retry after ${DATABASE_UNAVAILABLE_RETRY_SECONDS} s.`,
+    { 'Retry-After': String(DATABASE_UNAVAILABLE_RETRY_SECONDS) },
+  );
+
 /** A request that waited for a database connection in vain, or whose client left while it waited. */
 function connectionNotGiven(error: ConnectionWaitTimeout | ConnectionWaitAborted, request: FastifyRequest) {
   // A client that left reads no answer: its request line (status, complete: false) is all there is.
@@ -161,6 +176,11 @@ function handleError(error: FastifyError, request: FastifyRequest, reply: Fastif
   }
   if (error instanceof ConnectionWaitTimeout || error instanceof ConnectionWaitAborted) {
     return sendProblem(reply, connectionNotGiven(error, request));
+  }
+  if (isDatabaseUnavailable(error)) {
+    // Logged, as for a 500, with the driver's words; the client learns only when to retry.
+    request.log.warn({ err: error }, 'the database did not take the query: answered 503');
+    return sendProblem(reply, databaseUnavailable());
   }
   const status = error.statusCode ?? 500;
   if (error.code?.startsWith('FST_') && status >= 400 && status < 500) {

@@ -1,0 +1,207 @@
+/**
+ * libpq's `target_session_attrs` over several hosts, done here instead of in postgres.js. Its own
+ * version (3.4) lets `read-write` connect to a hot standby (it reads only default_transaction_read_only,
+ * which is off on a standby), and when no host qualifies it cycles through the hosts without pause and
+ * without end: the query waits forever while every pool connection opens sessions on the standbys as
+ * fast as they accept them.
+ *
+ * Instead, each new pool connection asks the locator for a socket (postgres.js's `socket` option). The
+ * locator probes every host at once (a one-connection session: in recovery? read-only by default?),
+ * picks the first that qualifies in the URL's order, as libpq does, and reuses that choice for
+ * connections opened soon after. When none qualifies (a primary stopped, no standby promoted yet) the
+ * socket fails at once with NoSuitableHost, so the query fails fast (503 + Retry-After upstream) and
+ * the next connection, a moment later, probes again: at most one round of probes per
+ * NEGATIVE_CACHE_MS whatever the load.
+ */
+import { connect as connectTcp, Socket } from 'node:net';
+import postgres from 'postgres';
+
+export const TARGET_SESSION_ATTRS = [
+  'any',
+  'read-write',
+  'read-only',
+  'primary',
+  'standby',
+  'prefer-standby',
+] as const;
+export type TargetSessionAttrs = (typeof TARGET_SESSION_ATTRS)[number];
+
+export interface LocatedHost {
+  host: string;
+  port: number;
+}
+
+/** No host of the URL accepts the sessions `target_session_attrs` asks for (or none answered). */
+export class NoSuitableHost extends Error {
+  readonly code = 'NO_SUITABLE_HOST';
+  constructor(
+    readonly target: TargetSessionAttrs,
+    /** Per host (host:port): its role, or why it did not answer. */
+    readonly seen: Record<string, string>,
+  ) {
+    super(
+      `no host is ${target}: ${Object.entries(seen)
+        .map(([host, state]) => `${host} ${state}`)
+        .join(', ')}`,
+    );
+    this.name = 'NoSuitableHost';
+  }
+}
+
+/** How long a host found suitable is used for new connections without probing again. */
+const CHOICE_REUSE_MS = 1000;
+/** How long "no host qualifies" is answered without probing again. */
+const NEGATIVE_CACHE_MS = 250;
+/** A host that takes longer to answer a probe counts as down. */
+const PROBE_TIMEOUT_MS = 2000;
+
+interface Role {
+  inRecovery: boolean;
+  readOnly: boolean;
+}
+
+/** What libpq accepts for each setting (libpq-connect, target_session_attrs). */
+function qualifies(target: TargetSessionAttrs, role: Role): boolean {
+  switch (target) {
+    case 'any':
+      return true;
+    case 'read-write':
+      return !role.inRecovery && !role.readOnly;
+    case 'read-only':
+      return role.inRecovery || role.readOnly;
+    case 'primary':
+      return !role.inRecovery;
+    case 'standby':
+    case 'prefer-standby':
+      return role.inRecovery;
+  }
+}
+
+async function probe(url: string): Promise<Role> {
+  const sql = postgres(url, {
+    max: 1,
+    connect_timeout: Math.ceil(PROBE_TIMEOUT_MS / 1000),
+    idle_timeout: 1,
+    onnotice: () => {},
+    connection: { application_name: 'gwapi (host probe)' },
+  });
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const answer = sql<{ in_recovery: boolean; read_only: string }[]>`
+      select pg_is_in_recovery() as in_recovery, current_setting('default_transaction_read_only') as read_only`;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`no answer within ${PROBE_TIMEOUT_MS} ms`)),
+        PROBE_TIMEOUT_MS,
+      );
+    });
+    const [row] = await Promise.race([answer, timeout]);
+    return { inRecovery: row!.in_recovery, readOnly: row!.read_only === 'on' };
+  } finally {
+    clearTimeout(timer);
+    void sql.end({ timeout: 0 }).catch(() => {});
+  }
+}
+
+const roleName = (role: Role) => (role.inRecovery ? 'a standby' : role.readOnly ? 'read-only' : 'read-write');
+
+export interface HostLocatorOptions {
+  hosts: LocatedHost[];
+  /** A single-host URL of host `index` with the same user, database and parameters, to probe it. */
+  probeUrl: (index: number) => string;
+  target: TargetSessionAttrs;
+  /** Told each time the choice changes (a new primary found, or none). */
+  onChange?: (host: LocatedHost | undefined, error?: NoSuitableHost) => void;
+}
+
+export interface HostLocator {
+  /** The host new connections go to now: probed, or the recent choice. */
+  locate(): Promise<LocatedHost>;
+  /** For postgres.js's `socket` option: a TCP socket to the located host, or one failing with why not. */
+  socket(): Promise<Socket>;
+}
+
+export function hostLocator(options: HostLocatorOptions): HostLocator {
+  const { hosts, target } = options;
+  let choice: { host: LocatedHost; at: number } | undefined;
+  let failure: { error: NoSuitableHost; at: number } | undefined;
+  let probing: Promise<LocatedHost> | undefined;
+  let reported: string | undefined;
+
+  const report = (host: LocatedHost | undefined, error?: NoSuitableHost) => {
+    const text = host ? `${host.host}:${host.port}` : '';
+    if (text === reported) return;
+    reported = text;
+    options.onChange?.(host, error);
+  };
+
+  async function probeAll(): Promise<LocatedHost> {
+    const answers = await Promise.allSettled(hosts.map((_, index) => probe(options.probeUrl(index))));
+    const roles = answers.map((answer) => (answer.status === 'fulfilled' ? answer.value : undefined));
+    let index = roles.findIndex((role) => role !== undefined && qualifies(target, role));
+    // prefer-standby: a standby first, else any host that answers.
+    if (index === -1 && target === 'prefer-standby') index = roles.findIndex((role) => role !== undefined);
+    if (index === -1) {
+      const seen = Object.fromEntries(
+        hosts.map(({ host, port }, i) => {
+          const answer = answers[i]!;
+          const state =
+            answer.status === 'fulfilled'
+              ? roleName(answer.value)
+              : `not answering (${(answer.reason as Error).message})`;
+          return [`${host}:${port}`, state];
+        }),
+      );
+      throw new NoSuitableHost(target, seen);
+    }
+    return hosts[index]!;
+  }
+
+  async function locate(): Promise<LocatedHost> {
+    const now = performance.now();
+    if (choice && now - choice.at < CHOICE_REUSE_MS) return choice.host;
+    if (failure && now - failure.at < NEGATIVE_CACHE_MS) throw failure.error;
+    probing ??= probeAll()
+      .then(
+        (host) => {
+          choice = { host, at: performance.now() };
+          failure = undefined;
+          report(host);
+          return host;
+        },
+        (error: NoSuitableHost) => {
+          choice = undefined;
+          failure = { error, at: performance.now() };
+          report(undefined, error);
+          throw error;
+        },
+      )
+      .finally(() => {
+        probing = undefined;
+      });
+    return probing;
+  }
+
+  return {
+    locate,
+    async socket() {
+      let host: LocatedHost;
+      try {
+        host = await locate();
+      } catch (error) {
+        // postgres.js takes the socket's error as the connection's: the waiting query fails with it.
+        const failed = new Socket();
+        process.nextTick(() => failed.destroy(error as Error));
+        return failed;
+      }
+      const socket = connectTcp(host.port, host.host);
+      // Read by postgres.js for TLS (servername) and its error messages.
+      Object.assign(socket, { host: host.host, port: host.port });
+      // A connection refused by the chosen host means it went away: probe again for the next one.
+      socket.once('error', () => {
+        if (choice?.host === host) choice = undefined;
+      });
+      return socket;
+    },
+  };
+}
