@@ -14,7 +14,12 @@ import { throwawayFolder } from '../testkit/postgres.js';
 import { redisOrThrowaway } from '../testkit/redis.js';
 import { replicationMissing, startReplicationCluster } from '../testkit/replication.js';
 import { addDrillFixture } from './lib/drillFixture.js';
-import { addSwitchoverFixture, freshKeysFor, runSwitchoverDrill, type SwitchoverReport } from './lib/switchoverDrill.js';
+import {
+  addSwitchoverFixture,
+  freshKeysFor,
+  runSwitchoverDrill,
+  type SwitchoverReport,
+} from './lib/switchoverDrill.js';
 import { describeSwitchover } from './lib/switchoverReport.js';
 
 const [settleSeconds, apiReplicas] = [process.argv[2] ?? '20', process.argv[3] ?? '3'].map(Number);

@@ -119,7 +119,12 @@ export async function addSwitchoverFixture(
   for (let i = 0; i < freshKeys; i++) fresh.push((await grantedLikeTheLoad()).key);
   const revoked = await grantedLikeTheLoad();
   const [tube] = await addWell(sql, 'Switch-over imports', [{ number: '1' }]);
-  return { freshKeys: fresh, revokedKey: revoked.key, revokedKeyId: revoked.keyId, importTube: tube!.identifier };
+  return {
+    freshKeys: fresh,
+    revokedKey: revoked.key,
+    revokedKeyId: revoked.keyId,
+    importTube: tube!.identifier,
+  };
 }
 
 /** Calls `work` every `periodMs` until stopped, keeping what each call recorded. */
@@ -148,19 +153,34 @@ async function discovery(
   base: string,
   key: string,
   kind: Probe['kind'],
-  judge: (status: number, headers: Record<string, unknown>, body: string) => Omit<Probe, 'kind' | 'startedAt' | 'endedAt'>,
+  judge: (
+    status: number,
+    headers: Record<string, unknown>,
+    body: string,
+  ) => Omit<Probe, 'kind' | 'startedAt' | 'endedAt'>,
 ): Promise<Probe> {
   const agent = new Agent({ keepAlive: false });
   const startedAt = performance.now();
   try {
-    const response = await countedGet(agent, `${base}${WELLS_PATH}`, { 'x-api-key': key }, {
-      keepBody: true,
-      stallMs: STALL_MS,
-    });
+    const response = await countedGet(
+      agent,
+      `${base}${WELLS_PATH}`,
+      { 'x-api-key': key },
+      {
+        keepBody: true,
+        stallMs: STALL_MS,
+      },
+    );
     const judged = judge(response.status, response.headers, response.body?.toString() ?? '');
     return { kind, startedAt, endedAt: performance.now(), ...judged };
   } catch (error) {
-    return { kind, startedAt, endedAt: performance.now(), outcome: 'failed', cause: (error as Error).message };
+    return {
+      kind,
+      startedAt,
+      endedAt: performance.now(),
+      outcome: 'failed',
+      cause: (error as Error).message,
+    };
   } finally {
     agent.destroy();
   }
@@ -253,7 +273,12 @@ function readinessWatch(bases: string[]) {
           const agent = new Agent({ keepAlive: false });
           let pass = false;
           try {
-            const response = await countedGet(agent, `${base}/health/ready`, {}, { keepBody: true, stallMs: 5000 });
+            const response = await countedGet(
+              agent,
+              `${base}/health/ready`,
+              {},
+              { keepBody: true, stallMs: 5000 },
+            );
             pass = response.status === 200 && JSON.parse(response.body!.toString()).status === 'pass';
           } catch {
             pass = false;
@@ -270,7 +295,9 @@ function readinessWatch(bases: string[]) {
   return {
     /** When every replica has passed since, or undefined while one does not. */
     wholeSince: () =>
-      passingSince.every((since) => since !== undefined) ? Math.max(...(passingSince as number[])) : undefined,
+      passingSince.every((since) => since !== undefined)
+        ? Math.max(...(passingSince as number[]))
+        : undefined,
     async stop() {
       running = false;
       await loop;
@@ -339,7 +366,12 @@ export async function runSwitchoverDrill(options: SwitchoverOptions): Promise<Sw
   const revoked = revokedKeyProbes(base, fixture.revokedKey);
   const imports = importProbes(databaseUrl, fixture.importTube);
   const { windows, phase } = phaseClock<object>(log);
-  const moments = { stopAt: Number.NaN, stoppedAt: Number.NaN, promotedAt: Number.NaN, followedAt: Number.NaN };
+  const moments = {
+    stopAt: Number.NaN,
+    stoppedAt: Number.NaN,
+    promotedAt: Number.NaN,
+    followedAt: Number.NaN,
+  };
   let wholeAt = Number.NaN;
   try {
     await phase('before', () => sleep(options.settleMs, undefined));
@@ -407,7 +439,8 @@ function judge(report: SwitchoverReport, requests: DrillRequest[], probes: Probe
   }
   // Series and discovery are read from the standbys: nothing of theirs may fail, not even in the window.
   for (const request of requests) {
-    if (request.outcome !== 'ok') problems.push(`a ${request.kind} request was ${request.outcome} (${request.cause ?? ''})`);
+    if (request.outcome !== 'ok')
+      problems.push(`a ${request.kind} request was ${request.outcome} (${request.cause ?? ''})`);
   }
   if (!(wholeAt - promotedAt <= WHOLE_WITHIN_MS)) {
     problems.push(`whole again ${Math.round(wholeAt - promotedAt)} ms after the promotion`);
@@ -417,7 +450,8 @@ function judge(report: SwitchoverReport, requests: DrillRequest[], probes: Probe
     // In the window: it ended after the stop began and began before the service was whole.
     const inWindow = probe.endedAt >= stopAt && probe.startedAt <= wholeAt;
     if (!inWindow) problems.push(`outside the window, a ${probe.kind} request failed (${probe.cause})`);
-    else if (!probe.expected) problems.push(`a ${probe.kind} request failed, not as allowed (${probe.cause})`);
+    else if (!probe.expected)
+      problems.push(`a ${probe.kind} request failed, not as allowed (${probe.cause})`);
   }
   for (const kind of ['fresh key', 'revoked key', 'import'] as const) {
     const after = probes.filter((p) => p.kind === kind && p.startedAt > wholeAt);

@@ -1,13 +1,12 @@
 /** The switch-over drill's report as tables: the phases, the timeline, and failures by kind. */
 import { count, ms } from '../../bench/lib/stats.js';
-import { causes, LOAD_HEADER, latencies, loadRow, percentile } from './drillReport.js';
 import type { DrillRequest } from './drillLoad.js';
+import { causes, LOAD_HEADER, latencies, loadRow, percentile } from './drillReport.js';
 import type { Probe, SwitchoverReport } from './switchoverDrill.js';
 
 const PROBE_KINDS: Probe['kind'][] = ['fresh key', 'import', 'revoked key'];
 
-const failedOf = (probes: Probe[], kind: Probe['kind']) =>
-  causes(probes.filter((p) => p.kind === kind));
+const failedOf = (probes: Probe[], kind: Probe['kind']) => causes(probes.filter((p) => p.kind === kind));
 
 export function describeSwitchover(report: SwitchoverReport) {
   const phases = {
@@ -40,7 +39,12 @@ export function describeSwitchover(report: SwitchoverReport) {
           count(of.length),
           count(ok.length),
           causes(of),
-          ms(percentile(ok.map((p) => p.endedAt - p.startedAt), 0.99)),
+          ms(
+            percentile(
+              ok.map((p) => p.endedAt - p.startedAt),
+              0.99,
+            ),
+          ),
         ];
       }),
     ],

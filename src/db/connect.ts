@@ -1,6 +1,7 @@
 /** The one place that opens PostgreSQL connections, so every pool shares the same session settings. */
 import postgres from 'postgres';
-import { driverUrl } from './postgresUrl.js';
+import { driverUrl, hostUrl, parsePostgresUrl } from './postgresUrl.js';
+import { hostLocator } from './targetSession.js';
 
 export type Sql = postgres.Sql;
 /** What a query needs: the pool or a transaction of it. */
@@ -32,8 +33,31 @@ const exactTimestamps = {
   parse: (x: string) => new Date(x),
 };
 
+/**
+ * Several hosts, or a kind of server asked for: the hosts are chosen by targetSession.ts, not by
+ * postgres.js (which would get the URL's first host only, and a socket to the chosen one).
+ */
+function hostChoice(url: string) {
+  const parsed = parsePostgresUrl(url);
+  const target = parsed.targetSessionAttrs ?? 'any';
+  if (parsed.hosts.length === 1 && target === 'any') return undefined;
+  const locator = hostLocator({ hosts: parsed.hosts, probeUrl: (index) => hostUrl(url, index), target });
+  return {
+    url: hostUrl(url, 0),
+    socket: locator.socket,
+    // postgres.js waits up to 20 s, growing with each failure, before a closed connection tries again:
+    // after a switch-over that would outlast it. The locator already paces its probes.
+    backoff: () => RECONNECT_SECONDS,
+  };
+}
+
+/** How long a pool connection that failed waits before its next attempt, with several hosts. */
+const RECONNECT_SECONDS = 0.1;
+
 export function connect(url: string, options: ConnectOptions = {}): Sql {
-  return postgres(driverUrl(url), {
+  const choice = hostChoice(url);
+  return postgres(choice?.url ?? driverUrl(url), {
+    ...(choice ? { socket: choice.socket, backoff: choice.backoff } : {}),
     types: { date: exactTimestamps },
     max: options.max ?? 10,
     prepare: options.prepare ?? true,

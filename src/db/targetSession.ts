@@ -13,23 +13,12 @@
  * the next connection, a moment later, probes again: at most one round of probes per
  * NEGATIVE_CACHE_MS whatever the load.
  */
-import { connect as connectTcp, Socket } from 'node:net';
+import { connect as connectTcp, type Socket } from 'node:net';
+import { Duplex } from 'node:stream';
 import postgres from 'postgres';
+import type { HostPort, TargetSessionAttrs } from './postgresUrl.js';
 
-export const TARGET_SESSION_ATTRS = [
-  'any',
-  'read-write',
-  'read-only',
-  'primary',
-  'standby',
-  'prefer-standby',
-] as const;
-export type TargetSessionAttrs = (typeof TARGET_SESSION_ATTRS)[number];
-
-export interface LocatedHost {
-  host: string;
-  port: number;
-}
+export type LocatedHost = HostPort;
 
 /** No host of the URL accepts the sessions `target_session_attrs` asks for (or none answered). */
 export class NoSuitableHost extends Error {
@@ -118,7 +107,23 @@ export interface HostLocator {
   /** The host new connections go to now: probed, or the recent choice. */
   locate(): Promise<LocatedHost>;
   /** For postgres.js's `socket` option: a TCP socket to the located host, or one failing with why not. */
-  socket(): Promise<Socket>;
+  socket(): Promise<Socket | Duplex>;
+}
+
+/**
+ * A socket that takes what postgres.js writes and then fails with `error`, which postgres.js gives the
+ * waiting query. Not before its first write is flushed (a setImmediate of its own): a connection that
+ * fails while that flush is pending keeps the flush marked as scheduled and never writes again.
+ */
+function failingSocket(error: Error): Duplex {
+  const socket = new Duplex({
+    read() {},
+    write(_chunk, _encoding, done) {
+      done();
+    },
+  });
+  setImmediate(() => setImmediate(() => socket.destroy(error)));
+  return socket;
 }
 
 export function hostLocator(options: HostLocatorOptions): HostLocator {
@@ -189,10 +194,7 @@ export function hostLocator(options: HostLocatorOptions): HostLocator {
       try {
         host = await locate();
       } catch (error) {
-        // postgres.js takes the socket's error as the connection's: the waiting query fails with it.
-        const failed = new Socket();
-        process.nextTick(() => failed.destroy(error as Error));
-        return failed;
+        return failingSocket(error as Error);
       }
       const socket = connectTcp(host.port, host.host);
       // Read by postgres.js for TLS (servername) and its error messages.
