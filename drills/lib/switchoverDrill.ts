@@ -360,12 +360,13 @@ export async function runSwitchoverDrill(options: SwitchoverOptions): Promise<Sw
   const base = fleet.haproxy.base;
   const bases = fleet.ports.map((port) => `http://127.0.0.1:${port}`);
   await revokeWhileCached(cluster, bases, fixture);
+  // Before the loads start, so that each of their requests falls in a phase.
+  const { windows, phase } = phaseClock<object>(log);
   const readiness = readinessWatch(bases);
   const load = steadyLoad(drillTarget(base, fixture), fixture.loadKeys, options.periodMs);
   const fresh = freshKeyProbes(base, fixture.freshKeys, fixture.wells);
   const revoked = revokedKeyProbes(base, fixture.revokedKey);
   const imports = importProbes(databaseUrl, fixture.importTube);
-  const { windows, phase } = phaseClock<object>(log);
   const moments = {
     stopAt: Number.NaN,
     stoppedAt: Number.NaN,

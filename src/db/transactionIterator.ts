@@ -19,6 +19,7 @@
 import type { TransactionSql } from 'postgres';
 import type { Sql } from './connect.js';
 import { isConnectionLost } from './retry.js';
+import { neverSettles } from './transaction.js';
 
 interface Deferred<T> {
   promise: Promise<T>;
@@ -50,7 +51,7 @@ interface Turn<T> {
 const turn = <T>(): Turn<T> => ({ item: deferred(), goOn: deferred<boolean>() });
 
 /** What a transaction callback returns when its connection is gone: see the comment at the top. */
-const never = () => new Promise<never>(() => {});
+const never = neverSettles;
 
 export async function* iterateInTransaction<T>(
   sql: Sql,
