@@ -80,24 +80,24 @@ export const promtool = command('promtool', 'prometheus');
 export const dockerCompose = command('docker-compose', 'docker-compose');
 export const chromium = file('chromium', '/usr/bin/chromium', 'chromium');
 
-/** Debian's PostgreSQL 15 server and tools, by their absolute paths (streaming replication, pg_rewind). */
+/**
+ * Debian's PostgreSQL 15 server and tools, by their absolute paths (testkit/replication.ts). PostgreSQL
+ * refuses to run as root: then they run as `postgres` (which the package creates), through runuser.
+ */
 export const POSTGRES_15_BIN = '/usr/lib/postgresql/15/bin';
+const runuser = command('runuser', 'util-linux');
 export const postgres15: Prerequisite = {
   name: `PostgreSQL 15 (${POSTGRES_15_BIN})`,
-  missing: () =>
-    ['postgres', 'initdb', 'pg_ctl', 'pg_basebackup', 'pg_rewind'].every((tool) =>
-      executable(join(POSTGRES_15_BIN, tool)),
-    )
-      ? undefined
-      : `${APT}postgresql-15`,
-};
-/** PostgreSQL refuses to run as root; as root, the servers run as `postgres` (the package creates it). */
-export const postgresUser: Prerequisite = {
-  name: 'the postgres user',
-  missing: () =>
-    userInfo().uid !== 0 || spawnSync('id', ['-u', 'postgres']).status === 0
-      ? undefined
-      : 'adduser --system --group postgres',
+  missing() {
+    const tools = ['postgres', 'initdb', 'pg_ctl', 'pg_basebackup', 'pg_rewind'];
+    if (!tools.every((tool) => executable(join(POSTGRES_15_BIN, tool)))) return `${APT}postgresql-15`;
+    if (userInfo().uid !== 0) return undefined;
+    if (spawnSync('/usr/bin/id', ['-u', 'postgres'], { stdio: 'ignore' }).status !== 0) {
+      return 'adduser --system --group postgres (the server refuses root)';
+    }
+    const fix = runuser.missing();
+    return fix && `${fix} (runuser, which runs it as postgres)`;
+  },
 };
 
 export const PYTHON = '/usr/bin/python3';
