@@ -11,8 +11,9 @@
 import { execFileSync } from 'node:child_process';
 import { machineLine, printTable } from '../bench/lib/stats.js';
 import { throwawayFolder } from '../testkit/postgres.js';
+import { haproxy, postgres15, requirePrerequisites, throwawayRedis } from '../testkit/prerequisites.js';
 import { redisOrThrowaway } from '../testkit/redis.js';
-import { replicationMissing, startReplicationCluster } from '../testkit/replication.js';
+import { startReplicationCluster } from '../testkit/replication.js';
 import { addDrillFixture } from './lib/drillFixture.js';
 import {
   addSwitchoverFixture,
@@ -22,14 +23,11 @@ import {
 } from './lib/switchoverDrill.js';
 import { describeSwitchover } from './lib/switchoverReport.js';
 
+requirePrerequisites([haproxy, throwawayRedis, postgres15]);
+
 const [settleSeconds, apiReplicas] = [process.argv[2] ?? '20', process.argv[3] ?? '3'].map(Number);
 if (!(settleSeconds! > 0 && Number.isInteger(apiReplicas) && apiReplicas! >= 1)) {
   console.error('usage: switchover.ts [SETTLE_SECONDS [API_REPLICAS]], a positive number and a count');
-  process.exit(2);
-}
-const missing = replicationMissing();
-if (missing) {
-  console.error(missing);
   process.exit(2);
 }
 const KEYS = 40;

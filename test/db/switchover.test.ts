@@ -10,13 +10,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import { connect, type Sql } from '../../src/db/connect.js';
 import { isDatabaseUnavailable } from '../../src/db/retry.js';
-import { replicationMissing, startReplicationCluster } from '../../testkit/replication.js';
+import { postgres15 } from '../../testkit/prerequisites.js';
+import { startReplicationCluster } from '../../testkit/replication.js';
 import { addKey, addWell, revokeKey } from '../helpers/fixtures.js';
 import { get } from '../helpers/http.js';
+import { unlessInstalled } from '../helpers/installed.js';
 import { startReplica } from '../helpers/serve.js';
 import { until } from '../helpers/until.js';
 
-const missing = replicationMissing();
+const missing = unlessInstalled(postgres15);
 const WELLS = '/v1/groundwater-monitoring-wells';
 
 const sessionsOn = async (sql: Sql) =>

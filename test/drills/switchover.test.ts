@@ -15,8 +15,9 @@ import {
   runSwitchoverDrill,
   WHOLE_WITHIN_MS,
 } from '../../drills/lib/switchoverDrill.js';
+import { haproxy, postgres15 } from '../../testkit/prerequisites.js';
 import { startRedis } from '../../testkit/redis.js';
-import { replicationMissing, startReplicationCluster } from '../../testkit/replication.js';
+import { startReplicationCluster } from '../../testkit/replication.js';
 import { unlessInstalled } from '../helpers/installed.js';
 import { captureProcess } from '../helpers/secrets.js';
 
@@ -25,7 +26,7 @@ const SETTLE_MS = 3000;
 t.test(
   'primary switch-over under load',
   {
-    skip: unlessInstalled('haproxy', 'haproxy') || replicationMissing(),
+    skip: unlessInstalled(haproxy) || unlessInstalled(postgres15),
   },
   async (t) => {
     const cluster = await startReplicationCluster({ standbys: 2, owner: t });
