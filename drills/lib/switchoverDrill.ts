@@ -376,7 +376,7 @@ export async function runSwitchoverDrill(options: SwitchoverOptions): Promise<Sw
   let wholeAt = Number.NaN;
   try {
     await phase('before', () => sleep(options.settleMs, undefined));
-    await phase('switch-over: stop, promote, follow, until whole', async () => {
+    await phase('switch-over, until whole', async () => {
       moments.stopAt = performance.now();
       await cluster.primary.stop('fast');
       moments.stoppedAt = performance.now();
