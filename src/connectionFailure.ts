@@ -3,6 +3,7 @@
  * (never its credentials), what failed, and what to check. An error that is not about reaching or
  * entering the server is left as it is.
  */
+import { hostLabel, parsePostgresUrl } from './db/postgresUrl.js';
 
 export interface ConnectionTarget {
   /** The setting that names the server (DATABASE_URL, REDIS_URL, REDIS_SENTINELS). */
@@ -28,7 +29,13 @@ export function connectionTarget(
   try {
     parsed = new URL(url);
   } catch {
-    // Several hosts (postgres://a,b/db) are no WHATWG URL; the setting still says where to look.
+    // Several hosts (postgres://a,b/db) are no WHATWG URL: the first one's URL, with every host named.
+    if (service === 'PostgreSQL') {
+      try {
+        const { hosts, first } = parsePostgresUrl(url);
+        return { ...connectionTarget(setting, service, first.href), address: hosts.map(hostLabel).join(',') };
+      } catch {}
+    }
     return { setting, service, address: `the hosts in ${setting}` };
   }
   const user = decodeURIComponent(parsed.username) || undefined;
@@ -81,6 +88,12 @@ function failureOf(error: unknown, target: ConnectionTarget): Failure | undefine
     case '28000':
       // The server's own words: an unknown role, or no pg_hba.conf entry (which says whether TLS was on).
       return { what: text, check: `${credentials}, and that the server admits ${user} from here.` };
+    case 'NO_SUITABLE_HOST':
+      // Which host answered what, in the driver's words (src/db/targetSession.ts).
+      return {
+        what: text,
+        check: `Is PostgreSQL running on the hosts in ${setting}, and one of them the primary (is a standby being promoted)?`,
+      };
     case '3D000':
       return {
         what: `database "${target.database}" does not exist`,

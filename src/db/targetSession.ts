@@ -99,8 +99,6 @@ export interface HostLocatorOptions {
   /** A single-host URL of host `index` with the same user, database and parameters, to probe it. */
   probeUrl: (index: number) => string;
   target: TargetSessionAttrs;
-  /** Told each time the choice changes (a new primary found, or none). */
-  onChange?: (host: LocatedHost | undefined, error?: NoSuitableHost) => void;
 }
 
 export interface HostLocator {
@@ -131,14 +129,6 @@ export function hostLocator(options: HostLocatorOptions): HostLocator {
   let choice: { host: LocatedHost; at: number } | undefined;
   let failure: { error: NoSuitableHost; at: number } | undefined;
   let probing: Promise<LocatedHost> | undefined;
-  let reported: string | undefined;
-
-  const report = (host: LocatedHost | undefined, error?: NoSuitableHost) => {
-    const text = host ? `${host.host}:${host.port}` : '';
-    if (text === reported) return;
-    reported = text;
-    options.onChange?.(host, error);
-  };
 
   async function probeAll(): Promise<LocatedHost> {
     const answers = await Promise.allSettled(hosts.map((_, index) => probe(options.probeUrl(index))));
@@ -171,13 +161,11 @@ export function hostLocator(options: HostLocatorOptions): HostLocator {
         (host) => {
           choice = { host, at: performance.now() };
           failure = undefined;
-          report(host);
           return host;
         },
         (error: NoSuitableHost) => {
           choice = undefined;
           failure = { error, at: performance.now() };
-          report(undefined, error);
           throw error;
         },
       )
@@ -196,7 +184,8 @@ export function hostLocator(options: HostLocatorOptions): HostLocator {
       } catch (error) {
         return failingSocket(error as Error);
       }
-      const socket = connectTcp(host.port, host.host);
+      // An IPv6 address comes bracketed from the URL.
+      const socket = connectTcp(host.port, host.host.replace(/^\[(.*)\]$/, '$1'));
       // Read by postgres.js for TLS (servername) and its error messages.
       Object.assign(socket, { host: host.host, port: host.port });
       // A connection refused by the chosen host means it went away: probe again for the next one.

@@ -65,6 +65,23 @@ t.test('a closed port, for every command that connects', async (t) => {
   }
 });
 
+t.test('several hosts, none of them a primary', async (t) => {
+  const [first, second] = [await closedPort(), await closedPort()];
+  const hosts = `127.0.0.1:${first},127.0.0.1:${second}`;
+  const url = `postgres://gwapi:${PASSWORD}@${hosts}/groundwater?target_session_attrs=read-write`;
+  const [what, check] = await refused(t, ['keys', 'list'], url, PASSWORD);
+  t.equal(
+    what,
+    `gwapi: cannot connect to PostgreSQL at ${hosts} (DATABASE_URL, database "groundwater"): no host is ` +
+      `read-write: 127.0.0.1:${first} not answering (connect ECONNREFUSED 127.0.0.1:${first}), ` +
+      `127.0.0.1:${second} not answering (connect ECONNREFUSED 127.0.0.1:${second}).`,
+  );
+  t.equal(
+    check,
+    '  Is PostgreSQL running on the hosts in DATABASE_URL, and one of them the primary (is a standby being promoted)?',
+  );
+});
+
 t.test('a host name that does not resolve', async (t) => {
   const [what, check] = await refused(
     t,
