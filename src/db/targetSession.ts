@@ -13,6 +13,7 @@
  * the next connection, a moment later, probes again: at most one round of probes per
  * NEGATIVE_CACHE_MS whatever the load.
  */
+import { once } from 'node:events';
 import { connect as connectTcp, type Socket } from 'node:net';
 import { Duplex } from 'node:stream';
 import postgres from 'postgres';
@@ -41,7 +42,7 @@ export class NoSuitableHost extends Error {
 const CHOICE_REUSE_MS = 1000;
 /** How long "no host qualifies" is answered without probing again. */
 const NEGATIVE_CACHE_MS = 250;
-/** A host that takes longer to answer a probe counts as down. */
+/** A host that takes longer to answer a probe, or to accept a connection, counts as down. */
 const PROBE_TIMEOUT_MS = 2000;
 
 interface Role {
@@ -186,12 +187,28 @@ export function hostLocator(options: HostLocatorOptions): HostLocator {
       }
       // An IPv6 address comes bracketed from the URL.
       const socket = connectTcp(host.port, host.host.replace(/^\[(.*)\]$/, '$1'));
+      // Connected before postgres.js gets it: a socket that fails before postgres.js's first flush
+      // would leave that pool connection silent for good (failingSocket).
+      try {
+        await once(socket, 'connect', { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
+      } catch (error) {
+        socket.destroy();
+        // The chosen host went away: the next connection probes again.
+        if (choice?.host === host) choice = undefined;
+        const timedOut = (error as Error).name === 'AbortError';
+        return failingSocket(
+          timedOut
+            ? Object.assign(
+                new Error(`no connection to ${host.host}:${host.port} within ${PROBE_TIMEOUT_MS} ms`),
+                {
+                  code: 'CONNECT_TIMEOUT',
+                },
+              )
+            : (error as Error),
+        );
+      }
       // Read by postgres.js for TLS (servername) and its error messages.
       Object.assign(socket, { host: host.host, port: host.port });
-      // A connection refused by the chosen host means it went away: probe again for the next one.
-      socket.once('error', () => {
-        if (choice?.host === host) choice = undefined;
-      });
       return socket;
     },
   };
