@@ -45,6 +45,7 @@ function hostChoice(url: string) {
   return {
     url: hostUrl(url, 0),
     socket: locator.socket,
+    padding: { [STARTUP_PADDING]: 'x'.repeat(STARTUP_PADDING_BYTES) },
     // postgres.js waits up to 20 s, growing with each failure, before a closed connection tries again:
     // after a switch-over that would outlast it. The locator already paces its probes.
     backoff: () => RECONNECT_SECONDS,
@@ -53,6 +54,18 @@ function hostChoice(url: string) {
 
 /** How long a pool connection that failed waits before its next attempt, with several hosts. */
 const RECONNECT_SECONDS = 0.1;
+
+/**
+ * A pool connection of postgres.js 3.4 that closes while a small write waits for its setImmediate
+ * keeps that write marked as pending for good: from then on nothing small is ever sent on it (not even
+ * the startup message of its next session), and every query it is given fails after connect_timeout,
+ * on and on. That happens when the server goes away under load (a switch-over). Only a write of at
+ * least 1 KiB is sent at once and clears the mark, so the startup message is padded to that with a
+ * custom setting nobody reads: the first session after such a close fails on the stale bytes ahead of
+ * it and the next one is whole, within the same query.
+ */
+const STARTUP_PADDING = 'gwapi.startup_padding';
+const STARTUP_PADDING_BYTES = 1024;
 
 export function connect(url: string, options: ConnectOptions = {}): Sql {
   const choice = hostChoice(url);
@@ -64,6 +77,7 @@ export function connect(url: string, options: ConnectOptions = {}): Sql {
     // UTC sessions with ISO DateStyle print timestamptz as `2024-01-01 00:00:00.5+00`, which becomes
     // RFC 3339 `Z` form by slicing, whatever the server's configured defaults.
     connection: {
+      ...choice?.padding,
       TimeZone: 'UTC',
       DateStyle: 'ISO, MDY',
       application_name: options.applicationName ?? 'gwapi',

@@ -28,6 +28,10 @@ export async function retryIfConnectionLost<T>(work: () => Promise<T>): Promise<
     return await work();
   } catch (error) {
     if (!isConnectionLost(error)) throw error;
+    // Not in the turn that failed: postgres.js fails a query on a reset connection before it closes that
+    // connection, and a retry handed to it in between waits forever (pools of several hosts are safe
+    // either way: src/db/targetSession.ts).
+    await new Promise((resolve) => setImmediate(resolve));
     return work();
   }
 }

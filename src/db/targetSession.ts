@@ -125,6 +125,21 @@ function failingSocket(error: Error): Duplex {
   return socket;
 }
 
+/**
+ * `socket` telling postgres.js of its end by 'close' alone. Told of a reset by 'error' first, postgres.js
+ * fails the queries in flight then, but not those it is given before the 'close' that follows (a retry
+ * of the failed one, say): those wait forever on that connection. Told by 'close' alone, it fails every
+ * query in flight and only then takes new ones, on a new connection.
+ */
+function closingOnly(socket: Socket): Socket {
+  const emit = socket.emit.bind(socket);
+  socket.emit = ((event: string | symbol, ...args: unknown[]) => {
+    if (event === 'error') return true;
+    return event === 'close' ? emit('close', false) : emit(event, ...args);
+  }) as Socket['emit'];
+  return socket;
+}
+
 export function hostLocator(options: HostLocatorOptions): HostLocator {
   const { hosts, target } = options;
   let choice: { host: LocatedHost; at: number } | undefined;
@@ -209,7 +224,7 @@ export function hostLocator(options: HostLocatorOptions): HostLocator {
       }
       // Read by postgres.js for TLS (servername) and its error messages.
       Object.assign(socket, { host: host.host, port: host.port });
-      return socket;
+      return closingOnly(socket);
     },
   };
 }

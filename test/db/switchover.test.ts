@@ -9,7 +9,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import { connect, type Sql } from '../../src/db/connect.js';
-import { isDatabaseUnavailable } from '../../src/db/retry.js';
+import { isDatabaseUnavailable, retryIfConnectionLost } from '../../src/db/retry.js';
 import { postgres15 } from '../../testkit/prerequisites.js';
 import { startReplicationCluster } from '../../testkit/replication.js';
 import { addKey, addWell, revokeKey } from '../helpers/fixtures.js';
@@ -84,6 +84,48 @@ t.test(
     );
     t.ok(performance.now() - promotedAt < 5000, 'within 5 s of the promotion');
     t.same(await where(), { port: standby!.port, standby: false });
+  },
+);
+
+t.test(
+  'reads retried over a lost connection all settle, and on the new primary',
+  {
+    skip: missing,
+  },
+  async (t) => {
+    const cluster = await startReplicationCluster({ standbys: 1, owner: t, migrated: false });
+    const [standby] = cluster.standbys;
+    const sql = connect(cluster.url(cluster.nodes, { target_session_attrs: 'read-write' }), { max: 10 });
+    t.teardown(() => sql.end({ timeout: 0 }));
+    // Many readers at once, as key lookups under load: some are in flight when the primary stops.
+    let running = true;
+    const lastAnswer: number[] = [];
+    const readers = Array.from({ length: 20 }, async (_, i) => {
+      while (running) {
+        try {
+          await retryIfConnectionLost(() => sql`select 1`);
+          lastAnswer[i] = performance.now();
+        } catch {
+          // No primary for a moment: the next read tries again.
+        }
+        await sleep(Math.random() * 5);
+      }
+    });
+    await sleep(500);
+    await cluster.primary.stop('fast');
+    await standby!.promote();
+    const promotedAt = performance.now();
+    await sleep(3000);
+    running = false;
+    // A retry handed to the connection being reset would wait forever: its reader never answers again.
+    const stuck = lastAnswer.filter((at) => !(at > promotedAt + 1000)).length;
+    t.equal(
+      stuck,
+      0,
+      `every reader answered again within a second of the promotion: ${lastAnswer.map((at) => Math.round(at - promotedAt))}`,
+    );
+    // Those that are stuck never end: waited for only when none is.
+    if (stuck === 0) await Promise.all(readers);
   },
 );
 
