@@ -9,8 +9,11 @@
  *   node --import tsx bench/changeLogIndex.ts [DAYS [ROWS_PER_DAY [CHURN_DAYS]]]   (defaults 90 10000 3)
  */
 import type { Sql } from '../src/db/connect.js';
+import { requirePrerequisites, throwawayPostgres } from '../testkit/prerequisites.js';
 import { startBenchPostgres } from './lib/postgres.js';
 import { count, machineLine, mb, median, ms, printTable } from './lib/stats.js';
+
+requirePrerequisites([throwawayPostgres]);
 
 const DAYS = Number(process.argv[2] ?? 90);
 const ROWS_PER_DAY = Number(process.argv[3] ?? 10_000);

@@ -30,6 +30,25 @@ export function spawnGwapi(args: string[], options: GwapiOptions = {}): ChildPro
   });
 }
 
+export interface GwapiOutcome {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** What a `gwapi` command printed, and its exit code, once it has ended; `input` is its standard input. */
+export function outcome(
+  child: ChildProcessWithoutNullStreams,
+  input: string | Buffer = '',
+): Promise<GwapiOutcome> {
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  child.stdin.end(input);
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+}
+
 export interface LogLine {
   level: number;
   msg: string;

@@ -1,6 +1,7 @@
 /** The drill's report as tables: what the clients saw in each phase, the kill, and throughput. */
 import { count, ms } from '../../bench/lib/stats.js';
 import type { DrillRequest } from './drillLoad.js';
+import type { PhaseWindow } from './phases.js';
 import type { DrillReport } from './rollingDrill.js';
 
 /** The value `fraction` of the way up the sorted values (nearest rank); NaN for none. */
@@ -10,11 +11,11 @@ export function percentile(values: number[], fraction: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1)]!;
 }
 
-const latencies = (requests: DrillRequest[]) =>
+export const latencies = (requests: DrillRequest[]) =>
   requests.filter((r) => r.outcome === 'ok').map((r) => r.endedAt - r.startedAt);
 
 /** Failures by cause, e.g. `2 connection reset, 1 cut off`; `0` for none. */
-function causes(requests: DrillRequest[]): string {
+export function causes(requests: { outcome: string; cause?: string }[]): string {
   const byCause = new Map<string, number>();
   for (const { outcome, cause } of requests) {
     if (outcome === 'failed') byCause.set(cause!, (byCause.get(cause!) ?? 0) + 1);
@@ -24,35 +25,43 @@ function causes(requests: DrillRequest[]): string {
 
 const retriedOk = (requests: DrillRequest[]) => requests.filter((r) => r.retry === 'ok').length;
 
+/** What the clients saw in a phase: the first columns of every drill's table of phases. */
+export const LOAD_HEADER = [
+  'phase',
+  'seconds',
+  'requests',
+  'ok',
+  '429',
+  'failed (cause)',
+  'retry ok',
+  'p50',
+  'p99',
+];
+
+export function loadRow({ phase, from, to, requests }: PhaseWindow & { requests: DrillRequest[] }): string[] {
+  return [
+    phase,
+    ((to - from) / 1000).toFixed(1),
+    count(requests.length),
+    count(requests.filter((r) => r.outcome === 'ok').length),
+    count(requests.filter((r) => r.outcome === 'limited').length),
+    causes(requests),
+    count(retriedOk(requests)),
+    ms(percentile(latencies(requests), 0.5)),
+    ms(percentile(latencies(requests), 0.99)),
+  ];
+}
+
 export function describeReport(report: DrillReport) {
   const phases = {
-    header: [
-      'phase',
-      'seconds',
-      'requests',
-      'ok',
-      '429',
-      'failed (cause)',
-      'retry ok',
-      'p50',
-      'p99',
-      'stream at SIGTERM',
-    ],
-    rows: report.phases.map(({ phase, from, to, requests, drained }) => [
-      phase,
-      ((to - from) / 1000).toFixed(1),
-      count(requests.length),
-      count(requests.filter((r) => r.outcome === 'ok').length),
-      count(requests.filter((r) => r.outcome === 'limited').length),
-      causes(requests),
-      count(retriedOk(requests)),
-      ms(percentile(latencies(requests), 0.5)),
-      ms(percentile(latencies(requests), 0.99)),
-      drained === undefined
+    header: [...LOAD_HEADER, 'stream at SIGTERM'],
+    rows: report.phases.map((phase) => [
+      ...loadRow(phase),
+      phase.drained === undefined
         ? ''
-        : drained.whole
+        : phase.drained.whole
           ? 'whole'
-          : `cut, retry ${drained.retriedOk ? 'ok' : 'failed'}`,
+          : `cut, retry ${phase.drained.retriedOk ? 'ok' : 'failed'}`,
     ]),
   };
   const { kill } = report;

@@ -9,21 +9,16 @@ import { Agent, get, type IncomingMessage } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { loadSettings } from '../../src/config.js';
-import { freePort } from '../../src/db/embedded.js';
-import { type Replica, type ReplicaOptions, spawnReplica } from '../../testkit/gwapi.js';
+import type { ReplicaOptions } from '../../testkit/gwapi.js';
 import type { Owner } from '../../testkit/processes.js';
+import { startApiFleet } from './apiFleet.js';
 import { countedGet } from './countedGet.js';
 import type { DrillFixture } from './drillFixture.js';
 import { drillTarget } from './drillFixture.js';
 import { closedLoad, type DrillRequest, steadyLoad } from './drillLoad.js';
-import {
-  type Haproxy,
-  SERVER_COUNTERS,
-  type ServerCounter,
-  type ServerState,
-  startHaproxy,
-} from './haproxy.js';
+import { SERVER_COUNTERS, type ServerCounter, type ServerState } from './haproxy.js';
 import { heldSlots } from './heldSlots.js';
+import { phaseClock } from './phases.js';
 
 export interface DrillOptions {
   databaseUrl: string;
@@ -127,48 +122,22 @@ export async function runDrill(options: DrillOptions, haproxyConfig: string): Pr
   const settings = loadSettings({});
   const leaseMs = settings.CONCURRENCY_LEASE_SECONDS * 1000;
   const timing = checkTiming(haproxyConfig);
-  const names = Array.from({ length: REPLICAS }, (_, i) => `api${i + 1}`);
-  const ports = await Promise.all(names.map(() => freePort()));
-  const env = (port: number) => ({
-    DATABASE_URL: options.databaseUrl,
-    REDIS_URL: options.redisUrl,
-    PORT: String(port),
-    TRUST_PROXY: '1',
-    LOG_LEVEL: 'info',
-    // Rates are not what is drilled: the load and the throughput runs stay clear of 429 by rate.
-    // Concurrency and its lease are the production defaults.
-    RATE_LIMIT_BURST: '100000',
-    RATE_LIMIT_PER_SECOND: '100000',
+  const fleet = await startApiFleet({
+    replicas: REPLICAS,
+    databaseUrl: options.databaseUrl,
+    redisUrl: options.redisUrl,
+    folder: options.folder,
+    owner: options.owner,
+    watch: options.watch,
   });
-  const start = (i: number) =>
-    spawnReplica(env(ports[i]!), { owner: options.owner, watch: options.watch, keepLogs: false });
-  const replicas: Replica[] = await Promise.all(names.map((_, i) => start(i)));
-  const haproxy = await startHaproxy(
-    options.folder,
-    {
-      port: await freePort(),
-      monitorPort: await freePort(),
-      adminPort: await freePort(),
-      servers: names.map((name, i) => ({ name, port: ports[i]! })),
-    },
-    options.owner,
-  );
+  const { names, ports, replicas, haproxy } = fleet;
   const problems: string[] = [];
   const redis = new Redis(options.redisUrl, { lazyConnect: true });
   try {
     await redis.connect();
-    await untilStatus(haproxy, names, 'UP', 60_000);
     const target = drillTarget(haproxy.base, fixture);
     const load = steadyLoad(target, fixture.loadKeys, options.periodMs);
-    const windows: Omit<PhaseReport, 'requests'>[] = [];
-    let mark = performance.now();
-    const phase = async (name: string, work: () => Promise<Drained | undefined>) => {
-      const drained = await work();
-      const now = performance.now();
-      windows.push({ phase: name, from: mark, to: now, ...(drained ? { drained } : {}) });
-      log(`${name}: ${Math.round(now - mark)} ms`);
-      mark = now;
-    };
+    const { windows, phase } = phaseClock<{ drained: Drained }>(log);
     const settle = () => sleep(options.settleMs, undefined);
 
     await phase('before', settle);
@@ -181,11 +150,13 @@ export async function runDrill(options: DrillOptions, haproxyConfig: string): Pr
         await sleep(DRAIN_READ_AFTER_MS);
         const whole = (await running.read()) === 0;
         await stopped;
-        replicas[i] = await start(i);
-        await untilStatus(haproxy, [name], 'UP', 60_000);
-        return whole
-          ? { whole }
-          : { whole, retriedOk: await servedWhole(haproxy.base, holder!.key, fixture.holdPath) };
+        await fleet.restart(i);
+        await fleet.untilStatus([name], 'UP');
+        return {
+          drained: whole
+            ? { whole }
+            : { whole, retriedOk: await servedWhole(haproxy.base, holder!.key, fixture.holdPath) },
+        };
       });
       await phase(`after ${name}`, settle);
     }
@@ -206,7 +177,7 @@ export async function runDrill(options: DrillOptions, haproxyConfig: string): Pr
     let slots = { afterMs: Number.NaN, refused: 0 };
     await phase(`SIGKILL ${names[victim]}, start again, until UP`, async () => {
       replicas[victim]!.child.kill('SIGKILL');
-      const down = untilStatus(haproxy, [names[victim]!], 'DOWN', 60_000).then(() => {
+      const down = fleet.untilStatus([names[victim]!], 'DOWN').then(() => {
         downAfterMs = performance.now() - killedAt;
       });
       const back = slotsBack(haproxy.base, fixture, settings.CONCURRENCY_LIMIT, leaseMs * 3).then((s) => {
@@ -216,8 +187,8 @@ export async function runDrill(options: DrillOptions, haproxyConfig: string): Pr
         slotsFreeInRedisAfterMs = performance.now() - killedAt;
       });
       await Promise.all([down, back, free]);
-      replicas[victim] = await start(victim);
-      await untilStatus(haproxy, [names[victim]!], 'UP', 60_000);
+      await fleet.restart(victim);
+      await fleet.untilStatus([names[victim]!], 'UP');
       return undefined;
     });
     const grown = counterGrowth(countersBefore, await haproxy.servers());
@@ -254,7 +225,7 @@ export async function runDrill(options: DrillOptions, haproxyConfig: string): Pr
     const throughput: ThroughputReport[] = [];
     for (let active = 1; active <= REPLICAS; active++) {
       for (const [i, name] of names.entries()) await haproxy.setState(name, i < active ? 'ready' : 'maint');
-      await untilStatus(haproxy, names.slice(0, active), 'UP', 60_000);
+      await fleet.untilStatus(names.slice(0, active), 'UP');
       const started = performance.now();
       const requests = await closedLoad(
         target,
@@ -270,8 +241,7 @@ export async function runDrill(options: DrillOptions, haproxyConfig: string): Pr
     return { phases, kill, throughput, problems };
   } finally {
     redis.disconnect();
-    await haproxy.stop();
-    await Promise.all(replicas.map((replica) => replica.stop('SIGTERM')));
+    await fleet.stop();
   }
 }
 
@@ -323,24 +293,6 @@ function judge(
     if (failed > 0) problems.push(`throughput with ${run.replicas}: ${failed} requests not ok`);
   }
   return problems;
-}
-
-/** Waits until HAProxy shows each of `names` with `status` (DOWN also matches "DOWN 1/2" no more). */
-async function untilStatus(
-  haproxy: Haproxy,
-  names: string[],
-  status: string,
-  timeoutMs: number,
-): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
-    const servers = await haproxy.servers();
-    if (names.every((name) => servers.find((s) => s.name === name)?.status === status)) return;
-    if (performance.now() > deadline) {
-      throw new Error(`HAProxy did not show ${names.join(', ')} ${status}: ${JSON.stringify(servers)}`);
-    }
-    await sleep(POLL_MS);
-  }
 }
 
 /**

@@ -1,0 +1,25 @@
+/** A drill's timeline: named phases run one after the other, each with its start, end and findings. */
+export interface PhaseWindow {
+  phase: string;
+  from: number;
+  to: number;
+}
+
+/**
+ * Runs phases back to back: each begins where the last ended, so that every request of the load falls
+ * in exactly one. `work` may return what it found, kept with the phase's window.
+ */
+export function phaseClock<Found extends object>(log: (line: string) => void) {
+  const windows: (PhaseWindow & Partial<Found>)[] = [];
+  let mark = performance.now();
+  return {
+    windows,
+    async phase(name: string, work: () => Promise<Found | undefined>): Promise<void> {
+      const found = await work();
+      const now = performance.now();
+      windows.push({ phase: name, from: mark, to: now, ...found } as PhaseWindow & Partial<Found>);
+      log(`${name}: ${Math.round(now - mark)} ms`);
+      mark = now;
+    },
+  };
+}
