@@ -233,7 +233,7 @@ function retryOnLockTimeout(session: Sql, options: MigrateOptions, lockTimeoutMs
 async function oldestTransaction(session: Sql): Promise<string | undefined> {
   const [oldest] = await session<{ pid: number; state: string; seconds: number; query: string }[]>`
     select pid, state, extract(epoch from clock_timestamp() - xact_start)::float8 as seconds,
-           left(regexp_replace(query, '[[:space:]]+', ' ', 'g'), 60) as query
+           left(btrim(regexp_replace(query, '[[:space:]]+', ' ', 'g')), 60) as query
     from pg_stat_activity
     where datname = current_database() and pid <> pg_backend_pid() and xact_start is not null
     order by xact_start limit 1`;
