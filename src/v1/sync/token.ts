@@ -82,6 +82,17 @@ export function fittingPoint(point: SyncPoint): SyncPoint {
 }
 
 /**
+ * Whether the snapshot `now` sees every transaction `since` saw ended: its xmax is not lower, and each
+ * transaction it counts as running below `since`'s xmax was running for `since` too. On the primary a
+ * later snapshot always does; a replica's may not, until it has replayed as far as `since`'s source had.
+ */
+export function seesAllOf(now: SyncPoint, since: SyncPoint): boolean {
+  if (now.xmax < since.xmax) return false;
+  const running = new Set(since.xip);
+  return now.xip.every((xid) => xid >= since.xmax || running.has(xid));
+}
+
+/**
  * The token for a response read in `point`'s snapshot by key `keyId`: URL-safe, at most
  * MAX_TOKEN_CHARS, and readable (readSyncToken) only with the same key id and secret.
  */
