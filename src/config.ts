@@ -4,6 +4,7 @@
  * Each variable is described once here; the same table drives validation, `gwapi --help` and the README.
  */
 import { z } from 'zod';
+import { postgresUrlProblem } from './db/postgresUrl.js';
 
 const integer = (min: number, max: number) =>
   z
@@ -49,6 +50,12 @@ const url = (protocols: string[]) =>
     `expected a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}`,
   );
 
+/** A PostgreSQL URL in libpq's form, several hosts included (src/db/postgresUrl.ts). */
+const postgresUrl = z.string().superRefine((value, context) => {
+  const problem = postgresUrlProblem(value);
+  if (problem) context.addIssue({ code: 'custom', message: problem });
+});
+
 /** `host:port` pairs separated by commas (Redis Sentinel addresses). */
 const hostPorts = z
   .string()
@@ -72,10 +79,10 @@ interface Variable {
 
 export const variables = {
   DATABASE_URL: {
-    schema: url(['postgres:', 'postgresql:']),
+    schema: postgresUrl,
     secret: true,
     description:
-      'PostgreSQL/TimescaleDB connection URL. Unset: an embedded PostgreSQL keeps its data in GWAPI_DATA_DIR.',
+      "PostgreSQL/TimescaleDB connection URL. Several hosts in libpq's form with target_session_attrs=read-write (postgres://u@h1:5432,h2:5432/db?target_session_attrs=read-write) follow a switch-over of the primary. Unset: an embedded PostgreSQL keeps its data in GWAPI_DATA_DIR.",
   },
   DATABASE_POOL_MAX: {
     schema: integer(1, 1000),
@@ -89,7 +96,7 @@ export const variables = {
       'How long a request waits for a free database connection when all are in use (slow clients holding streams); then it is refused with 503 and Retry-After.',
   },
   DATABASE_READ_URL: {
-    schema: url(['postgres:', 'postgresql:']),
+    schema: postgresUrl,
     secret: true,
     description:
       'A read replica of DATABASE_URL: `gwapi serve` reads wells, tubes, series and readiness from it; key lookups, migrations, imports and keys stay on DATABASE_URL. Unset: everything on DATABASE_URL.',

@@ -1,5 +1,6 @@
 /** The one place that opens PostgreSQL connections, so every pool shares the same session settings. */
 import postgres from 'postgres';
+import { driverUrl } from './postgresUrl.js';
 
 export type Sql = postgres.Sql;
 /** What a query needs: the pool or a transaction of it. */
@@ -32,7 +33,7 @@ const exactTimestamps = {
 };
 
 export function connect(url: string, options: ConnectOptions = {}): Sql {
-  return postgres(url, {
+  return postgres(driverUrl(url), {
     types: { date: exactTimestamps },
     max: options.max ?? 10,
     prepare: options.prepare ?? true,
