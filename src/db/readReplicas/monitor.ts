@@ -7,15 +7,13 @@
  */
 import { withTimeout } from '../../timeLimit.js';
 import type { Sql } from '../connect.js';
+import type { TargetSessionAttrs } from '../postgresUrl.js';
 import { lsnOf, WalSamples } from './walSamples.js';
 
 /** How often the replicas and the primary are asked. */
 export const MONITOR_INTERVAL_MS = 1000;
 /** A replica that does not answer within this is skipped until it does. */
 export const MONITOR_TIMEOUT_MS = 1000;
-
-/** libpq's `target_session_attrs` (its meanings, read for each host of DATABASE_READ_URL). */
-export type SessionAttrs = 'any' | 'read-write' | 'read-only' | 'primary' | 'standby' | 'prefer-standby';
 
 export type ReplicaState =
   /** Answers, is of a kind target_session_attrs allows, and lags at most READ_MAX_LAG_SECONDS. */
@@ -51,7 +49,8 @@ export interface MonitorOptions {
   /** A one-connection pool on DATABASE_URL, for the WAL samples. */
   primary: Sql;
   maxLagSeconds: number;
-  sessionAttrs: SessionAttrs;
+  /** libpq's `target_session_attrs`, with its meanings, judged for each host of DATABASE_READ_URL. */
+  sessionAttrs: TargetSessionAttrs;
   /** Told each change of a replica's state, with the driver's words when it went down. */
   onChange?: (replica: string, from: ReplicaState | undefined, to: ReplicaState, reason?: string) => void;
 }
@@ -72,7 +71,7 @@ const DOWN: ReplicaStatus = {
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 /** Whether target_session_attrs lets a node of this kind serve (prefer-standby: decided across nodes). */
-function allowed(attrs: SessionAttrs, probe: Probe): boolean {
+function allowed(attrs: TargetSessionAttrs, probe: Probe): boolean {
   switch (attrs) {
     case 'standby':
       return probe.standby;

@@ -7,8 +7,8 @@
  * the URL's order (`disable`, libpq's default: the others wait as spares).
  */
 import { type ConnectOptions, connect, type Sql } from '../connect.js';
-import { hostUrl, parsePostgresUrl } from '../postgresUrl.js';
-import { type MonitorOptions, ReplicaMonitor, type SessionAttrs } from './monitor.js';
+import { hostLabel, hostUrl, parsePostgresUrl, type TargetSessionAttrs } from '../postgresUrl.js';
+import { type MonitorOptions, ReplicaMonitor } from './monitor.js';
 
 export interface ReplicaPool {
   /** `host:port`. */
@@ -19,31 +19,21 @@ export interface ReplicaPool {
 export interface ReadReplicas {
   pools: ReplicaPool[];
   loadBalance: 'random' | 'disable';
-  sessionAttrs: SessionAttrs;
+  sessionAttrs: TargetSessionAttrs;
   /** Watches the pools' hosts, against the primary behind `primaryUrl`, on connections of its own. */
   monitor(options: Pick<MonitorOptions, 'maxLagSeconds' | 'onChange'>): ReplicaMonitor;
   /** Ends every pool, the monitor's too (stop the monitor first). */
   close(): Promise<void>;
 }
 
-const SESSION_ATTRS: readonly SessionAttrs[] = [
-  'any',
-  'read-write',
-  'read-only',
-  'primary',
-  'standby',
-  'prefer-standby',
-];
-
 /** The pools of `readUrl`'s hosts, none connected yet (postgres.js connects on first use). */
 export function openReadReplicas(readUrl: string, primaryUrl: string, options: ConnectOptions): ReadReplicas {
   const parsed = parsePostgresUrl(readUrl);
-  const attrs = parsed.params.get('target_session_attrs') ?? 'any';
-  const sessionAttrs = SESSION_ATTRS.includes(attrs as SessionAttrs) ? (attrs as SessionAttrs) : 'any';
-  const loadBalance = parsed.params.get('load_balance_hosts') === 'disable' ? 'disable' : 'random';
+  const sessionAttrs = parsed.targetSessionAttrs ?? 'any';
+  const loadBalance = parsed.loadBalanceHosts ?? 'random';
   const name = options.applicationName ?? 'gwapi';
-  const pools = parsed.hosts.map(({ host, port }, index) => ({
-    name: `${host}:${port}`,
+  const pools = parsed.hosts.map((host, index) => ({
+    name: hostLabel(host),
     sql: connect(hostUrl(readUrl, index), { ...options, applicationName: `${name} (reads)` }),
   }));
   const probes: Sql[] = [];

@@ -141,7 +141,7 @@ export function createMetrics(sources: MetricsSources) {
   });
   const reads = counter(
     'gwapi_reads_total',
-    'Reads of wells, tubes and series by where they were served: replica or primary.',
+    'Reads of wells, tubes and series by the source that served them: a replica (host:port) or primary.',
     ['source'],
   );
   const readsUnavailable = counter(
@@ -149,7 +149,7 @@ export function createMetrics(sources: MetricsSources) {
     'Reads answered 503 because no source could serve them: no-replica (none usable, READ_FALLBACK=unavailable) or replicas-behind (a sync token no replica had replayed yet).',
     ['reason'],
   );
-  for (const source of ['replica', 'primary']) reads.inc({ source }, 0);
+  reads.inc({ source: 'primary' }, 0);
   for (const reason of ['no-replica', 'replicas-behind']) readsUnavailable.inc({ reason }, 0);
   // Both states are exported from the start, so a dashboard shows 0 rather than no data.
   connections.set({ state: 'held' }, 0);
@@ -194,11 +194,12 @@ export function createMetrics(sources: MetricsSources) {
     /** The read replicas whose state and lag are exported on each scrape. */
     watchReplicas(sources: Pick<ReadSources, 'replicas'>): void {
       replicas = () => sources.replicas();
+      for (const { name } of replicas()) reads.inc({ source: name }, 0);
     },
 
     /** A read was served by `source`. */
     readServed(source: ReadSource): void {
-      reads.inc({ source: source.replica ? 'replica' : 'primary' });
+      reads.inc({ source: source.name });
     },
 
     /** A read no source could serve (503). */

@@ -82,13 +82,17 @@ export function fittingPoint(point: SyncPoint): SyncPoint {
 }
 
 /**
- * Whether the snapshot `now` sees every transaction `since` saw ended: its xmax is not lower, and each
- * transaction it counts as running below `since`'s xmax was running for `since` too. On the primary a
- * later snapshot always does; a replica's may not, until it has replayed as far as `since`'s source had.
+ * Whether the snapshot `now` sees every transaction `since` saw ended: each one below `since`'s xmax
+ * that `now` counts as not yet begun (from its xmax on) or running (its xip) was running for `since`
+ * too. On the primary a later snapshot always does; a replica's may not, until it has replayed as far
+ * as `since`'s source had.
  */
 export function seesAllOf(now: SyncPoint, since: SyncPoint): boolean {
-  if (now.xmax < since.xmax) return false;
   const running = new Set(since.xip);
+  if (now.xmax < since.xmax) {
+    const unbegun = since.xip.filter((xid) => xid >= now.xmax).length;
+    if (BigInt(unbegun) !== since.xmax - now.xmax) return false;
+  }
   return now.xip.every((xid) => xid >= since.xmax || running.has(xid));
 }
 
