@@ -12,16 +12,13 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
-import { connect } from '../../../src/db/connect.js';
 import { BEHIND_WAIT_MS } from '../../../src/db/readReplicas/readSources.js';
-import { upsertRegistry } from '../../../src/importers/registry/registry.js';
-import { createKey } from '../../../src/keys/store.js';
-import { replicationMissing, startReplicationCluster } from '../../../testkit/replication.js';
+import { replicationMissing } from '../../../testkit/replication.js';
 import { seriesPath } from '../../helpers/conditional.js';
 import { get, type HttpResponse } from '../../helpers/http.js';
-import { OTHER, rowImporter, TUBE, TWO_TUBES } from '../../helpers/importFixtures.js';
+import { OTHER, TUBE } from '../../helpers/importFixtures.js';
 import { networkPath } from '../../helpers/network.js';
-import { rememberKey } from '../../helpers/secrets.js';
+import { replicatedData } from '../../helpers/replicas.js';
 import { startReplica } from '../../helpers/serve.js';
 import { until } from '../../helpers/until.js';
 
@@ -47,19 +44,11 @@ t.test(
     skip: replicationMissing(),
   },
   async (t) => {
-    const cluster = await startReplicationCluster({ standbys: 2, owner: t });
-    const [behind, current] = cluster.standbys as [
-      (typeof cluster.standbys)[0],
-      (typeof cluster.standbys)[0],
-    ];
-    const sql = connect(cluster.primary.url, { max: 2 });
-    t.teardown(() => sql.end({ timeout: 1 }));
-    await upsertRegistry(sql, TWO_TUBES);
-    const { key } = await createKey(sql, { name: 'reader', tubeIdentifiers: [], allTubes: true });
-    rememberKey(key);
-    const importRows = rowImporter(sql);
-    await importRows([...hourOf(TUBE, 2, 1), ...hourOf(OTHER, 2, 1)]);
-    await cluster.caughtUp();
+    const { cluster, standbys, key, importRows } = await replicatedData(t, [
+      ...hourOf(TUBE, 2, 1),
+      ...hourOf(OTHER, 2, 1),
+    ]);
+    const [behind, current] = standbys;
 
     const common = { DATABASE_URL: cluster.primary.url, KEY_CACHE_SECONDS: '0', LIMITS_ENABLED: 'false' };
     // Lag alone must not keep the held standby from reads here: what it answers is the point.
