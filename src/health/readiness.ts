@@ -6,8 +6,8 @@
  * - database: `select 1` on the request pool answers within a second. Through the same pool as the
  *   requests on purpose: a replica whose pool stays full is as unable to serve as one whose database
  *   is gone, and the load balancer should send new requests elsewhere until it is not. With read
- *   replicas (DATABASE_READ_URL) this asks the primary, where keys are looked up; the replicas are the
- *   monitor's (readReplicas/monitor.ts). A primary that does not answer while a replica is usable is a
+ *   replicas (DATABASE_READ_URL) the pools reads go to now (the usable replicas') and the primary's,
+ *   where keys are looked up, are asked. A primary that does not answer while the replicas do is a
  *   warning: reads go on (a switch-over), only keys not in the cache wait for it.
  * - replicas (with DATABASE_READ_URL only): each replica's state and lag. A warning while some are not
  *   usable, or none is and reads fall back to the primary; a failure only when none is and
@@ -81,7 +81,7 @@ export class Readiness {
   private shuttingDown = false;
   private migrationsCurrent = false;
   /** The `select 1` in flight, shared by every check that asks meanwhile. */
-  private ping: Promise<void> | undefined;
+  private ping: Promise<[{ error: unknown } | undefined, { error: unknown } | undefined]> | undefined;
   private lastDatabase: { at: number; check: Check; error?: unknown } | undefined;
   private lastStatus: CheckStatus | undefined;
 
@@ -97,7 +97,7 @@ export class Readiness {
 
   async check(): Promise<ReadinessReport> {
     const replicas = this.replicas();
-    const database = this.afterSwitch(await this.database(), replicas);
+    const database = await this.database();
     const migrations = await this.migrations(database);
     const checks = {
       database: database.check,
@@ -119,19 +119,32 @@ export class Readiness {
   private async database(): Promise<{ check: Check; error?: unknown }> {
     const last = this.lastDatabase;
     if (last && performance.now() - last.at < this.cacheMs) return last;
-    const pools = new Set([...this.readPools(), this.options.keysSql]);
-    this.ping ??= Promise.all([...pools].map((sql) => sql`select 1`))
-      .then(() => undefined)
-      .finally(() => {
+    const reads = this.requestPools();
+    const { keysSql } = this.options;
+    const timed = (pools: Sql[]) =>
+      withTimeout(Promise.all(pools.map((sql) => sql`select 1`)), this.timeoutMs).then(
+        () => undefined,
+        (error: unknown) => ({ error }),
+      );
+    this.ping ??= Promise.all([timed(reads), reads.includes(keysSql) ? undefined : timed([keysSql])]).finally(
+      () => {
         this.ping = undefined;
-      });
+      },
+    );
+    const [readsFailed, primaryFailed] = await this.ping;
+    const outputOf = (error: unknown) => (error instanceof NoAnswer ? error.message : 'not reachable');
     let answer: { at: number; check: Check; error?: unknown };
-    try {
-      await withTimeout(this.ping, this.timeoutMs);
+    if (reads.length === 0) {
+      answer = { at: performance.now(), check: { status: 'fail', output: 'no read replica is usable' } };
+    } else if (readsFailed) {
+      const { error } = readsFailed;
+      answer = { at: performance.now(), check: { status: 'fail', output: outputOf(error) }, error };
+    } else if (primaryFailed) {
+      // Reads go on from the replicas (a switch-over): only keys not in the cache wait for the primary.
+      const output = `the primary: ${outputOf(primaryFailed.error)}; reads go on from the replicas, keys not in the cache wait`;
+      answer = { at: performance.now(), check: { status: 'warn', output }, error: primaryFailed.error };
+    } else {
       answer = { at: performance.now(), check: PASS };
-    } catch (error) {
-      const output = error instanceof NoAnswer ? error.message : 'not reachable';
-      answer = { at: performance.now(), check: { status: 'fail', output }, error };
     }
     this.lastDatabase = answer;
     return answer;
@@ -173,24 +186,6 @@ export class Readiness {
     const replicas = reads.sources.filter((source) => usable.has(source.name)).map((source) => source.sql);
     if (replicas.length > 0) return replicas;
     return reads.sources.filter((source) => !source.replica).map((source) => source.sql);
-  }
-
-  /** The pools `select 1` asks: the reads' without replicas, else none (the monitor asks them). */
-  private readPools(): Sql[] {
-    const { reads } = this.options;
-    return reads.replicas().length === 0 ? [reads.sources[0]!.sql] : [];
-  }
-
-  /** A primary that does not answer while a replica serves reads: a warning (module comment). */
-  private afterSwitch(
-    database: { check: Check; error?: unknown },
-    replicas: ReplicasCheck | undefined,
-  ): { check: Check; error?: unknown } {
-    if (database.check.status !== 'fail' || !replicas?.replicas.some((r) => r.state === 'usable')) {
-      return database;
-    }
-    const output = `primary ${database.check.output}: reads go on from the replicas, keys not in the cache wait`;
-    return { ...database, check: { status: 'warn', output } };
   }
 
   private replicas(): ReplicasCheck | undefined {
