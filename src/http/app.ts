@@ -111,7 +111,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
         onRead: metrics.readServed,
         onUnavailable: metrics.readsUnavailable,
       })
-    : primaryReads(sql, gates.gate);
+    : primaryReads(sql, gates.gate, metrics.readServed);
   metrics.watchReplicas(reads);
   const readiness = new Readiness({ reads, keysSql, limits, logger: app.log });
   // The first thing a close does: not ready from now on (lifecycle/shutdown.ts).

@@ -73,7 +73,11 @@ export interface ReadSources {
 }
 
 /** DATABASE_URL alone: every read there; a lost connection is tried again once. */
-export function primaryReads(sql: Sql, gate: ConnectionGate): ReadSources {
+export function primaryReads(
+  sql: Sql,
+  gate: ConnectionGate,
+  onRead?: (source: ReadSource) => void,
+): ReadSources {
   const source: ReadSource = {
     name: 'primary',
     sql,
@@ -83,7 +87,11 @@ export function primaryReads(sql: Sql, gate: ConnectionGate): ReadSources {
   };
   return {
     sources: [source],
-    read: (work) => attempt(source, work),
+    async read(work) {
+      const answer = await attempt(source, work);
+      onRead?.(source);
+      return answer;
+    },
     replicas: () => [],
     fallsBackToPrimary: true,
   };

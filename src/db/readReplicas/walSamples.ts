@@ -30,6 +30,9 @@ export class WalSamples {
   constructor(private readonly keepMs: number) {}
 
   add(sample: WalSample): void {
+    // Less WAL than before: another primary (a standby promoted without all of the old one's WAL).
+    // Replicas follow its WAL now, and would never replay the old one's last samples.
+    if (sample.lsn < (this.newest?.lsn ?? 0n)) this.samples.length = 0;
     this.samples.push(sample);
     while (this.samples.length > 1 && sample.at - this.samples[0]!.at > this.keepMs) this.samples.shift();
   }

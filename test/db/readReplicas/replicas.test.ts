@@ -157,6 +157,34 @@ t.test(
       },
     );
 
+    t.test('target_session_attrs as in libpq, the primary listed among the replicas', async (t) => {
+      const listing = (attrs: string) =>
+        startFaultReplica(t, cluster.primary.url, {
+          ...settings,
+          DATABASE_READ_URL: cluster.url([cluster.primary, one], { target_session_attrs: attrs }),
+        });
+      const [standby, prefer] = await Promise.all([listing('standby'), listing('prefer-standby')]);
+      await untilStates(['excluded', 'usable'], 'standby: the primary ruled out', standby);
+      await untilStates(['excluded', 'usable'], 'prefer-standby: the primary idle', prefer);
+      await one.pauseReplay();
+      await write();
+      await untilStates(['excluded', 'lagging'], 'standby: the primary still ruled out', standby);
+      await untilStates(['usable', 'lagging'], 'prefer-standby: the primary while no standby is', prefer);
+      const answer = await get(prefer.base, seriesPath(TUBE), { 'x-api-key': key });
+      t.equal(
+        JSON.parse(answer.body).measurements.length,
+        imported,
+        'read on the primary: the last write too',
+      );
+      t.equal(
+        (await get(standby.base, seriesPath(TUBE), { 'x-api-key': key })).status,
+        200,
+        'standby: the fallback',
+      );
+      await one.resumeReplay();
+      await untilStates(['excluded', 'usable'], 'prefer-standby: the standby again', prefer);
+    });
+
     t.test('none usable: 503 with Retry-After, or the primary (READ_FALLBACK)', async (t) => {
       const toPrimary = await startFaultReplica(t, cluster.primary.url, settings);
       await Promise.all([one.pauseReplay(), two.pauseReplay()]);

@@ -14,17 +14,25 @@ const sample = (second: number, lsn: bigint, xmin: bigint, xmax: bigint): WalSam
   xmax,
 });
 
+/** Samples of `spec`, one a second from second 0: [lsn, xmin, xmax] each. */
+function samplesOf(keepMs: number, spec: [bigint, bigint, bigint][]): WalSamples {
+  const samples = new WalSamples(keepMs);
+  for (const [second, [lsn, xmin, xmax]] of spec.entries()) samples.add(sample(second, lsn, xmin, xmax));
+  return samples;
+}
+
 t.test('an LSN as PostgreSQL prints it', async (t) => {
   t.equal(lsnOf('0/0'), 0n);
   t.equal(lsnOf('16/B374D848'), (0x16n << 32n) + 0xb374d848n);
 });
 
 t.test('lag: the age of the oldest write the replica has not replayed', async (t) => {
-  const samples = new WalSamples(60_000);
-  samples.add(sample(0, 100n, 10n, 10n));
-  samples.add(sample(1, 100n, 10n, 10n));
-  samples.add(sample(2, 250n, 11n, 12n));
-  samples.add(sample(3, 400n, 12n, 12n));
+  const samples = samplesOf(60_000, [
+    [100n, 10n, 10n],
+    [100n, 10n, 10n],
+    [250n, 11n, 12n],
+    [400n, 12n, 12n],
+  ]);
   t.equal(samples.lagMs(400n, 3500), 0, 'replayed the newest sample');
   t.equal(samples.lagMs(500n, 3500), 0, 'ahead of it (a write after the sample)');
   t.equal(samples.lagMs(250n, 3500), 500, 'lacks what was written by second 3');
@@ -43,15 +51,26 @@ t.test('old samples are dropped, the newest kept', async (t) => {
 });
 
 t.test('held through: the newest instant whose writers had all ended at a replayed sample', async (t) => {
-  const samples = new WalSamples(60_000);
   // Second 1: xid 20 runs (it may have stamped a change). Second 2: still running. Second 3: ended.
-  samples.add(sample(0, 100n, 20n, 20n));
-  samples.add(sample(1, 200n, 20n, 21n));
-  samples.add(sample(2, 300n, 20n, 21n));
-  samples.add(sample(3, 400n, 21n, 21n));
+  const samples = samplesOf(60_000, [
+    [100n, 20n, 20n],
+    [200n, 20n, 21n],
+    [300n, 20n, 21n],
+    [400n, 21n, 21n],
+  ]);
   const at = (second: number) => 1_700_000_000_000 + second * 1000;
   t.equal(samples.heldThroughMs(50n), undefined, 'before every sample: nothing known');
   t.equal(samples.heldThroughMs(100n), at(0), 'nothing ran at second 0');
   t.equal(samples.heldThroughMs(300n), at(0), 'xid 20 may hold changes from seconds 1 and 2');
   t.equal(samples.heldThroughMs(400n), at(3), 'xid 20 ended before second 3');
+});
+
+t.test('a new primary with less WAL than the old one: judged against its samples alone', async (t) => {
+  const samples = samplesOf(60_000, [
+    [500n, 30n, 30n],
+    [600n, 30n, 30n],
+  ]);
+  samples.add(sample(5, 550n, 31n, 31n));
+  t.equal(samples.lagMs(550n, 6000), 0, 'a standby that follows it has all it wrote');
+  t.equal(samples.heldThroughMs(550n), 1_700_000_005_000);
 });
