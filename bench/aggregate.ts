@@ -8,11 +8,14 @@
  */
 import { AGGREGATE_SECONDS, type Aggregate } from '../src/v1/measurements/query.js';
 import { aggregateSelect, bucketFunctionOf, seriesSelect } from '../src/v1/measurements/sql.js';
+import { requirePrerequisites, throwawayPostgres } from '../testkit/prerequisites.js';
 import { timedGet } from './lib/http.js';
 import { startBenchPostgres } from './lib/postgres.js';
 import { addSeriesFixture, dayAfterStart, SERIES_START } from './lib/seriesFixture.js';
 import { startServerProcess } from './lib/serverProcess.js';
 import { machineLine, mb, median, ms, printTable, ratio } from './lib/stats.js';
+
+requirePrerequisites([throwawayPostgres]);
 
 const ROUNDS = Number(process.argv[2] ?? 7);
 const VARIANTS: (Aggregate | undefined)[] = [undefined, 'P1D', 'PT1H'];

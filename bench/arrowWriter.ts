@@ -24,7 +24,10 @@ import {
   schemaMessage,
 } from '../src/v1/measurements/arrow.js';
 import { emptyBatch, type MeasurementBatch } from '../src/v1/measurements/batch.js';
+import { requirePrerequisites } from '../testkit/prerequisites.js';
 import { machineLine, median, ms, printTable, ratio } from './lib/stats.js';
+
+requirePrerequisites([]);
 
 const ROUNDS = Number(process.argv[2] ?? 9);
 const BATCH_ROWS = 2000;

@@ -20,6 +20,7 @@
  *   BENCH_FORMATS=json,csv node --import tsx bench/bulk.ts            (a subset of the formats)
  */
 import { loadSettings } from '../src/config.js';
+import { requirePrerequisites, throwawayPostgres } from '../testkit/prerequisites.js';
 import { rowCounter } from './lib/bodyRows.js';
 import { timedGet } from './lib/http.js';
 import {
@@ -32,6 +33,8 @@ import {
 } from './lib/networkFixture.js';
 import { freshServerGrowthMb, type ServerProcess, startServerProcess } from './lib/serverProcess.js';
 import { count, loadLine, machineLine, mb, median, ms, printTable, ratio } from './lib/stats.js';
+
+requirePrerequisites([throwawayPostgres]);
 
 const ROUNDS = Number(process.argv[2] ?? 3);
 const MEMORY_RUNS = Number(process.argv[3] ?? 3);

@@ -22,7 +22,10 @@ import { arrowNetwork } from '../src/v1/networkMeasurements/arrowNetwork.js';
 import { csvNetwork } from '../src/v1/networkMeasurements/csvNetwork.js';
 import { jsonNetwork } from '../src/v1/networkMeasurements/jsonNetwork.js';
 import type { NetworkRepresentation } from '../src/v1/networkMeasurements/representation.js';
+import { requirePrerequisites } from '../testkit/prerequisites.js';
 import { count, machineLine, median, ms, printTable, ratio } from './lib/stats.js';
+
+requirePrerequisites([]);
 
 const ROUNDS = Number(process.argv[2] ?? 5);
 const TUBES = Number(process.argv[3] ?? 200);

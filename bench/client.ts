@@ -19,7 +19,8 @@
  */
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import pl from 'nodejs-polars';
+import type { DataFrame } from 'nodejs-polars';
+import { polars, requirePrerequisites, throwawayPostgres } from '../testkit/prerequisites.js';
 import { timedGet } from './lib/http.js';
 import {
   bulkUrl,
@@ -31,6 +32,10 @@ import {
 } from './lib/networkFixture.js';
 import { startServerProcess } from './lib/serverProcess.js';
 import { count, loadLine, machineLine, mb, median, ms, printTable, ratio } from './lib/stats.js';
+
+requirePrerequisites([polars, throwawayPostgres]);
+// After the check: its native part may be what is missing.
+const { default: pl } = await import('nodejs-polars');
 
 const ROUNDS = Number(process.argv[2] ?? 3);
 const WELLS = Number(process.argv[3] ?? 50);
@@ -51,7 +56,7 @@ interface SeriesDocument {
 }
 
 /** The JSON body as a frame, as a user would build it: parse, gather the columns, parse the instants. */
-function frameFromJson(body: Buffer, what: What): pl.DataFrame {
+function frameFromJson(body: Buffer, what: What): DataFrame {
   const document = JSON.parse(body.toString());
   const series: SeriesDocument[] = what === 'series' ? [document] : document.series;
   const tubeIdentifier: string[] = [];
@@ -69,7 +74,7 @@ function frameFromJson(body: Buffer, what: What): pl.DataFrame {
   return pl.DataFrame(columns).withColumns(pl.col('observedAt').str.strptime(pl.Datetime('ms'), '%+'));
 }
 
-function frameFrom(body: Buffer, format: Format, what: What): pl.DataFrame {
+function frameFrom(body: Buffer, format: Format, what: What): DataFrame {
   if (format === 'arrow') return pl.readIPCStream(body);
   if (format === 'csv') return pl.readCSV(body, { tryParseDates: true });
   return frameFromJson(body, what);
@@ -113,7 +118,7 @@ try {
     };
     for (let round = -1; round < ROUNDS; round++) {
       for (const what of WHATS) {
-        const frames: pl.DataFrame[] = [];
+        const frames: DataFrame[] = [];
         for (const format of FORMATS) {
           const { frame, sample } = await load(what, format);
           // Round -1 warms up and checks the frames.
@@ -163,10 +168,10 @@ try {
   );
 
   /** The frames of the formats hold the same rows: same height, instants and values. */
-  function checkFrames(frames: pl.DataFrame[], what: What) {
+  function checkFrames(frames: DataFrame[], what: What) {
     const columns = what === 'network' ? ['tubeIdentifier', 'observedAt', 'value'] : ['observedAt', 'value'];
     // Categorical (Arrow's dictionaries) and plain strings compare as strings.
-    const comparable = (frame: pl.DataFrame) =>
+    const comparable = (frame: DataFrame) =>
       frame
         .select(...columns)
         .withColumns(...(what === 'network' ? [pl.col('tubeIdentifier').cast(pl.Utf8)] : []));

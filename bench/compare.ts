@@ -13,12 +13,15 @@
  * 1.5 s each, 16 connections.
  */
 import { resolve } from 'node:path';
+import { requirePrerequisites, throwawayPostgres } from '../testkit/prerequisites.js';
 import { reportComparisons } from './lib/abReport.js';
 import { addDiscoveryFixture } from './lib/discoveryFixture.js';
 import { load } from './lib/load.js';
 import { startBenchPostgres } from './lib/postgres.js';
 import { startServerProcess } from './lib/serverProcess.js';
 import { count, machineLine, median, printTable, ratio, spread } from './lib/stats.js';
+
+requirePrerequisites([throwawayPostgres]);
 
 const [other, coding = 'br', pairs = '4', rounds = '6', seconds = '1.5', connections = '16'] =
   process.argv.slice(2);

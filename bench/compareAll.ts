@@ -16,8 +16,11 @@ import { fork } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { requirePrerequisites, throwawayPostgres } from '../testkit/prerequisites.js';
 import { type Comparison, type ComparisonMessage, printComparisons } from './lib/abReport.js';
 import { machineLine } from './lib/stats.js';
+
+requirePrerequisites([throwawayPostgres]);
 
 const SCRIPTS: Record<string, string> = {
   discovery: 'compare.ts',

@@ -21,11 +21,14 @@ import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { SERVICE_NODE_OPTIONS } from '../src/heap.js';
+import { requirePrerequisites, throwawayPostgres } from '../testkit/prerequisites.js';
 import { type Comparison, reportComparisons, THIS_CHECKOUT } from './lib/abReport.js';
 import { endedChildrenCpuMs } from './lib/cpu.js';
 import { DURABLE_SETTINGS, IMPORT_REGISTRY, writeYearCsv, YEAR_ROWS } from './lib/importFixture.js';
 import { startBenchPostgres } from './lib/postgres.js';
 import { machineLine, median, printTable, spread } from './lib/stats.js';
+
+requirePrerequisites([throwawayPostgres]);
 
 const [other, rounds = '8', rows = String(YEAR_ROWS)] = process.argv.slice(2);
 if (!other || !(Number(rounds) > 0) || !(Number(rows) > 0)) {

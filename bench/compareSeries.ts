@@ -12,12 +12,15 @@
  */
 import { resolve } from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { requirePrerequisites, throwawayPostgres } from '../testkit/prerequisites.js';
 import { reportComparisons } from './lib/abReport.js';
 import { timedGet } from './lib/http.js';
 import { startBenchPostgres } from './lib/postgres.js';
 import { addSeriesFixture, dayAfterStart, SERIES_START } from './lib/seriesFixture.js';
 import { type ServerProcess, startServerProcess } from './lib/serverProcess.js';
 import { machineLine, mb, median, ms, printTable, ratio, spread } from './lib/stats.js';
+
+requirePrerequisites([throwawayPostgres]);
 
 const [other, coding = 'br', pairs = '3', rounds = '5'] = process.argv.slice(2);
 if (!other || !['plain', 'gzip', 'br'].includes(coding)) {

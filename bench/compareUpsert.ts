@@ -11,10 +11,13 @@
  */
 import { resolve } from 'node:path';
 import { Readable } from 'node:stream';
+import { requirePrerequisites, throwawayPostgres } from '../testkit/prerequisites.js';
 import { THIS_CHECKOUT } from './lib/abReport.js';
 import { DURABLE_SETTINGS, IMPORT_REGISTRY, IMPORT_TUBE, YEAR_ROWS } from './lib/importFixture.js';
 import { startBenchPostgres } from './lib/postgres.js';
 import { machineLine, median, spread } from './lib/stats.js';
+
+requirePrerequisites([throwawayPostgres]);
 
 const [other, rounds = '4'] = process.argv.slice(2);
 if (!other || !(Number(rounds) > 0)) {

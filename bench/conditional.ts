@@ -7,12 +7,16 @@
  *
  *   node --import tsx bench/conditional.ts [ROUNDS] [BATCH]     (DATABASE_URL, or an embedded PostgreSQL)
  */
+
+import { requirePrerequisites, throwawayPostgres } from '../testkit/prerequisites.js';
 import { addDiscoveryFixture } from './lib/discoveryFixture.js';
 import { timedGet } from './lib/http.js';
 import { startBenchPostgres } from './lib/postgres.js';
 import { addSeriesFixture, dayAfterStart, SERIES_START } from './lib/seriesFixture.js';
 import { startServerProcess } from './lib/serverProcess.js';
 import { count, machineLine, median, ms, printTable } from './lib/stats.js';
+
+requirePrerequisites([throwawayPostgres]);
 
 const ROUNDS = Number(process.argv[2] ?? 5);
 const BATCH = Number(process.argv[3] ?? 200);

@@ -7,11 +7,14 @@
  *   node --import tsx bench/csv.ts [ROUNDS] [MEMORY_RUNS]     (DATABASE_URL, or an embedded PostgreSQL)
  */
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { requirePrerequisites, throwawayPostgres } from '../testkit/prerequisites.js';
 import { timedGet } from './lib/http.js';
 import { startBenchPostgres } from './lib/postgres.js';
 import { addSeriesFixture, dayAfterStart, MINUTES_PER_DAY, SERIES_START } from './lib/seriesFixture.js';
 import { freshServerGrowthMb, startServerProcess } from './lib/serverProcess.js';
 import { count, machineLine, mb, median, ms, printTable, ratio } from './lib/stats.js';
+
+requirePrerequisites([throwawayPostgres]);
 
 const ROUNDS = Number(process.argv[2] ?? 7);
 const MEMORY_RUNS = Number(process.argv[3] ?? 5);

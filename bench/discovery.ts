@@ -12,6 +12,7 @@
  *   node --import tsx bench/discovery.ts [ROUNDS] [SECONDS] [CONNECTIONS]
  */
 
+import { requirePrerequisites, throwawayPostgres } from '../testkit/prerequisites.js';
 import { backendCpuMeter, ownCpuMs } from './lib/cpu.js';
 import { addDiscoveryFixture, TUBES_PER_WELL, WELLS } from './lib/discoveryFixture.js';
 import { timedGet } from './lib/http.js';
@@ -19,6 +20,8 @@ import { type LoadResult, load } from './lib/load.js';
 import { startBenchPostgres } from './lib/postgres.js';
 import { SERVER_APPLICATION_NAME, startServerProcess } from './lib/serverProcess.js';
 import { count, machineLine, median, ms, printTable, ratio } from './lib/stats.js';
+
+requirePrerequisites([throwawayPostgres]);
 
 const ROUNDS = Number(process.argv[2] ?? 5);
 const SECONDS = Number(process.argv[3] ?? 4);

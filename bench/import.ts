@@ -23,6 +23,7 @@ import { openInput } from '../src/importers/inputFile.js';
 import { importMeasurements, vacuumMeasurements } from '../src/importers/measurements/measurements.js';
 import { upsertRegistry } from '../src/importers/registry/registry.js';
 import { postgresOrThrowaway } from '../testkit/postgres.js';
+import { requirePrerequisites, throwawayPostgres } from '../testkit/prerequisites.js';
 import {
   DURABLE_SETTINGS,
   IMPORT_REGISTRY,
@@ -31,6 +32,8 @@ import {
   writeYearCsv,
   YEAR_ROWS,
 } from './lib/importFixture.js';
+
+requirePrerequisites([throwawayPostgres]);
 
 const ROWS = Number(process.argv[2] ?? YEAR_ROWS);
 const RUNS = Number(process.argv[3] ?? 3);

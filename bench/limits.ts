@@ -9,7 +9,10 @@
 import { loadSettings } from '../src/config.js';
 import type { StoreClientLimits } from '../src/limits/clientLimits.js';
 import { createClientLimits } from '../src/limits/createClientLimits.js';
+import { requirePrerequisites, throwawayRedis } from '../testkit/prerequisites.js';
 import { redisOrThrowaway } from '../testkit/redis.js';
+
+requirePrerequisites([throwawayRedis]);
 
 const OPERATIONS = Number(process.argv[2] ?? 20_000);
 const RUNS = Number(process.argv[3] ?? 3);

@@ -16,11 +16,14 @@
 
 import { addKey, addWell } from '../test/helpers/fixtures.js';
 import { type Replica, spawnReplica } from '../testkit/gwapi.js';
+import { requirePrerequisites, throwawayPostgres, throwawayRedis } from '../testkit/prerequisites.js';
 import { processCpuMs } from '../testkit/processes.js';
 import { redisOrThrowaway } from '../testkit/redis.js';
 import { type LoadResult, load } from './lib/load.js';
 import { startBenchPostgres } from './lib/postgres.js';
 import { count, machineLine, median, ms, printTable, ratio } from './lib/stats.js';
+
+requirePrerequisites([throwawayRedis, throwawayPostgres]);
 
 const ROUNDS = Number(process.argv[2] ?? 5);
 const SECONDS = Number(process.argv[3] ?? 3);

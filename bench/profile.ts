@@ -11,6 +11,7 @@
  */
 import { mkdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { requirePrerequisites, throwawayPostgres } from '../testkit/prerequisites.js';
 import { addDiscoveryFixture } from './lib/discoveryFixture.js';
 import { timedGet } from './lib/http.js';
 import { load } from './lib/load.js';
@@ -18,6 +19,8 @@ import { startBenchPostgres } from './lib/postgres.js';
 import { addSeriesFixture, dayAfterStart, SERIES_START } from './lib/seriesFixture.js';
 import { startServerProcess } from './lib/serverProcess.js';
 import { count, machineLine, printTable } from './lib/stats.js';
+
+requirePrerequisites([throwawayPostgres]);
 
 const [workload = 'series', amount, outDir = 'bench/results'] = process.argv.slice(2);
 if (workload !== 'series' && workload !== 'discovery') {

@@ -9,13 +9,18 @@
  */
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { tableFromIPC } from 'apache-arrow';
-import pl from 'nodejs-polars';
+import type { DataFrame } from 'nodejs-polars';
+import { polars, requirePrerequisites, throwawayPostgres } from '../testkit/prerequisites.js';
 import type { FloorMethod } from './lib/floor.js';
 import { timedGet } from './lib/http.js';
 import { startBenchPostgres } from './lib/postgres.js';
 import { addSeriesFixture, dayAfterStart, MINUTES_PER_DAY, SERIES_START } from './lib/seriesFixture.js';
 import { type ServerProcess, startServerProcess } from './lib/serverProcess.js';
 import { count, machineLine, mb, median, ms, printTable, ratio } from './lib/stats.js';
+
+requirePrerequisites([polars, throwawayPostgres]);
+// After the check: its native part may be what is missing.
+const { default: pl } = await import('nodejs-polars');
 
 const ROUNDS = Number(process.argv[2] ?? 7);
 const MEMORY_RUNS = Number(process.argv[3] ?? 5);
@@ -224,7 +229,7 @@ try {
  * and a frame of its measurements (polars reads no nested document).
  */
 function clientSide(bodies: { json: Buffer; csv: Buffer; arrow: Buffer }): string[][] {
-  const readers: [string, () => pl.DataFrame][] = [
+  const readers: [string, () => DataFrame][] = [
     ['Arrow (readIPCStream)', () => pl.readIPCStream(bodies.arrow)],
     ['CSV (readCSV, tryParseDates)', () => pl.readCSV(bodies.csv, { tryParseDates: true })],
     [

@@ -18,11 +18,14 @@ import { freePort } from '../src/db/embedded.js';
 import { SERVICE_NODE_OPTIONS } from '../src/heap.js';
 import { abortMany, countStatuses, seriesPath } from '../test/helpers/faults.js';
 import { addKey } from '../test/helpers/fixtures.js';
+import { requirePrerequisites, throwawayPostgres } from '../testkit/prerequisites.js';
 import { alive, childPids, peakMb, resetPeakMb, residentMb, stopProcess } from '../testkit/processes.js';
 import { timedGet } from './lib/http.js';
 import { startBenchPostgres } from './lib/postgres.js';
 import { addSeriesFixture, dayAfterStart, SERIES_START } from './lib/seriesFixture.js';
 import { machineLine, mb, median, printTable } from './lib/stats.js';
+
+requirePrerequisites([throwawayPostgres]);
 
 const RUNS = Number(process.argv[2] ?? 3);
 const CHECKOUT = resolve(process.argv[3] ?? fileURLToPath(new URL('..', import.meta.url)));

@@ -6,11 +6,14 @@
  *   node --import tsx bench/storeSize.ts [ROUNDS] [OTHER_TUBES]
  */
 import { seriesSelect } from '../src/v1/measurements/sql.js';
+import { requirePrerequisites, throwawayPostgres } from '../testkit/prerequisites.js';
 import { timedGet } from './lib/http.js';
 import { startBenchPostgres } from './lib/postgres.js';
 import { addSeriesFixture, dayAfterStart, MINUTES_PER_DAY, SERIES_START } from './lib/seriesFixture.js';
 import { type ServerProcess, startServerProcess } from './lib/serverProcess.js';
 import { count, machineLine, median, ms, printTable, ratio } from './lib/stats.js';
+
+requirePrerequisites([throwawayPostgres]);
 
 const ROUNDS = Number(process.argv[2] ?? 5);
 const OTHER_TUBES = Number(process.argv[3] ?? 10);

@@ -25,9 +25,12 @@ import { importMeasurements } from '../src/importers/measurements/measurements.j
 import { measurementBatches, seriesSelect, shapeOf } from '../src/v1/measurements/sql.js';
 import { changedMeasurementsSelect, currentSyncPoint, loadSyncSecret, syncGone } from '../src/v1/sync/sql.js';
 import { issueSyncToken, readSyncToken, type SyncPoint } from '../src/v1/sync/token.js';
+import { requirePrerequisites, throwawayPostgres } from '../testkit/prerequisites.js';
 import { startBenchPostgres } from './lib/postgres.js';
 import { addSeriesFixture, dayAfterStart, SERIES_START } from './lib/seriesFixture.js';
 import { count, machineLine, median, ms, printTable, quartiles, ratio } from './lib/stats.js';
+
+requirePrerequisites([throwawayPostgres]);
 
 const RUNS = Number(process.argv[2] ?? 40);
 const TUBES = 10;

@@ -11,11 +11,19 @@ import { readFile } from 'node:fs/promises';
 import { startBenchPostgres } from '../bench/lib/postgres.js';
 import { machineLine, printTable } from '../bench/lib/stats.js';
 import { throwawayFolder } from '../testkit/postgres.js';
+import {
+  haproxy,
+  requirePrerequisites,
+  throwawayPostgres,
+  throwawayRedis,
+} from '../testkit/prerequisites.js';
 import { redisOrThrowaway } from '../testkit/redis.js';
 import { addDrillFixture } from './lib/drillFixture.js';
 import { describeReport } from './lib/drillReport.js';
 import { HAPROXY_CONFIG } from './lib/haproxy.js';
 import { type DrillReport, runDrill } from './lib/rollingDrill.js';
+
+requirePrerequisites([haproxy, throwawayRedis, throwawayPostgres]);
 
 const [settleSeconds, throughputSeconds] = [process.argv[2] ?? '20', process.argv[3] ?? '10'].map(Number);
 if (!(settleSeconds! > 0 && throughputSeconds! > 0)) {

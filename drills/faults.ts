@@ -28,7 +28,10 @@ import {
 } from '../test/helpers/faults.js';
 import { addKey, addRegularSeries, addWell } from '../test/helpers/fixtures.js';
 import { startOwnPostgres } from '../testkit/postgres.js';
+import { embeddedPostgres, redisServer, requirePrerequisites } from '../testkit/prerequisites.js';
 import { startRedis } from '../testkit/redis.js';
+
+requirePrerequisites([redisServer, embeddedPostgres]);
 
 const ABORTS = Number(process.argv[2] ?? 10_000);
 const ROUNDS = Number(process.argv[3] ?? 10);

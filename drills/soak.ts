@@ -24,6 +24,7 @@ import { count, machineLine, median, printTable } from '../bench/lib/stats.js';
 import { freePort } from '../src/db/embedded.js';
 import { type Replica, spawnReplica } from '../testkit/gwapi.js';
 import { inspectFlag } from '../testkit/inspector.js';
+import { requirePrerequisites, throwawayPostgres, throwawayRedis } from '../testkit/prerequisites.js';
 import { redisOrThrowaway } from '../testkit/redis.js';
 import { heldSlots } from './lib/heldSlots.js';
 import { type ServerSample, serverProbe } from './lib/serverProbe.js';
@@ -37,6 +38,8 @@ import {
 } from './lib/soakClients.js';
 import { addSoakFixture, type SoakKey } from './lib/soakFixture.js';
 import { createTally, since, type TallySnapshot, total } from './lib/soakTally.js';
+
+requirePrerequisites([throwawayRedis, throwawayPostgres]);
 
 const MINUTES = Number(process.argv[2] ?? process.env.SOAK_MINUTES ?? 10);
 if (!(MINUTES > 0)) {

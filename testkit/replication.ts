@@ -7,7 +7,6 @@
  * PostgreSQL refuses to run as root, so when we are root every server command runs as `postgres`.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
 import { chown, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
@@ -16,9 +15,11 @@ import { promisify } from 'node:util';
 import { connect, type Sql } from '../src/db/connect.js';
 import { freePort } from '../src/db/embedded.js';
 import { migrate } from '../src/db/migrate.js';
+import { missingPrerequisites, POSTGRES_15_BIN, postgres15 } from './prerequisites.js';
 import type { Owner } from './processes.js';
 
-export const POSTGRES_15_BIN = '/usr/lib/postgresql/15/bin';
+export { POSTGRES_15_BIN };
+
 const SERVER_USER = 'postgres';
 const run = promisify(execFile);
 const asRoot = userInfo().uid === 0;
@@ -42,13 +43,7 @@ const SETTINGS: Record<string, string> = {
 
 /** Why streaming replicas cannot be run here, as one line with what to install; undefined when they can. */
 export function replicationMissing(): string | undefined {
-  if (!existsSync(join(POSTGRES_15_BIN, 'pg_basebackup'))) {
-    return `PostgreSQL 15 server binaries are missing from ${POSTGRES_15_BIN}: apt-get install postgresql-15`;
-  }
-  if (asRoot && !/^postgres:/m.test(readFileSync('/etc/passwd', 'utf8'))) {
-    return `there is no "${SERVER_USER}" user to run PostgreSQL as: apt-get install postgresql-15`;
-  }
-  return undefined;
+  return missingPrerequisites([postgres15], 'streaming replication');
 }
 
 /** Runs a PostgreSQL 15 program, as `postgres` when we are root. */

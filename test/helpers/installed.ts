@@ -1,9 +1,11 @@
-import { spawnSync } from 'node:child_process';
+import { command, missingPrerequisites, type Prerequisite } from '../../testkit/prerequisites.js';
 
-const installed = (command: string) => spawnSync('sh', ['-c', `command -v ${command}`]).status === 0;
-
-/** A skip reason when `command` is missing, except in CI, where .ci/run must have installed it. */
-export const unlessInstalled = (command: string, debianPackage: string) =>
-  installed(command) || process.env.CI
-    ? false
-    : `${command} is not installed (apt-get install ${debianPackage}; .ci/run does)`;
+/**
+ * A skip reason when a prerequisite is missing (testkit/prerequisites.ts), except in CI, where
+ * .ci/run must have installed it (the test then fails on it). `command, debianPackage` for a command on PATH.
+ */
+export function unlessInstalled(need: Prerequisite | string, debianPackage?: string): string | false {
+  const prerequisite = typeof need === 'string' ? command(need, debianPackage ?? need) : need;
+  const line = process.env.CI ? undefined : missingPrerequisites([prerequisite], 'this test');
+  return line ? `${line} (.ci/run does)` : false;
+}
