@@ -10,8 +10,9 @@ import { rememberKey } from './secrets.js';
 export interface ReplicatedData {
   cluster: ReplicationCluster;
   standbys: [PgNode, PgNode];
-  /** A key that reads every tube. */
+  /** A key that reads every tube, and its id. */
   key: string;
+  keyId: string;
   /** Imports on the primary, by the real importer (which logs the changes sync tokens read). */
   importRows: ReturnType<typeof rowImporter>;
 }
@@ -25,10 +26,10 @@ export async function replicatedData(
   const sql = connect(cluster.primary.url, { max: 2 });
   t.teardown(() => sql.end({ timeout: 1 }));
   await upsertRegistry(sql, TWO_TUBES);
-  const { key } = await createKey(sql, { name: 'reader', tubeIdentifiers: [], allTubes: true });
+  const { key, keyId } = await createKey(sql, { name: 'reader', tubeIdentifiers: [], allTubes: true });
   rememberKey(key);
   const importRows = rowImporter(sql);
   await importRows(first);
   await cluster.caughtUp();
-  return { cluster, standbys: cluster.standbys as [PgNode, PgNode], key, importRows };
+  return { cluster, standbys: cluster.standbys as [PgNode, PgNode], key, keyId, importRows };
 }

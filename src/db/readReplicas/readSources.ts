@@ -32,7 +32,13 @@ export type ReadFallback = 'primary' | 'unavailable';
 
 /** The source could not answer this request exactly: its replay is behind what the request has seen. */
 export class SourceBehind extends Error {
-  constructor() {
+  constructor(
+    /**
+     * Throws the request's own refusal when the primary itself has not seen it all (a sync token from a
+     * restored backup's past): asked before a 503, which no wait would ever end.
+     */
+    readonly checkPrimary: (primary: Sql) => Promise<void>,
+  ) {
     super('the read source has not replayed what the request has already seen');
     this.name = 'SourceBehind';
   }
@@ -118,8 +124,12 @@ export interface ReplicaReadsOptions {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Errors of a server that is gone or not (yet) accepting sessions: the read may go elsewhere. */
-const UNREACHABLE = new Set([
+/**
+ * Errors after which a read may go elsewhere: a server gone or not (yet) accepting sessions, or a
+ * standby that cancelled the read for a conflict with its recovery.
+ */
+const ELSEWHERE = new Set([
+  '40001', // serialization_failure: canceling statement due to conflict with recovery
   'ECONNREFUSED',
   'ETIMEDOUT',
   'EHOSTUNREACH',
@@ -129,9 +139,9 @@ const UNREACHABLE = new Set([
   '57P03', // cannot_connect_now: starting up or shutting down
 ]);
 
-const cannotReach = (error: unknown): boolean => {
+const goElsewhere = (error: unknown): boolean => {
   const code = (error as { code?: unknown } | null)?.code;
-  return isConnectionLost(error) || (typeof code === 'string' && UNREACHABLE.has(code));
+  return isConnectionLost(error) || (typeof code === 'string' && ELSEWHERE.has(code));
 };
 
 /** `work` on `source`, once more when the connection was lost (a pooled connection a restart ended). */
@@ -182,7 +192,7 @@ export function replicaReads(options: ReplicaReadsOptions): ReadSources {
 
   async function read<T>(work: (source: ReadSource) => Promise<T>): Promise<T> {
     const waitUntil = performance.now() + BEHIND_WAIT_MS;
-    let behind = false;
+    let behind: SourceBehind | undefined;
     let unreachable: unknown;
     for (;;) {
       const waited = performance.now() >= waitUntil;
@@ -195,8 +205,8 @@ export function replicaReads(options: ReplicaReadsOptions): ReadSources {
           options.onRead?.(source);
           return answer;
         } catch (error) {
-          if (error instanceof SourceBehind) behind = true;
-          else if (cannotReach(error)) unreachable = error;
+          if (error instanceof SourceBehind) behind = error;
+          else if (goElsewhere(error)) unreachable = error;
           else throw error;
         }
       }
@@ -206,7 +216,12 @@ export function replicaReads(options: ReplicaReadsOptions): ReadSources {
       }
       // The primary's own failure is its error, as with one pool; a replica's is the replicas' 503.
       if (unreachable !== undefined && !behind && candidates.at(-1) === primary) throw unreachable;
-      return refuse(behind);
+      // Without the fallback the primary answered nothing: it still says whether the wait can ever end.
+      if (behind && fallback.length === 0) {
+        const { checkPrimary } = behind;
+        await primary.gate.run(() => attempt(primary, () => checkPrimary(primary.sql)));
+      }
+      return refuse(behind !== undefined);
     }
   }
 

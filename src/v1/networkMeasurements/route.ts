@@ -107,7 +107,11 @@ export async function selectNetwork(
     if (missing !== -1) throw listedTubeNotFound(listed[missing]!);
   }
   const now = await sync.current(tx, client);
-  if (since !== undefined && source.replica && !seesAllOf(now, since)) throw new SourceBehind();
+  if (since !== undefined && source.replica && !seesAllOf(now, since)) {
+    throw new SourceBehind(async (primary) => {
+      if (!seesAllOf(await sync.current(primary, client), since)) throw changesGone();
+    });
+  }
   if (since !== undefined && (await sync.gone(tx, since, now))) throw changesGone();
   return {
     tubes,

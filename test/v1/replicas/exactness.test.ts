@@ -13,6 +13,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import { BEHIND_WAIT_MS } from '../../../src/db/readReplicas/readSources.js';
+import { loadSyncSecret } from '../../../src/v1/sync/sql.js';
+import { issueSyncToken, readSyncToken } from '../../../src/v1/sync/token.js';
 import { replicationMissing } from '../../../testkit/replication.js';
 import { seriesPath } from '../../helpers/conditional.js';
 import { get, type HttpResponse } from '../../helpers/http.js';
@@ -44,7 +46,7 @@ t.test(
     skip: replicationMissing(),
   },
   async (t) => {
-    const { cluster, standbys, key, importRows } = await replicatedData(t, [
+    const { cluster, standbys, key, keyId, importRows } = await replicatedData(t, [
       ...hourOf(TUBE, 2, 1),
       ...hourOf(OTHER, 2, 1),
     ]);
@@ -128,6 +130,17 @@ t.test(
       t.equal(answer.status, 503, answer.body);
       t.ok(Number(answer.headers['retry-after']) >= 1, `Retry-After: ${answer.headers['retry-after']}`);
       t.ok(performance.now() - started >= BEHIND_WAIT_MS, 'after waiting for it to catch up');
+    });
+
+    t.test('a token ahead of the primary itself: 410, not a 503 no wait would end', async (t) => {
+      // As if from a restored backup's lost future: the database's secret, ahead of every xid it has.
+      const secret = await cluster.primary.query((sql) => loadSyncSecret(sql));
+      const { view } = readSyncToken(mid.syncToken, keyId, secret)!;
+      const ahead = issueSyncToken({ xmin: 1n << 40n, xmax: 1n << 40n, xip: [], view }, keyId, secret);
+      for (const server of [onBehind, behindFirst, behindOrPrimary]) {
+        const answer = await ask(server, `${NETWORK}&changedSince=${ahead}`);
+        t.equal(answer.status, 410, answer.body);
+      }
     });
 
     t.test('a replica that catches up within the wait answers', async (t) => {
