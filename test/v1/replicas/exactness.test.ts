@@ -8,7 +8,8 @@
  *   alone would say 304);
  * - a sync token it has not replayed is answered by the other standby, or the primary (READ_FALLBACK),
  *   or 503 with Retry-After, never by the 410 of a token ahead of the database, never with a delta from
- *   its older snapshot; it waits briefly for a replica that catches up meanwhile.
+ *   its older snapshot; it waits briefly for a replica that catches up meanwhile. A token ahead of the
+ *   primary itself is still its 410.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
