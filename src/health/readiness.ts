@@ -198,13 +198,16 @@ export class Readiness {
       ...(status.lagSeconds !== undefined && { lagSeconds: Math.round(status.lagSeconds * 10) / 10 }),
     }));
     const usable = replicas.filter((r) => r.state === 'usable').length;
-    if (usable === replicas.length) return { status: 'pass', replicas };
-    const others = replicas
-      .filter((r) => r.state !== 'usable')
-      .map((r) => `replica ${r.replica} ${r.state}${r.state === 'lagging' ? ` ${r.lagSeconds} s` : ''}`)
-      .join(', ');
-    if (usable > 0)
-      return { status: 'warn', output: `${usable} of ${replicas.length} usable; ${others}`, replicas };
+    // Excluded by target_session_attrs is the operator's choice (a primary listed for after a
+    // switch-over), not a replica out of order.
+    const eligible = replicas.filter((r) => r.state !== 'excluded').length;
+    if (usable === eligible && usable > 0) return { status: 'pass', replicas };
+    const others =
+      replicas
+        .filter((r) => r.state !== 'usable' && r.state !== 'excluded')
+        .map((r) => `replica ${r.replica} ${r.state}${r.state === 'lagging' ? ` ${r.lagSeconds} s` : ''}`)
+        .join(', ') || 'every one excluded by target_session_attrs';
+    if (usable > 0) return { status: 'warn', output: `${usable} of ${eligible} usable; ${others}`, replicas };
     return reads.fallsBackToPrimary
       ? { status: 'warn', output: `none usable (${others}): reads go to the primary`, replicas }
       : { status: 'fail', output: `none usable (${others}): reads are refused (READ_FALLBACK)`, replicas };

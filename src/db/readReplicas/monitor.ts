@@ -195,7 +195,8 @@ export class ReplicaMonitor {
     return {
       standby,
       readOnly: row!.readOnly === 'on',
-      replayed: standby && row!.replayed !== null ? lsnOf(row!.replayed) : undefined,
+      // A standby that has replayed nothing yet (just started) holds nothing: position 0, not a primary's.
+      replayed: standby ? lsnOf(row!.replayed ?? '0/0') : undefined,
     };
   }
 

@@ -166,6 +166,11 @@ t.test(
       const [standby, prefer] = await Promise.all([listing('standby'), listing('prefer-standby')]);
       await untilStates(['excluded', 'usable'], 'standby: the primary ruled out', standby);
       await untilStates(['excluded', 'usable'], 'prefer-standby: the primary idle', prefer);
+      t.equal(
+        (await readiness(standby)).report.checks.replicas.status,
+        'pass',
+        'ruled out by choice: no warning',
+      );
       await one.pauseReplay();
       await write();
       await untilStates(['excluded', 'lagging'], 'standby: the primary still ruled out', standby);
