@@ -30,7 +30,7 @@ import {
   seriesHead,
 } from '../measurements/seriesStream.js';
 import { shapeOf } from '../measurements/sql.js';
-import { type SyncPoint, seesAllOf } from '../sync/token.js';
+import { type SyncPoint, seesAllOf, standbyPoint } from '../sync/token.js';
 import { arrowNetwork } from './arrowNetwork.js';
 import { csvNetwork } from './csvNetwork.js';
 import { jsonNetwork } from './jsonNetwork.js';
@@ -88,9 +88,10 @@ interface SelectionRequest {
 
 /**
  * Access, in the response's snapshot: the tubes, a 404 naming the first listed identifier the key may
- * not read (malformed, unknown and hidden alike), then the 410 of a token whose changes are gone. A
- * read replica that has not replayed all the token's snapshot saw is no answer at all (SourceBehind):
- * a delta from it would start before the token, and its 410 would be its lag's, not the token's.
+ * not read (malformed, unknown and hidden alike), then the 410 of a token whose changes are gone. On a
+ * read replica the snapshot is what a standby can vouch for (standbyPoint), and a replica that has not
+ * replayed all the token's snapshot saw is no answer at all (SourceBehind): a delta from it would start
+ * before the token, and its 410 would be its lag's, not the token's.
  */
 export async function selectNetwork(
   tx: Queryable,
@@ -106,7 +107,8 @@ export async function selectNetwork(
     const missing = listed.findIndex((_, index) => !found.has(canonical![index]!));
     if (missing !== -1) throw listedTubeNotFound(listed[missing]!);
   }
-  const now = await sync.current(tx, client);
+  const read = await sync.current(tx, client);
+  const now = source.replica ? standbyPoint(read) : read;
   if (since !== undefined && source.replica && !seesAllOf(now, since)) {
     throw new SourceBehind(async (primary) => {
       if (!seesAllOf(await sync.current(primary, client), since)) throw changesGone();

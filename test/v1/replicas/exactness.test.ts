@@ -13,13 +13,14 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
+import { connect } from '../../../src/db/connect.js';
 import { BEHIND_WAIT_MS } from '../../../src/db/readReplicas/readSources.js';
 import { loadSyncSecret } from '../../../src/v1/sync/sql.js';
 import { issueSyncToken, readSyncToken } from '../../../src/v1/sync/token.js';
 import { replicationMissing } from '../../../testkit/replication.js';
 import { seriesPath } from '../../helpers/conditional.js';
 import { get, type HttpResponse } from '../../helpers/http.js';
-import { OTHER, TUBE } from '../../helpers/importFixtures.js';
+import { heldImport, OTHER, TUBE } from '../../helpers/importFixtures.js';
 import { networkPath } from '../../helpers/network.js';
 import { replicatedData } from '../../helpers/replicas.js';
 import { startReplica } from '../../helpers/serve.js';
@@ -35,6 +36,9 @@ const hourOf = (tube: string, day: number, value: number): [string, string, stri
     `2024-01-${String(day).padStart(2, '0')}T10:${String(minute).padStart(2, '0')}:00Z`,
     String(value),
   ]);
+
+/** Rows as CSV lines (no header), as heldImport takes them. */
+const csvLines = (rows: [string, string, string][]) => rows.map((row) => row.join(','));
 
 interface Network {
   syncToken: string;
@@ -161,6 +165,30 @@ t.test(
       );
       t.equal(answer.status, 304);
       t.equal(answer.headers.etag, series.headers.etag);
+    });
+
+    t.test('a token read on a standby while an import runs: the import’s changes come later', async (t) => {
+      const importer = connect(cluster.primary.url, { max: 1 });
+      t.teardown(() => importer.end());
+      // An import holds its transaction open; a later, shorter one commits; both standbys replay that.
+      const held = heldImport(importer, csvLines(hourOf(TUBE, 5, 7)));
+      await held.holding;
+      await importRows(hourOf(OTHER, 6, 8));
+      await cluster.caughtUp();
+      const snapshot = await behind.query(async (sql) => {
+        const [row] = await sql<{ snapshot: string }[]>`select pg_current_snapshot()::text as snapshot`;
+        return row!.snapshot;
+      });
+      t.match(snapshot, /:$/, `the premise: a standby's snapshot lists no running xid (${snapshot})`);
+      const copy = network(await ask(onBehind, NETWORK));
+      held.release();
+      await held.done;
+      await cluster.caughtUp();
+      for (const server of [primary, onBehind]) {
+        const delta = changes(await ask(server, `${NETWORK}&changedSince=${copy.syncToken}`));
+        const imported = delta.find((element) => element.tubeIdentifier === TUBE);
+        t.equal(imported?.measurements.length ?? 0, 60, 'the held import’s rows, none missed');
+      }
     });
   },
 );
