@@ -15,6 +15,7 @@ import {
   usesTimescaleDb,
 } from '../../src/db/migrate.js';
 import { sampleLockWaits } from '../../testkit/lockWaits.js';
+import { runCli } from '../helpers/cli.js';
 import { freshDatabase } from '../helpers/database.js';
 
 t.test('an empty database gets every migration, in order', async (t) => {
@@ -274,4 +275,26 @@ t.test('007: the prune of the change log reads the recorded_at index', async (t)
     explain (format json) delete from measurement_changes where recorded_at < now() - interval '130 days'`);
   t.match(JSON.stringify(plan), /"Index Name":"measurement_changes_recorded_at"/);
   t.equal(MIGRATION_LOCK_TIMEOUT_MS > 0, true);
+});
+
+t.test('gwapi migrate: 007 behind an import says why it waits, then applies', async (t) => {
+  const { sql, url } = await freshDatabase(t);
+  await sql`drop index measurement_changes_recorded_at`;
+  await sql`delete from schema_migrations where version = 7`;
+  // An import's transaction: it has written to the change log, and the build must wait for it.
+  const importing = await holdLock(sql, 'lock table measurement_changes in row exclusive mode');
+  const migrating = runCli(['migrate'], { env: { DATABASE_URL: url } });
+  await sleep(MIGRATION_LOCK_TIMEOUT_MS * 2.5);
+  await importing.release();
+  const { code, stdout, stderr } = await migrating;
+  t.equal(code, 0, stderr);
+  t.match(stdout, /^applied 007_changes_recorded_at; /);
+  t.match(
+    stderr,
+    /^gwapi migrate: migration 007_changes_recorded_at \(create index concurrently if not exists measurement_changes[^)]*\): gave up waiting for a lock \(attempt 1 of 6\), trying again; oldest transaction: pid \d+, idle in transaction for [\d.]+ s: lock table measurement_changes in row exclusive mode\n/,
+  );
+  t.same(
+    await sql`select indisvalid from pg_index where indexrelid = to_regclass('measurement_changes_recorded_at')`,
+    [{ indisvalid: true }],
+  );
 });
