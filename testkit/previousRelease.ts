@@ -6,7 +6,7 @@
  */
 import { execFile } from 'node:child_process';
 import { readFile, rm, symlink, unlink } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { throwawayFolder } from './postgres.js';
@@ -37,7 +37,8 @@ export async function checkoutRelease(commit = PREVIOUS_RELEASE.commit): Promise
     throw new Error(`commit ${commit} is not in this clone (a shallow clone? fetch the full history)`);
   });
   const folder = await throwawayFolder('gwapi-release-');
-  const root = join(folder, commit.slice(0, 7));
+  // Git names the worktree after the folder: unique, for runs side by side.
+  const root = join(folder, `${commit.slice(0, 7)}-${basename(folder).slice(-6)}`);
   const remove = async () => {
     await unlink(join(root, 'node_modules')).catch(() => {});
     await git('worktree', 'remove', '--force', root).catch(() => {});
