@@ -1,5 +1,6 @@
 /**
- * Rolling restart and crash drill (drills/lib/rollingDrill.ts) with its report: three `gwapi serve`
+ * Rolling restart and crash drill (drills/lib/rollingDrill.ts), then a migration under load
+ * (drills/lib/migrationDrill.ts), with their reports: three `gwapi serve`
  * replicas behind Debian's HAProxy running deploy/haproxy.cfg, one PostgreSQL, one Redis, a steady load
  * from many keys. Exit code 0 on PASS, 1 on FAIL.
  *
@@ -12,6 +13,7 @@ import { startBenchPostgres } from '../bench/lib/postgres.js';
 import { machineLine, printTable } from '../bench/lib/stats.js';
 import { throwawayFolder } from '../testkit/postgres.js';
 import {
+  git,
   haproxy,
   requirePrerequisites,
   throwawayPostgres,
@@ -21,9 +23,10 @@ import { redisOrThrowaway } from '../testkit/redis.js';
 import { addDrillFixture } from './lib/drillFixture.js';
 import { describeReport } from './lib/drillReport.js';
 import { HAPROXY_CONFIG } from './lib/haproxy.js';
+import { printedMigrationDrill } from './lib/migrationDrill.js';
 import { type DrillReport, runDrill } from './lib/rollingDrill.js';
 
-requirePrerequisites([haproxy, throwawayRedis, throwawayPostgres]);
+requirePrerequisites([haproxy, git, throwawayRedis, throwawayPostgres]);
 
 const [settleSeconds, throughputSeconds] = [process.argv[2] ?? '20', process.argv[3] ?? '10'].map(Number);
 if (!(settleSeconds! > 0 && throughputSeconds! > 0)) {
@@ -67,6 +70,16 @@ try {
   console.log(kill);
   console.log();
   printTable(throughput.header, throughput.rows);
+  report.problems.push(
+    ...(await printedMigrationDrill(pg, {
+      redisUrl: redis.url,
+      folder,
+      settleMs: settleSeconds! * 1000,
+      periodMs: PERIOD_MS,
+      keys: KEYS,
+      log: (line) => console.error(`  … ${line}`),
+    })),
+  );
   for (const problem of report.problems) console.log(`problem: ${problem}`);
   console.log(report.problems.length === 0 ? 'PASS' : 'FAIL');
 } finally {

@@ -99,7 +99,19 @@ export const variables = {
     schema: postgresUrl,
     secret: true,
     description:
-      'A read replica of DATABASE_URL: `gwapi serve` reads wells, tubes, series and readiness from it; key lookups, migrations, imports and keys stay on DATABASE_URL. Unset: everything on DATABASE_URL.',
+      'Streaming replicas of DATABASE_URL, one host or several (postgres://user@host1:5432,host2:5432/db; load_balance_hosts=random|disable, default random, and target_session_attrs as in libpq): `gwapi serve` reads wells, tubes and series from the usable ones; key lookups, migrations, imports and keys stay on DATABASE_URL. Unset: everything on DATABASE_URL.',
+  },
+  READ_MAX_LAG_SECONDS: {
+    schema: positiveNumber.pipe(z.number().max(86_400, 'expected at most 86400')),
+    default: '10',
+    description:
+      'A read replica whose replay is further behind the primary than this gets no new reads until it catches up.',
+  },
+  READ_FALLBACK: {
+    schema: z.enum(['primary', 'unavailable'], { error: 'expected primary or unavailable' }),
+    default: 'primary',
+    description:
+      'Where reads go when no replica of DATABASE_READ_URL is usable: primary (DATABASE_URL), or unavailable (503 with Retry-After).',
   },
   DATABASE_PREPARE: {
     schema: boolean,

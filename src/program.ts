@@ -9,6 +9,7 @@ import { createKeyCommand, grantKeyCommand, listKeysCommand, revokeKeyCommand } 
 import { migrateCommand } from './commands/migrate.js';
 import { serveCommand } from './commands/serve.js';
 import { describeSettings, loadSettings, type Settings, SettingsError } from './config.js';
+import { MIGRATION_LOCK_TIMEOUT_MS } from './db/migrate.js';
 import { UserError } from './errors.js';
 
 /** Wraps a command: settings first (a bad one is one line and exit 2), then one-line errors, exit 1. */
@@ -41,7 +42,9 @@ program
   .command('migrate')
   .description(
     'Bring the database schema up to date. Safe to run again and from several replicas at once; ' +
-      'uses a TimescaleDB hypertable when the extension is available, plain PostgreSQL otherwise.',
+      'uses a TimescaleDB hypertable when the extension is available, plain PostgreSQL otherwise. ' +
+      `Each statement waits at most lock_timeout (${MIGRATION_LOCK_TIMEOUT_MS / 1000} s) for a lock and is retried; run it against ` +
+      'PostgreSQL itself, not through PgBouncer in transaction mode.',
   )
   .action(run(migrateCommand));
 

@@ -5,6 +5,7 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Database } from './commands/database.js';
 import type { Settings } from './config.js';
+import type { ReplicaMonitor } from './db/readReplicas/monitor.js';
 import { buildApp } from './http/app.js';
 import { closeGracefully } from './http/lifecycle/shutdown.js';
 import { untilStopSignal } from './http/lifecycle/stopSignal.js';
@@ -35,6 +36,33 @@ async function startLimits(settings: Settings, logger: FastifyBaseLogger): Promi
   return createClientLimits(settings, { logger });
 }
 
+/**
+ * The read replicas' monitor, asked once before the first request; each change of a replica's state is
+ * one log line (with the driver's words when it went down).
+ */
+async function startReplicaMonitor(
+  settings: Settings,
+  db: Database,
+  logger: FastifyBaseLogger,
+): Promise<ReplicaMonitor | undefined> {
+  if (!db.replicas) return undefined;
+  const monitor = db.replicas.monitor({
+    maxLagSeconds: settings.READ_MAX_LAG_SECONDS,
+    onChange(replica, from, to, reason) {
+      const fields = {
+        replica,
+        from: from ?? 'starting',
+        to,
+        lagSeconds: monitor.status(replica).lagSeconds,
+      };
+      if (to === 'usable') logger.info(fields, 'read replica usable');
+      else logger.warn({ ...fields, ...(reason && { reason }) }, `read replica ${to}: no new reads`);
+    },
+  });
+  await monitor.start();
+  return monitor;
+}
+
 export async function runServer(
   settings: Settings,
   db: Database,
@@ -47,13 +75,18 @@ export async function runServer(
   const logger = createLogger(settings.LOG_LEVEL, await logDestination(format));
   const limits = await startLimits(settings, logger);
   const metrics = createMetrics({ limits, poolMax: settings.DATABASE_POOL_MAX });
-  const app = buildApp({ sql: db.reads, keysSql: db.sql, settings, limits, logger, metrics });
+  const monitor = await startReplicaMonitor(settings, db, logger);
+  const replicas = db.replicas && monitor && { ...db.replicas, monitor };
+  const app = buildApp({ sql: db.sql, replicas, settings, limits, logger, metrics });
   let metricsApp: FastifyInstance | undefined;
   try {
     const address = await app.listen({ host: settings.HOST, port: settings.PORT });
     const database = db.embedded ? 'embedded' : 'DATABASE_URL';
-    const reads = db.reads === db.sql ? database : 'DATABASE_READ_URL';
-    app.log.info({ address, database, reads }, 'gwapi listening');
+    const reads = replicas ? 'DATABASE_READ_URL' : database;
+    app.log.info(
+      { address, database, reads, ...(replicas && { replicas: replicas.pools.length }) },
+      'gwapi listening',
+    );
     metricsApp = await listenForMetrics(metrics, settings, logger);
     options.onListening?.(address);
     await stopped;
@@ -65,6 +98,7 @@ export async function runServer(
     // After the server: responses still running hold slots until they end. A replica that cannot
     // release them (killed) leaves them to expire with their leases.
     await limits.close();
+    await monitor?.stop();
   }
   await db.close();
 }

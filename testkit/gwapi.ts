@@ -4,6 +4,7 @@
  * and drills start their servers with it.
  */
 import { type ChildProcess, type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Owner, stopProcess, untilReady } from './processes.js';
 
@@ -13,17 +14,39 @@ export interface GwapiOptions {
   /** Environment on top of a minimal one (PATH, HOME); the caller's settings do not leak in. */
   env?: Record<string, string | undefined>;
   cwd?: string;
+  /** Another checkout to run `gwapi` of (e.g. the previous release: testkit/previousRelease.ts). */
+  root?: string;
 }
 
 /** Starts `gwapi ARGS` (tsx on src/cli.ts) and returns the running process. */
 export function spawnGwapi(args: string[], options: GwapiOptions = {}): ChildProcessWithoutNullStreams {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' };
   for (const [name, value] of Object.entries(options.env ?? {})) if (value !== undefined) env[name] = value;
-  return spawn(process.execPath, ['--import', 'tsx', GWAPI_CLI, ...args], {
+  const cli = options.root ? join(options.root, 'src', 'cli.ts') : GWAPI_CLI;
+  return spawn(process.execPath, ['--import', 'tsx', cli, ...args], {
     env,
-    cwd: options.cwd ?? fileURLToPath(new URL('..', import.meta.url)),
+    cwd: options.cwd ?? options.root ?? fileURLToPath(new URL('..', import.meta.url)),
     stdio: ['pipe', 'pipe', 'pipe'],
   });
+}
+
+export interface GwapiOutcome {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** What a `gwapi` command printed, and its exit code, once it has ended; `input` is its standard input. */
+export function outcome(
+  child: ChildProcessWithoutNullStreams,
+  input: string | Buffer = '',
+): Promise<GwapiOutcome> {
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  child.stdin.end(input);
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
 }
 
 export interface LogLine {
@@ -55,6 +78,8 @@ export interface ReplicaOptions {
   watch?: (child: ChildProcess, args: string[]) => void;
   /** false: log lines after the listening line are dropped unread (a benchmark's load would pile up). */
   keepLogs?: boolean;
+  /** Serve another checkout (GwapiOptions.root). */
+  root?: string;
 }
 
 /** `gwapi serve` with `env` on a free port; resolves once it listens. */
@@ -63,7 +88,10 @@ export async function spawnReplica(
   options: ReplicaOptions = {},
 ): Promise<Replica> {
   const args = ['serve'];
-  const child = spawnGwapi(args, { env: { HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env } });
+  const child = spawnGwapi(args, {
+    env: { HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env },
+    root: options.root,
+  });
   options.watch?.(child, args);
   const stop = (signal: NodeJS.Signals = 'SIGTERM') => stopProcess(child, signal);
   options.owner?.teardown(() => stop());

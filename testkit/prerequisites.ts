@@ -64,6 +64,8 @@ export function unlessSet(setting: string, prerequisite: Prerequisite): Prerequi
 
 export const haproxy = command('haproxy', 'haproxy');
 export const redisServer = command('redis-server', 'redis-server');
+/** The migration drill checks the previous release out of the history (testkit/previousRelease.ts). */
+export const git = command('git', 'git');
 /** testkit/pgbouncer.ts looks in the sbin folders itself. */
 export const pgbouncer: Prerequisite = {
   name: 'pgbouncer',

@@ -20,6 +20,8 @@ export interface ApiFleetOptions {
   folder: string;
   /** More settings of every replica. */
   env?: Record<string, string>;
+  /** Another checkout to serve (the previous release: testkit/previousRelease.ts). */
+  root?: string;
   owner?: Owner;
   /** Sees each replica's process as it is spawned (the test suite scans their output for keys). */
   watch?: ReplicaOptions['watch'];
@@ -58,7 +60,12 @@ export async function startApiFleet(options: ApiFleetOptions): Promise<ApiFleet>
     ...options.env,
   });
   const start = (i: number) =>
-    spawnReplica(env(ports[i]!), { owner: options.owner, watch: options.watch, keepLogs: false });
+    spawnReplica(env(ports[i]!), {
+      owner: options.owner,
+      watch: options.watch,
+      keepLogs: false,
+      root: options.root,
+    });
   const replicas: Replica[] = await Promise.all(names.map((_, i) => start(i)));
   const haproxy = await startHaproxy(
     options.folder,

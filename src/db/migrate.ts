@@ -1,11 +1,24 @@
 /**
- * Migrations: numbered plain-SQL files in `sql/`, each applied once in its own transaction and recorded
- * with a checksum. A transaction-scoped advisory lock serialises concurrent runners (several replicas
- * starting at once): the second waits, then finds the work done.
+ * Migrations: numbered plain-SQL files in `sql/`, each applied once and recorded with a checksum.
+ *
+ * - One runner at a time: a session-level advisory lock, held on one reserved connection for the whole
+ *   run, serialises concurrent runners (several replicas starting at once, or an older release, whose
+ *   transaction-scoped lock on the same key conflicts with it): the second waits, then finds the work
+ *   done. Not through PgBouncer in transaction mode: the run needs one server session throughout.
+ * - Every statement runs with `lock_timeout`: a DDL statement queued for a table lock makes every later
+ *   reader of that table queue behind it, so it must give up soon rather than stall the API. It is tried
+ *   again with backoff, and after the last attempt fails with a message naming the oldest transaction.
+ * - A file whose first lines hold `-- gwapi:no-transaction` runs outside a transaction, one statement
+ *   at a time (CREATE INDEX CONCURRENTLY cannot run in one). Its statements must be safe to repeat
+ *   (`if not exists`): a failed run is resumed from the start. Such a file has no dollar-quoted bodies.
+ *   An INVALID index left by a failed concurrent build is dropped before the statement builds it again
+ *   (`create index concurrently if not exists` would otherwise keep the broken one).
  */
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { UserError } from '../errors.js';
 import type { Queryable, Sql } from './connect.js';
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../sql/', import.meta.url));
@@ -13,16 +26,51 @@ export const MIGRATIONS_DIR = fileURLToPath(new URL('../../sql/', import.meta.ur
 /** Arbitrary but fixed: "gwapi" in ASCII. Shared by every replica and every version of this program. */
 const MIGRATION_LOCK = 0x6777617069;
 
+/**
+ * The longest any statement of a migration waits for a lock. Readers that arrive meanwhile wait behind
+ * it at most this long; the API's answers are then late, never failed.
+ */
+export const MIGRATION_LOCK_TIMEOUT_MS = 1000;
+/** Attempts of a migration (or of one statement of a non-transactional one) that hit lock_timeout. */
+export const MIGRATION_LOCK_ATTEMPTS = 6;
+/** Wait before the second attempt; doubled before each further one, with jitter. */
+export const MIGRATION_RETRY_BACKOFF_MS = 500;
+
+/** The marker of a migration that runs outside a transaction. */
+const NO_TRANSACTION = /^--\s*gwapi:no-transaction\s*$/m;
+/** SQLSTATE lock_not_available: lock_timeout expired. */
+const LOCK_NOT_AVAILABLE = '55P03';
+
 export interface Migration {
   version: number;
   name: string;
   sql: string;
   checksum: string;
+  /** false: `-- gwapi:no-transaction`, run statement by statement. */
+  transactional: boolean;
 }
 
 export interface MigrateResult {
   applied: Migration[];
   timescaledb: boolean;
+}
+
+export interface LockTimeout {
+  /** The migration, and the statement of a non-transactional one. */
+  what: string;
+  attempt: number;
+  attempts: number;
+  /** The oldest other transaction of the database when it gave up: the likely holder. */
+  oldest?: string;
+}
+
+export interface MigrateOptions {
+  dir?: string;
+  lockTimeoutMs?: number;
+  attempts?: number;
+  backoffMs?: number;
+  /** Told of each attempt that gave up waiting and will be retried. */
+  onLockTimeout?: (timeout: LockTimeout) => void;
 }
 
 export async function readMigrations(dir = MIGRATIONS_DIR): Promise<Migration[]> {
@@ -35,46 +83,181 @@ export async function readMigrations(dir = MIGRATIONS_DIR): Promise<Migration[]>
         name: file.slice(4, -4),
         sql: text,
         checksum: createHash('sha256').update(text).digest('hex'),
+        transactional: !NO_TRANSACTION.test(leadingComments(text)),
       };
     }),
   );
 }
 
+const leadingComments = (text: string) => /^(?:\s*--[^\n]*\n)*/.exec(text)![0];
+
+/** The statements of a non-transactional migration: split at each `;` that ends a line. */
+export function statementsOf(text: string): string[] {
+  return text
+    .split(/;[ \t]*(?:\n|$)/)
+    .map((part) => part.trim())
+    .filter((part) => withoutComments(part) !== '');
+}
+
+const migrationName = (m: Migration) => `${String(m.version).padStart(3, '0')}_${m.name}`;
+
 export class MigrationChangedError extends Error {
   constructor(migration: Migration) {
     super(
-      `migration ${String(migration.version).padStart(3, '0')}_${migration.name} was changed after it was applied; ` +
+      `migration ${migrationName(migration)} was changed after it was applied; ` +
         'add a new migration instead of editing an applied one',
     );
   }
 }
 
-export async function migrate(sql: Sql, dir = MIGRATIONS_DIR): Promise<MigrateResult> {
-  const applied: Migration[] = [];
-  for (const migration of await readMigrations(dir)) {
-    await sql.begin(async (tx) => {
-      await tx`select pg_advisory_xact_lock(${MIGRATION_LOCK})`;
-      await tx`
+export class MigrationLockTimeoutError extends UserError {
+  constructor(timeout: LockTimeout, lockTimeoutMs: number) {
+    super(
+      `${timeout.what}: no lock within lock_timeout (${lockTimeoutMs} ms) in ${timeout.attempts} attempts, ` +
+        `so nothing waits behind it; ${timeout.oldest ? `oldest transaction: ${timeout.oldest}; ` : ''}` +
+        'run `gwapi migrate` again when it has ended (it goes on where it stopped)',
+    );
+  }
+}
+
+export async function migrate(sql: Sql, options: MigrateOptions = {}): Promise<MigrateResult> {
+  const migrations = await readMigrations(options.dir);
+  const session = await sql.reserve();
+  try {
+    await takeRunnerLock(session);
+    try {
+      const lockTimeoutMs = options.lockTimeoutMs ?? MIGRATION_LOCK_TIMEOUT_MS;
+      await session`select set_config('lock_timeout', ${`${lockTimeoutMs}ms`}, false)`;
+      const retrying = retryOnLockTimeout(session, options, lockTimeoutMs);
+      // PGlite (the tests' TimescaleDB) runs one backend without a postmaster, whose pid reads 0: it
+      // cannot build concurrently, and has no other session that could wait for a build.
+      const [{ alone }] = (await session`select pg_backend_pid() = 0 as alone`) as [{ alone: boolean }];
+      await retrying(
+        'schema_migrations',
+        () => session`
         create table if not exists schema_migrations (
           version integer primary key,
           name text not null,
           checksum text not null,
           applied_at timestamptz not null default now()
-        )`;
-      const [done] = await tx<{ checksum: string }[]>`
-        select checksum from schema_migrations where version = ${migration.version}`;
-      if (done) {
-        if (done.checksum !== migration.checksum) throw new MigrationChangedError(migration);
-        return;
+        )`,
+      );
+      const applied: Migration[] = [];
+      for (const migration of migrations) {
+        const [done] = await session<{ checksum: string }[]>`
+          select checksum from schema_migrations where version = ${migration.version}`;
+        if (done) {
+          if (done.checksum !== migration.checksum) throw new MigrationChangedError(migration);
+          continue;
+        }
+        const record = (q: Queryable) => q`
+          insert into schema_migrations (version, name, checksum)
+          values (${migration.version}, ${migration.name}, ${migration.checksum})`;
+        if (migration.transactional) {
+          await retrying(`migration ${migrationName(migration)}`, () =>
+            inTransaction(session, async () => {
+              await session.unsafe(migration.sql);
+              await record(session);
+            }),
+          );
+        } else {
+          for (const statement of statementsOf(migration.sql)) {
+            const what = `migration ${migrationName(migration)} (${withoutComments(statement).slice(0, 60)}…)`;
+            await retrying(what, async () => {
+              await dropInvalidIndex(session, statement);
+              await session.unsafe(alone ? statement.replace(/\bconcurrently\s+/i, '') : statement);
+            });
+          }
+          await record(session);
+        }
+        applied.push(migration);
       }
-      await tx.unsafe(migration.sql);
-      await tx`
-        insert into schema_migrations (version, name, checksum)
-        values (${migration.version}, ${migration.name}, ${migration.checksum})`;
-      applied.push(migration);
-    });
+      return { applied, timescaledb: await usesTimescaleDb(session) };
+    } finally {
+      // A lost connection took its lock and settings with it; the error that ended the run matters.
+      await session`select pg_advisory_unlock(${MIGRATION_LOCK})`.catch(() => {});
+      await session`reset lock_timeout`.catch(() => {});
+    }
+  } finally {
+    session.release();
   }
-  return { applied, timescaledb: await usesTimescaleDb(sql) };
+}
+
+/** How often a runner asks again for the lock another runner holds. */
+const RUNNER_POLL_MS = 100;
+
+/**
+ * Polled, not waited for: a session blocked in pg_advisory_lock holds a snapshot, which a concurrent
+ * index build of the runner holding the lock would wait for (a deadlock).
+ */
+async function takeRunnerLock(session: Sql): Promise<void> {
+  for (;;) {
+    const [{ locked }] = (await session`select pg_try_advisory_lock(${MIGRATION_LOCK}) as locked`) as [
+      { locked: boolean },
+    ];
+    if (locked) return;
+    await sleep(RUNNER_POLL_MS);
+  }
+}
+
+/** `work` in a transaction of the reserved `session`, rolled back if it fails. */
+async function inTransaction(session: Sql, work: () => Promise<void>): Promise<void> {
+  await session.unsafe('begin');
+  try {
+    await work();
+  } catch (error) {
+    await session.unsafe('rollback');
+    throw error;
+  }
+  await session.unsafe('commit');
+}
+
+function retryOnLockTimeout(session: Sql, options: MigrateOptions, lockTimeoutMs: number) {
+  const attempts = options.attempts ?? MIGRATION_LOCK_ATTEMPTS;
+  const backoffMs = options.backoffMs ?? MIGRATION_RETRY_BACKOFF_MS;
+  return async <T>(what: string, work: () => Promise<T>): Promise<T> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await work();
+      } catch (error) {
+        if ((error as { code?: string }).code !== LOCK_NOT_AVAILABLE) throw error;
+        const timeout = { what, attempt, attempts, oldest: await oldestTransaction(session) };
+        if (attempt >= attempts) throw new MigrationLockTimeoutError(timeout, lockTimeoutMs);
+        options.onLockTimeout?.(timeout);
+        await sleep(backoffMs * 2 ** (attempt - 1) * (0.5 + Math.random()));
+      }
+    }
+  };
+}
+
+async function oldestTransaction(session: Sql): Promise<string | undefined> {
+  const [oldest] = await session<{ pid: number; state: string; seconds: number; query: string }[]>`
+    select pid, state, extract(epoch from clock_timestamp() - xact_start)::float8 as seconds,
+           left(btrim(regexp_replace(query, '[[:space:]]+', ' ', 'g')), 60) as query
+    from pg_stat_activity
+    where datname = current_database() and pid <> pg_backend_pid() and xact_start is not null
+    order by xact_start limit 1`;
+  return oldest
+    ? `pid ${oldest.pid}, ${oldest.state} for ${oldest.seconds.toFixed(1)} s: ${oldest.query}`
+    : undefined;
+}
+
+/** A statement on one line, without its comment lines. */
+const withoutComments = (statement: string) =>
+  statement
+    .replace(/^\s*--[^\n]*$/gm, '')
+    .replace(/\s+/g, ' ')
+    .trim();
+
+const CONCURRENT_INDEX = /^create\s+(?:unique\s+)?index\s+concurrently\s+(?:if\s+not\s+exists\s+)?([\w."]+)/i;
+
+/** Drops the index `statement` builds concurrently if a failed build left it INVALID. */
+async function dropInvalidIndex(session: Sql, statement: string): Promise<void> {
+  const name = CONCURRENT_INDEX.exec(withoutComments(statement))?.[1];
+  if (!name) return;
+  const [index] = await session<{ valid: boolean }[]>`
+    select indisvalid as valid from pg_index where indexrelid = to_regclass(${name})`;
+  if (index && !index.valid) await session.unsafe(`drop index concurrently if exists ${name}`);
 }
 
 /** Migrations in `sql/` not yet recorded in the database (empty when the schema is current). */

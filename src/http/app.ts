@@ -8,6 +8,9 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import type { DestinationStream } from 'pino';
 import type { Settings } from '../config.js';
 import type { Sql } from '../db/connect.js';
+import type { ReplicaMonitor } from '../db/readReplicas/monitor.js';
+import type { ReplicaPool } from '../db/readReplicas/readReplicas.js';
+import { primaryReads, replicaReads } from '../db/readReplicas/readSources.js';
 import { Readiness } from '../health/readiness.js';
 import { healthRoutes } from '../health/routes.js';
 import { createClientResolver } from '../keys/clients.js';
@@ -25,8 +28,17 @@ import { clientErrorHandler, frameworkErrors, registerProblems } from './problem
 import { trustProxyOption } from './trustProxy.js';
 
 export interface AppDependencies {
-  /** Where wells, tubes, series and readiness are read (a read replica's pool in `gwapi serve`). */
+  /** Where wells, tubes, series and readiness are read when there are no `replicas`. */
   sql: Sql;
+  /**
+   * Read replicas (DATABASE_READ_URL) and their monitor: reads go to the usable ones, and to `keysSql`
+   * (the primary) as READ_FALLBACK says.
+   */
+  replicas?: {
+    pools: readonly ReplicaPool[];
+    monitor: Pick<ReplicaMonitor, 'status'>;
+    loadBalance: 'random' | 'disable';
+  };
   /**
    * Where API keys are looked up: the primary when `sql` is a read replica (commands/database.ts says
    * why); `sql` when not given.
@@ -86,7 +98,22 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
 
   const metrics = deps.metrics ?? createMetrics({ limits, poolMax: settings.DATABASE_POOL_MAX });
   const keysSql = deps.keysSql ?? sql;
-  const readiness = new Readiness({ sql, keysSql, limits, logger: app.log });
+  const replicas = deps.replicas;
+  // Every use of a pool by a request passes its gate (src/db/connectionGate.ts).
+  const gates = connectionGates(settings, metrics, keysSql === sql, replicas?.pools.length);
+  const reads = replicas
+    ? replicaReads({
+        replicas: replicas.pools.map((pool, i) => ({ ...pool, gate: gates.replicaGates[i]! })),
+        primary: { sql: keysSql, gate: gates.keysGate },
+        monitor: replicas.monitor,
+        fallback: settings.READ_FALLBACK,
+        loadBalance: replicas.loadBalance,
+        onRead: metrics.readServed,
+        onUnavailable: metrics.readsUnavailable,
+      })
+    : primaryReads(sql, gates.gate, metrics.readServed);
+  metrics.watchReplicas(reads);
+  const readiness = new Readiness({ reads, keysSql, limits, logger: app.log });
   // The first thing a close does: not ready from now on (lifecycle/shutdown.ts).
   app.addHook('preClose', async () => readiness.shutDown());
 
@@ -99,16 +126,17 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
   // Set by the key check inside /v1, read by the request log of every request.
   app.decorateRequest('client', null);
 
-  // Every use of a pool by a request passes its gate (src/db/connectionGate.ts).
-  const gates = connectionGates(settings, metrics, keysSql === sql);
   const resolver = createClientResolver(keysSql, {
     cacheSeconds: settings.KEY_CACHE_SECONDS,
     onLookup: metrics.keyLookup,
     withConnection: gates.keysGate.run,
-    ...(keysSql === sql ? {} : { whilePrimaryUnavailable: { sql, withConnection: gates.gate.run } }),
+    // With replicas, through the read router: a usable replica, retried elsewhere if its connection goes.
+    ...(replicas && {
+      whilePrimaryUnavailable: (lookup) => reads.read((source) => source.gate.run(() => lookup(source.sql))),
+    }),
   });
 
-  app.register(v1Api, { prefix: V1_PREFIX, sql, gate: gates.gate, resolver, limits, settings, metrics });
+  app.register(v1Api, { prefix: V1_PREFIX, reads, resolver, limits, settings, metrics });
   app.register(healthRoutes, { readiness });
   return app;
 }

@@ -127,15 +127,27 @@ const notLaterThanNow = (date: Date): Date => (date.getTime() > Date.now() ? new
  * Whether the request's preconditions say the client's copy is current (RFC 9110 §13.2.2, for GET and
  * HEAD): If-None-Match by weak comparison, or `*`; If-Modified-Since only without If-None-Match, at
  * one-second precision. A malformed field is ignored as if it were absent.
+ *
+ * `heldThroughMs` is for a read replica: the instant (the primary's clock) up to which the answer's
+ * source holds every change. A tag names what the source holds, but a date does not: a client's copy
+ * from a source further ahead may be newer than anything this one has. So If-Modified-Since counts only
+ * when the source holds everything up to the end of the date's second.
  */
-export function isNotModified(request: FastifyRequest, validators: Validators): boolean {
+export function isNotModified(
+  request: FastifyRequest,
+  validators: Validators,
+  heldThroughMs: number | undefined = Number.POSITIVE_INFINITY,
+): boolean {
   const { 'if-none-match': noneMatch, 'if-modified-since': modifiedSince } = request.headers;
   const matched = noneMatchHolds(noneMatch, validators.etag);
   if (matched !== undefined) return matched;
   if (typeof modifiedSince !== 'string') return false;
   const since = parseHttpDate(modifiedSince);
   return (
-    since !== undefined && secondsOf(notLaterThanNow(validators.lastModified).getTime()) <= secondsOf(since)
+    since !== undefined &&
+    secondsOf(notLaterThanNow(validators.lastModified).getTime()) <= secondsOf(since) &&
+    heldThroughMs !== undefined &&
+    heldThroughMs >= since + 1000
   );
 }
 

@@ -9,7 +9,7 @@
  * a digest they computed, which brings them no closer to a key with that digest (preimage resistance).
  * The cache is keyed by the digest too, so the process never holds a presented key longer than a request.
  */
-import type { Sql } from '../db/connect.js';
+import type { Queryable, Sql } from '../db/connect.js';
 import type { WithConnection } from '../db/connectionGate.js';
 import { isDatabaseUnavailable, retryIfConnectionLost } from '../db/retry.js';
 import { apiKeyDigest, digestBytes, looksLikeApiKey } from './format.js';
@@ -57,11 +57,11 @@ export interface ClientCacheOptions {
    */
   withConnection?: WithConnection;
   /**
-   * Where keys are looked up while `sql` (the primary) does not take queries: a read replica, through
-   * its own gate. It holds every revocation it has replayed, so a key revoked before the primary went
-   * away stays refused, and known keys keep working through a switch-over of the primary.
+   * Runs a lookup where keys are looked up while `sql` (the primary) does not take queries: a usable
+   * read replica, through its gate. A replica holds every revocation it has replayed, so a key revoked
+   * before the primary went away stays refused, and keys keep working through a switch-over.
    */
-  whilePrimaryUnavailable?: { sql: Sql; withConnection: WithConnection };
+  whilePrimaryUnavailable?: <T>(lookup: (sql: Queryable) => Promise<T>) => Promise<T>;
 }
 
 interface Entry {
@@ -85,9 +85,7 @@ export function createClientResolver(sql: Sql, options: ClientCacheOptions): Cli
       return await withConnection(() => retryIfConnectionLost(() => findClientByKeyHash(sql, keyHash)));
     } catch (error) {
       if (!fallback || !isDatabaseUnavailable(error)) throw error;
-      return fallback.withConnection(() =>
-        retryIfConnectionLost(() => findClientByKeyHash(fallback.sql, keyHash)),
-      );
+      return fallback((replica) => findClientByKeyHash(replica, keyHash));
     }
   }
 

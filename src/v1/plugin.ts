@@ -9,8 +9,7 @@
 import type { FastifyInstance } from 'fastify';
 import { validatorCompiler } from 'fastify-type-provider-zod';
 import type { Settings } from '../config.js';
-import type { Sql } from '../db/connect.js';
-import type { ConnectionGate } from '../db/connectionGate.js';
+import type { ReadSources } from '../db/readReplicas/readSources.js';
 import { readOnlyRoutes } from '../http/hooks/methods.js';
 import type { ServiceMetrics } from '../http/observability/metrics.js';
 import { authenticate } from '../keys/authenticate.js';
@@ -25,10 +24,8 @@ import { openApiRoute } from './openapi/route.js';
 import { wellsRoute } from './wells/route.js';
 
 export interface V1Dependencies {
-  /** Where wells, tubes and series are read. */
-  sql: Sql;
-  /** The wait for a connection of `sql`, bounded (src/http/connectionGates.ts). */
-  gate: ConnectionGate;
+  /** Where wells, tubes and series are read: each source a pool with its gate (src/db/readReplicas/). */
+  reads: ReadSources;
   /** API key → client. */
   resolver: ClientResolver;
   limits: ClientLimits;
@@ -47,8 +44,8 @@ export function v1Routes(api: FastifyInstance): void {
 }
 
 export async function v1Api(api: FastifyInstance, deps: V1Dependencies): Promise<void> {
-  const { sql, gate, resolver, limits, settings, metrics } = deps;
-  const sync = syncTokens(sql, gate.run);
+  const { reads, resolver, limits, settings, metrics } = deps;
+  const sync = syncTokens(reads);
   v1Routes(api);
   await api.register(openApiRoute, { settings });
   await api.register(docsRoute, { settings });
@@ -56,8 +53,8 @@ export async function v1Api(api: FastifyInstance, deps: V1Dependencies): Promise
     data.addHook('onRequest', authenticate(resolver, limits));
     // Lifted limits admit every request and advertise nothing, so they need no hook at all.
     if (limits !== unlimited) data.addHook('onRequest', admitClient(limits, settings));
-    await data.register(wellsRoute, { sql, gate });
-    await data.register(measurementsRoute, { sql, gate, metrics });
-    await data.register(networkMeasurementsRoute, { sql, gate, metrics, sync });
+    await data.register(wellsRoute, { reads });
+    await data.register(measurementsRoute, { reads, metrics });
+    await data.register(networkMeasurementsRoute, { reads, metrics, sync });
   });
 }

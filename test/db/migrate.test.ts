@@ -1,5 +1,21 @@
+import { copyFile, readdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Test } from 'tap';
 import t from 'tap';
-import { migrate, pendingMigrations, readMigrations, usesTimescaleDb } from '../../src/db/migrate.js';
+import type { Sql } from '../../src/db/connect.js';
+import {
+  type LockTimeout,
+  MIGRATION_LOCK_TIMEOUT_MS,
+  MIGRATIONS_DIR,
+  migrate,
+  pendingMigrations,
+  readMigrations,
+  statementsOf,
+  usesTimescaleDb,
+} from '../../src/db/migrate.js';
+import { sampleLockWaits } from '../../testkit/lockWaits.js';
+import { runCli } from '../helpers/cli.js';
 import { freshDatabase } from '../helpers/database.js';
 
 t.test('an empty database gets every migration, in order', async (t) => {
@@ -81,4 +97,204 @@ t.test('the plain table answers one tube and one time range with an index-only s
   const text = JSON.stringify(plan);
   t.match(text, /"Node Type":"Index Only Scan"/);
   t.notMatch(text, /"Node Type":"Sort"/, 'rows come in index order');
+});
+
+/** The migrations of sql/ and `extra`, a further one, in a folder of the test's. */
+async function withMigration(t: Test, name: string, text: string): Promise<string> {
+  const dir = t.testdir();
+  for (const file of await readdir(MIGRATIONS_DIR))
+    await copyFile(join(MIGRATIONS_DIR, file), join(dir, file));
+  await writeFile(join(dir, name), text);
+  return dir;
+}
+
+/** A transaction of its own connection that holds `lock` until `release`. */
+async function holdLock(sql: Sql, lock: string) {
+  const session = await sql.reserve();
+  await session.unsafe('begin');
+  await session.unsafe(lock);
+  return {
+    async release() {
+      await session.unsafe('rollback');
+      session.release();
+    },
+  };
+}
+
+/** Reads tubes every 50 ms until stopped; resolves with the slowest read, ms. */
+function readTubes(sql: Sql) {
+  let running = true;
+  let slowest = 0;
+  const loop = (async () => {
+    while (running) {
+      const started = performance.now();
+      await sql`select count(*) from tubes`;
+      slowest = Math.max(slowest, performance.now() - started);
+      await sleep(50);
+    }
+  })();
+  return {
+    stop: async () => {
+      running = false;
+      await loop;
+      return slowest;
+    },
+  };
+}
+
+/** Slack for a busy machine on top of a lock_timeout. */
+const SLACK_MS = 400;
+
+t.test('a migration queued behind a held lock gives way to readers, then applies', async (t) => {
+  const { sql } = await freshDatabase(t);
+  const dir = await withMigration(t, '900_probe.sql', 'alter table tubes add column probe integer;\n');
+  // A stream's transaction: it reads tubes, and keeps its lock until its body has been sent.
+  const stream = await holdLock(sql, 'select from tubes limit 1');
+  const lockTimeoutMs = 300;
+  const timeouts: LockTimeout[] = [];
+  const waits = sampleLockWaits(sql);
+  const migrating = migrate(sql, {
+    dir,
+    lockTimeoutMs,
+    attempts: 20,
+    backoffMs: 100,
+    onLockTimeout: (timeout) => timeouts.push(timeout),
+  });
+  const readers = readTubes(sql);
+  await sleep(2000);
+  await stream.release();
+  const result = await migrating;
+  const slowestRead = await readers.stop();
+  const longest = await waits.stop();
+
+  t.same(
+    result.applied.map((m) => m.version),
+    [900],
+  );
+  t.ok(slowestRead < lockTimeoutMs + SLACK_MS, `readers waited at most ${Math.round(slowestRead)} ms`);
+  t.ok(
+    longest.ms < lockTimeoutMs + SLACK_MS,
+    `longest lock wait ${Math.round(longest.ms)} ms: ${longest.what}`,
+  );
+  t.ok(timeouts.length > 0, `gave way ${timeouts.length} times while the stream held its lock`);
+  t.match(timeouts[0]?.oldest, /^pid \d+, idle in transaction for [\d.]+ s: select from tubes/);
+  t.same(
+    await sql`select column_name from information_schema.columns where table_name = 'tubes' and column_name = 'probe'`,
+    [{ column_name: 'probe' }],
+  );
+});
+
+t.test('after its last attempt a migration fails with a clear error, and nothing of it stays', async (t) => {
+  const { sql } = await freshDatabase(t);
+  const dir = await withMigration(
+    t,
+    '900_probe.sql',
+    'create table probe (id integer);\nalter table tubes add column probe integer;\n',
+  );
+  const stream = await holdLock(sql, 'select from tubes limit 1');
+  t.teardown(() => stream.release());
+  await t.rejects(
+    migrate(sql, { dir, lockTimeoutMs: 200, attempts: 2, backoffMs: 50 }),
+    /^migration 900_probe: no lock within lock_timeout \(200 ms\) in 2 attempts, so nothing waits behind it; oldest transaction: pid \d+, idle in transaction for [\d.]+ s: select from tubes limit 1; run `gwapi migrate` again/,
+  );
+  t.same(await sql`select version from schema_migrations where version = 900`, []);
+  t.same(await sql`select to_regclass('probe') as name`, [{ name: null }], 'its transaction rolled back');
+  t.same(await sql`show lock_timeout`, [{ lock_timeout: '0' }], 'the pooled connection is as it was');
+});
+
+t.test('a concurrent index build that gave up is dropped and built again, not left invalid', async (t) => {
+  const { sql } = await freshDatabase(t);
+  const dir = await withMigration(
+    t,
+    '900_probe.sql',
+    '-- gwapi:no-transaction\ncreate index concurrently if not exists tubes_probe on tubes (number);\n',
+  );
+  // An import's transaction: it has written to tubes, which the build must wait for.
+  const importing = await holdLock(sql, 'update tubes set number = number where false');
+  await sql.unsafe('select 1'); // the pool has a connection besides the held one
+  const timeouts: LockTimeout[] = [];
+  let sawInvalid = false;
+  const migrating = migrate(sql, {
+    dir,
+    lockTimeoutMs: 200,
+    attempts: 20,
+    backoffMs: 100,
+    onLockTimeout: (timeout) => timeouts.push(timeout),
+  });
+  const watch = (async () => {
+    const deadline = performance.now() + 1500;
+    while (performance.now() < deadline) {
+      const [index] =
+        await sql`select indisvalid from pg_index where indexrelid = to_regclass('tubes_probe')`;
+      if (index && !index.indisvalid) sawInvalid = true;
+      await sleep(20);
+    }
+  })();
+  await watch;
+  await importing.release();
+  t.same(
+    (await migrating).applied.map((m) => m.version),
+    [900],
+  );
+  t.ok(timeouts.length > 0 && sawInvalid, 'the build gave up and left an invalid index meanwhile');
+  t.match(timeouts[0]!.what, /^migration 900_probe \(create index concurrently if not exists tubes_probe/);
+  t.same(
+    await sql`select indisvalid, indisready from pg_index where indexrelid = to_regclass('tubes_probe')`,
+    [{ indisvalid: true, indisready: true }],
+    'the index is valid',
+  );
+});
+
+t.test('a non-transactional migration is split into its statements', async (t) => {
+  t.same(
+    statementsOf(
+      '-- gwapi:no-transaction\n-- why\ncreate index concurrently a on t (x);\n\n-- next\ndrop index b ;\n',
+    ),
+    ['-- gwapi:no-transaction\n-- why\ncreate index concurrently a on t (x)', '-- next\ndrop index b'],
+  );
+  const all = await readMigrations();
+  t.same(
+    all.filter((m) => !m.transactional).map((m) => m.version),
+    [7],
+    'only 007 runs outside a transaction',
+  );
+});
+
+t.test('007: the prune of the change log reads the recorded_at index', async (t) => {
+  const { sql } = await freshDatabase(t);
+  t.same(
+    await sql`select indisvalid from pg_index where indexrelid = to_regclass('measurement_changes_recorded_at')`,
+    [{ indisvalid: true }],
+  );
+  await sql`
+    insert into measurement_changes (tube_id, first_at, last_at, recorded_at)
+    select n % 100, t, t, t
+    from generate_series(1, 20000) n, lateral (select now() - n * interval '10 minutes' as t) at`;
+  await sql`analyze measurement_changes`;
+  const plan = await sql.unsafe(`
+    explain (format json) delete from measurement_changes where recorded_at < now() - interval '130 days'`);
+  t.match(JSON.stringify(plan), /"Index Name":"measurement_changes_recorded_at"/);
+  t.equal(MIGRATION_LOCK_TIMEOUT_MS > 0, true);
+});
+
+t.test('gwapi migrate: 007 behind an import says why it waits, then applies', async (t) => {
+  const { sql, url } = await freshDatabase(t);
+  await sql`drop index measurement_changes_recorded_at`;
+  await sql`delete from schema_migrations where version = 7`;
+  // An import's transaction: it has written to the change log, and the build must wait for it.
+  const importing = await holdLock(sql, 'lock table measurement_changes in row exclusive mode');
+  const migrating = runCli(['migrate'], { env: { DATABASE_URL: url } });
+  await sleep(MIGRATION_LOCK_TIMEOUT_MS * 2.5);
+  await importing.release();
+  const { code, stdout, stderr } = await migrating;
+  t.equal(code, 0, stderr);
+  t.match(stdout, /^applied 007_changes_recorded_at; /);
+  t.match(
+    stderr,
+    /^gwapi migrate: migration 007_changes_recorded_at \(create index concurrently if not exists measurement_changes[^)]*\): gave up waiting for a lock \(attempt 1 of 6\), trying again; oldest transaction: pid \d+, idle in transaction for [\d.]+ s: lock table measurement_changes in row exclusive mode\n/,
+  );
+  t.same(
+    await sql`select indisvalid from pg_index where indexrelid = to_regclass('measurement_changes_recorded_at')`,
+    [{ indisvalid: true }],
+  );
 });

@@ -92,8 +92,16 @@ t.test('gwapi serve reads from DATABASE_READ_URL and looks keys up in DATABASE_U
     const where = (name: string) => [
       ...new Set(sessions.filter((s) => s.datname === name).map((s) => s.application_name)),
     ];
-    t.same(where(primary.name), ['gwapi serve'], 'the primary: schema check and key lookups');
-    t.same(where(reads.name), ['gwapi serve (reads)'], 'the read database: the reads pool only');
+    t.same(
+      where(primary.name),
+      ['gwapi serve', 'gwapi serve (replica monitor)'],
+      'the primary: schema check, key lookups, and the WAL samples of the replica monitor',
+    );
+    t.same(
+      where(reads.name),
+      ['gwapi serve (reads)', 'gwapi serve (replica monitor)'],
+      'the read database: the reads pool and its probe only',
+    );
   });
 });
 

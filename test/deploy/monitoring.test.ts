@@ -13,6 +13,8 @@ import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
 import { parse } from 'yaml';
 import { HEALTH_READY_PATH } from '../../src/health/routes.js';
+import { V1_PREFIX } from '../../src/v1/contract.js';
+import { MEASUREMENTS_URL } from '../../src/v1/measurements/route.js';
 import { type PrometheusServer, type QueryAnswer, startPrometheus } from '../../testkit/prometheus.js';
 import { freshDatabase } from '../helpers/database.js';
 import { fetchOutcome, pausedStreams, seriesPath, startFaultReplica, WELLS } from '../helpers/faults.js';
@@ -42,6 +44,8 @@ const WAIT_SECONDS = 3;
 /** A key's token bucket, small enough for a burst of one key to be refused, large enough for the reader. */
 const RATE_LIMIT_BURST = 20;
 const FAILED_AUTH_LIMIT = 10;
+/** The series route as the metrics label it. */
+const SERIES_ROUTE = `${V1_PREFIX}${MEASUREMENTS_URL}`;
 
 /**
  * Alerts whose condition a healthy short run does not meet, and why. Their operand (the expression
@@ -53,6 +57,9 @@ const QUIET: Record<string, string> = {
   GwapiLimitsFallback: 'Redis answers throughout',
   GwapiSlowRoute: 'served responses stay below 1 s (60 s for series)',
   GwapiReplicaDown: 'the replica is up',
+  GwapiReadReplicaLagging: 'the read replica is the primary itself: it never lags',
+  GwapiReadReplicaDown: 'the read replica answers throughout',
+  GwapiReadsUnavailable: 'the read replica serves every read',
 };
 
 interface Rule {
@@ -123,6 +130,8 @@ t.test(
       RATE_LIMIT_PER_SECOND: '1',
       FAILED_AUTH_LIMIT: String(FAILED_AUTH_LIMIT),
       TRUST_PROXY: 'true',
+      // The primary as its own read replica (not in recovery: lag 0), so the replica panels have data.
+      DATABASE_READ_URL: db.url,
     });
     const prometheus = await startPrometheus(t, testConfig(new URL(replica.metricsBase).host));
     const hasData = (expr: string) => async () => seriesOf(await prometheus.query(expr)) > 0;
@@ -167,14 +176,16 @@ t.test(
     t.equal(third.status, 429, 'a third stream of one key: 429 by concurrency');
     // Each 503 twice, a scrape apart: rate() sees a counter rise only between two samples of its series,
     // and a series is born with the first 503.
-    const waitAtGate = () => fetchOutcome(replica.base, WELLS, { 'x-api-key': waiter!.key });
+    // A series: its read needs the read replica's pool, which the streams hold (key lookups have the
+    // primary's, and discovery may be cached).
+    const waitAtGate = () => fetchOutcome(replica.base, day, { 'x-api-key': waiter!.key });
     const readiness = () => fetchOutcome(replica.base, HEALTH_READY_PATH, {});
     const failReadiness = () => until('readiness fails', readiness, (outcome) => outcome.status === 503);
     const waiting = waitAtGate();
     await waitFor('gwapi_db_connections{state="waiting"} > 0');
     t.equal((await waiting).status, 503, 'no connection came free: 503');
     await failReadiness();
-    await waitFor(`gwapi_http_requests_total{route="${WELLS}", status="503"}`);
+    await waitFor(`gwapi_http_requests_total{route="${SERIES_ROUTE}", status="503"}`);
     await waitFor(`gwapi_http_requests_total{route="${HEALTH_READY_PATH}", status="503"}`);
     t.equal((await waitAtGate()).status, 503, 'and again');
     await failReadiness();

@@ -52,13 +52,13 @@ async function runBare(command: string, args: string[]) {
 // Debian installs haproxy in /usr/sbin, off a normal user's PATH: then that is the fix, not apt-get.
 const haproxyInSbin = existsSync('/usr/sbin/haproxy');
 
-t.test('npm run drill without haproxy and redis-server', async (t) => {
+t.test('npm run drill without haproxy, git and redis-server', async (t) => {
   const { code, stdout, lines, made } = await runBare(join(bare, 'npm'), ['run', 'drill']);
   t.same(lines, [
-    'npm run drill needs haproxy, redis-server (or REDIS_URL): ' +
+    'npm run drill needs haproxy, git, redis-server (or REDIS_URL): ' +
       (haproxyInSbin
-        ? 'apt-get install redis-server; add /usr/sbin to PATH'
-        : 'apt-get install haproxy redis-server'),
+        ? 'apt-get install git redis-server; add /usr/sbin to PATH'
+        : 'apt-get install haproxy git redis-server'),
   ]);
   t.equal(code, 2);
   t.notMatch(stdout, /Rolling restart/, 'no report begun');

@@ -1,13 +1,9 @@
 /** Runs `gwapi` as the operator would (testkit/gwapi.ts), its output kept for the suite's key scan. */
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { type GwapiOptions, spawnGwapi } from '../../testkit/gwapi.js';
+import { type GwapiOptions, type GwapiOutcome, outcome, spawnGwapi } from '../../testkit/gwapi.js';
 import { captureProcess } from './secrets.js';
 
-export interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+export type CliResult = GwapiOutcome;
 
 export interface CliOptions extends GwapiOptions {
   /** Written to standard input, which is then closed. */
@@ -23,11 +19,5 @@ export function spawnCli(args: string[], options: GwapiOptions = {}): ChildProce
 }
 
 export function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
-  const child = spawnCli(args, options);
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  child.stdin.end(options.input ?? '');
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+  return outcome(spawnCli(args, options), options.input);
 }

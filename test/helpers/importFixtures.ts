@@ -5,6 +5,7 @@ import type { TransactionSql } from 'postgres';
 import type { Test } from 'tap';
 import type { Sql } from '../../src/db/connect.js';
 import { ErrorCollector } from '../../src/importers/importErrors.js';
+import type { ImportInput } from '../../src/importers/measurements/importInput.js';
 import {
   importMeasurements,
   type MeasurementsImported,
@@ -74,4 +75,29 @@ export function rowImporter(
     const csv = HEADER + rows.map((row) => row.join(',')).join('\n');
     await importMeasurements(sql, Readable.from([Buffer.from(csv)]), { name: `import ${++imports}` });
   };
+}
+
+/**
+ * An import whose transaction stays open, after it has locked its tube (and so has an xid) and sent its
+ * first rows, until `release` is called.
+ */
+export function heldImport(sql: Sql, lines: string[]) {
+  let reached!: () => void;
+  const holding = new Promise<void>((resolve) => (reached = resolve));
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const half = Math.floor(lines.length / 2);
+  const input: ImportInput = {
+    full: false,
+    async *read() {
+      yield Buffer.from(csvOf(lines.slice(0, half)));
+      // Asked for only once the first chunk's tubes are looked up (and locked) and its rows sent.
+      reached();
+      await released;
+      yield Buffer.from(`${lines.slice(half).join('\n')}\n`);
+    },
+    async close() {},
+  };
+  const done = importMeasurements(sql, input, { name: 'held.csv' });
+  return { holding, release, done };
 }

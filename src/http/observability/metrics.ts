@@ -14,6 +14,8 @@
  */
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { GateCounts } from '../../db/connectionGate.js';
+import { REPLICA_STATES } from '../../db/readReplicas/monitor.js';
+import type { ReadSource, ReadSources, ReadsUnavailable } from '../../db/readReplicas/readSources.js';
 import type { ClientLimits, LimitsState } from '../../limits/types.js';
 import { createResponseTally } from './responseTally.js';
 
@@ -110,6 +112,45 @@ export function createMetrics(sources: MetricsSources) {
       for (const state of LIMITS_STATES) this.set({ state }, state === current ? 1 : 0);
     },
   });
+  // Read replicas, as the monitor last saw them (none without DATABASE_READ_URL).
+  let replicas: ReadSources['replicas'] = () => [];
+  new Gauge({
+    name: 'gwapi_read_replica_lag_seconds',
+    help: 'Replay lag of each read replica of DATABASE_READ_URL behind the primary, as last measured (absent while it does not answer).',
+    labelNames: ['replica'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const { name, status } of replicas()) {
+        if (status.lagSeconds !== undefined) this.set({ replica: name }, status.lagSeconds);
+      }
+    },
+  });
+  new Gauge({
+    name: 'gwapi_read_replica_state',
+    help: 'State of each read replica (1 for the current one): usable, lagging (over READ_MAX_LAG_SECONDS), down (no answer), excluded (target_session_attrs).',
+    labelNames: ['replica', 'state'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const { name, status } of replicas()) {
+        for (const state of REPLICA_STATES)
+          this.set({ replica: name, state }, state === status.state ? 1 : 0);
+      }
+    },
+  });
+  const reads = counter(
+    'gwapi_reads_total',
+    'Reads of wells, tubes and series by the source that served them: a replica (host:port) or primary.',
+    ['source'],
+  );
+  const readsUnavailable = counter(
+    'gwapi_reads_unavailable_total',
+    'Reads answered 503 because no source could serve them: no-replica (none usable, READ_FALLBACK=unavailable) or replicas-behind (a sync token no replica had replayed yet).',
+    ['reason'],
+  );
+  reads.inc({ source: 'primary' }, 0);
+  for (const reason of ['no-replica', 'replicas-behind']) readsUnavailable.inc({ reason }, 0);
   // Both states are exported from the start, so a dashboard shows 0 rather than no data.
   connections.set({ state: 'held' }, 0);
   connections.set({ state: 'waiting' }, 0);
@@ -148,6 +189,22 @@ export function createMetrics(sources: MetricsSources) {
 
     keyLookup(hit: boolean): void {
       keyCache.inc({ result: hit ? 'hit' : 'miss' });
+    },
+
+    /** The read replicas whose state and lag are exported on each scrape. */
+    watchReplicas(sources: Pick<ReadSources, 'replicas'>): void {
+      replicas = () => sources.replicas();
+      for (const { name } of replicas()) reads.inc({ source: name }, 0);
+    },
+
+    /** A read was served by `source`. */
+    readServed(source: ReadSource): void {
+      reads.inc({ source: source.name });
+    },
+
+    /** A read no source could serve (503). */
+    readsUnavailable(error: ReadsUnavailable): void {
+      readsUnavailable.inc({ reason: error.reason });
     },
 
     /** The connection gate's counts changed. */

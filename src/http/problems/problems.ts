@@ -9,6 +9,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { hasZodFastifySchemaValidationErrors, validatorCompiler } from 'fastify-type-provider-zod';
 import type { z } from 'zod';
 import { ConnectionWaitAborted, ConnectionWaitTimeout } from '../../db/connectionGate.js';
+import { ReadsUnavailable } from '../../db/readReplicas/readSources.js';
 import { isDatabaseUnavailable } from '../../db/retry.js';
 import { API_VERSION } from '../../v1/contract.js';
 import { compileSerializer } from '../jsonSchema.js';
@@ -143,6 +144,18 @@ export const databaseUnavailable = () =>
     `The database is not available at the moment. Retry after ${DATABASE_UNAVAILABLE_RETRY_SECONDS} s.`,
     { 'Retry-After': String(DATABASE_UNAVAILABLE_RETRY_SECONDS) },
   );
+/**
+ * 503: no read replica could serve the read, and READ_FALLBACK keeps it off the primary (or the
+ * replicas had not replayed what the client's sync token saw, within the wait).
+ */
+export function readsUnavailable(error: ReadsUnavailable): ProblemError {
+  const seconds = error.retryAfterSeconds;
+  const detail =
+    error.reason === 'no-replica'
+      ? `No database replica can serve reads right now. Retry after ${seconds} s.`
+      : `No database replica has caught up with changedSince yet. Retry after ${seconds} s.`;
+  return new ProblemError(503, detail, { 'Retry-After': String(seconds) });
+}
 
 /** A request that waited for a database connection in vain, or whose client left while it waited. */
 function connectionNotGiven(error: ConnectionWaitTimeout | ConnectionWaitAborted, request: FastifyRequest) {
@@ -181,6 +194,10 @@ function handleError(error: FastifyError, request: FastifyRequest, reply: Fastif
     // Logged, as for a 500, with the driver's words; the client learns only when to retry.
     request.log.warn({ err: error }, 'the database did not take the query: answered 503');
     return sendProblem(reply, databaseUnavailable());
+  }
+  if (error instanceof ReadsUnavailable) {
+    request.log.warn({ reason: error.reason }, `${error.message}: answered 503`);
+    return sendProblem(reply, readsUnavailable(error));
   }
   const status = error.statusCode ?? 500;
   if (error.code?.startsWith('FST_') && status >= 400 && status < 500) {

@@ -2,9 +2,8 @@
 import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { Sql } from '../../db/connect.js';
-import type { ConnectionGate, Permit } from '../../db/connectionGate.js';
-import { retryIfConnectionLost } from '../../db/retry.js';
+import type { Permit } from '../../db/connectionGate.js';
+import type { ReadSource, ReadSources } from '../../db/readReplicas/readSources.js';
 import { formatInstant } from '../../domain/datetime.js';
 import { clientGoneSignal } from '../../http/clientGone.js';
 import { type Coding, compressStream, negotiateCoding } from '../../http/compression.js';
@@ -36,8 +35,7 @@ import { seriesValidators } from './validators.js';
  * retry after a lost connection waits its turn like any request.
  */
 async function openGatedDocumentStream(
-  sql: Sql,
-  gate: ConnectionGate,
+  { sql, gate }: ReadSource,
   metrics: ServiceMetrics,
   document: Omit<DocumentRequest, 'connection'>,
   representation: SeriesRepresentation,
@@ -63,22 +61,22 @@ async function openGatedDocumentStream(
 }
 
 export interface StreamDependencies {
-  sql: Sql;
-  gate: ConnectionGate;
+  reads: ReadSources;
   metrics: ServiceMetrics;
 }
 
 /**
- * The body of a streamed response (a series, or many): the document opened with a gate permit, and
- * retried if the connection is lost before anything is sent; its rows counted for the request log and
+ * The body of a streamed response (a series, or many): the document of the source it is read from,
+ * opened with a gate permit, and read again (elsewhere, when there is another source) if the connection
+ * is lost or the source cannot answer exactly before anything is sent; its rows counted for the request log and
  * the metrics; a failure after the first byte logged and counted as a cut-off (Fastify then destroys
  * the socket, and the client sees an incomplete body). Undefined when the plan found nothing to write.
  */
 export async function streamDocument(
   request: FastifyRequest,
   reply: FastifyReply,
-  { sql, gate, metrics }: StreamDependencies,
-  document: Pick<DocumentRequest, 'plan'>,
+  { reads, metrics }: StreamDependencies,
+  documentOf: (source: ReadSource) => Pick<DocumentRequest, 'plan'>,
   representation: SeriesRepresentation,
   coding: Coding | undefined,
 ): Promise<Readable | undefined> {
@@ -88,8 +86,8 @@ export async function streamDocument(
     metrics.measurementsStreamed(count);
   };
   const signal = clientGoneSignal(reply);
-  const stream = await retryIfConnectionLost(() =>
-    openGatedDocumentStream(sql, gate, metrics, { ...document, onRows }, representation, signal),
+  const stream = await reads.read((source) =>
+    openGatedDocumentStream(source, metrics, { ...documentOf(source), onRows }, representation, signal),
   );
   if (!stream) return undefined;
   stream.once('error', (error) => {
@@ -106,11 +104,8 @@ export function canonicalTubeIdentifier(text: string): string | undefined {
 
 export const MEASUREMENTS_URL = '/groundwater-monitoring-tubes/:tubeIdentifier/measurements';
 
-export async function measurementsRoute(
-  app: FastifyInstance,
-  options: { sql: Sql; gate: ConnectionGate; metrics: ServiceMetrics },
-): Promise<void> {
-  const { sql, gate } = options;
+export async function measurementsRoute(app: FastifyInstance, options: StreamDependencies): Promise<void> {
+  const { reads } = options;
   app.withTypeProvider<ZodTypeProvider>().route({
     method: READ_METHODS,
     url: MEASUREMENTS_URL,
@@ -159,13 +154,15 @@ export async function measurementsRoute(
       // The tube alone answers a HEAD and a 304: no measurement is read. A GET that is not
       // conditional skips this read and takes the validators from the stream's own snapshot.
       if (request.method === 'HEAD' || isConditional(request)) {
-        const tube = await gate.run(
-          () => retryIfConnectionLost(() => findTube(sql, tubeIdentifier)),
-          clientGoneSignal(reply),
-        );
+        const signal = clientGoneSignal(reply);
+        const { tube, heldThroughMs } = await reads.read(async ({ sql, gate, heldThroughMs }) => ({
+          // Before the read: what the source held then, it holds in the read's snapshot too.
+          heldThroughMs: heldThroughMs(),
+          tube: await gate.run(() => findTube(sql, tubeIdentifier), signal),
+        }));
         if (!tube || !mayRead(client, tube.id)) throw tubeNotFound();
         const validators = validatorsOf(tube);
-        if (isNotModified(request, validators)) return sendNotModified(varied(), validators);
+        if (isNotModified(request, validators, heldThroughMs)) return sendNotModified(varied(), validators);
         if (request.method === 'HEAD') return withHeaders(validators).send();
       }
 
@@ -178,7 +175,7 @@ export async function measurementsRoute(
         request,
         reply,
         options,
-        seriesDocument(series),
+        () => seriesDocument(series),
         representation,
         coding,
       );

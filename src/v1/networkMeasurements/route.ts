@@ -4,9 +4,8 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { Queryable, Sql } from '../../db/connect.js';
-import type { ConnectionGate } from '../../db/connectionGate.js';
-import { retryIfConnectionLost } from '../../db/retry.js';
+import type { Queryable } from '../../db/connect.js';
+import { type ReadSource, SourceBehind } from '../../db/readReplicas/readSources.js';
 import { formatInstant } from '../../domain/datetime.js';
 import { clientGoneSignal } from '../../http/clientGone.js';
 import { negotiateCoding } from '../../http/compression.js';
@@ -18,12 +17,11 @@ import {
   type Validators,
 } from '../../http/conditional.js';
 import { READ_METHODS } from '../../http/hooks/methods.js';
-import type { ServiceMetrics } from '../../http/observability/metrics.js';
 import { forbidden, invalidParameter } from '../../http/problems/problems.js';
 import { type Client, readsNothing } from '../../keys/clients.js';
 import { seriesAttachment } from '../measurements/csvSeries.js';
 import { negotiateSeriesFormat, SERIES_VARY, type SeriesFormat } from '../measurements/format.js';
-import { canonicalTubeIdentifier, streamDocument } from '../measurements/route.js';
+import { canonicalTubeIdentifier, type StreamDependencies, streamDocument } from '../measurements/route.js';
 import {
   bucketingOf,
   type DocumentPlan,
@@ -32,7 +30,7 @@ import {
   seriesHead,
 } from '../measurements/seriesStream.js';
 import { shapeOf } from '../measurements/sql.js';
-import type { SyncPoint } from '../sync/token.js';
+import { type SyncPoint, seesAllOf, standbyPoint } from '../sync/token.js';
 import { arrowNetwork } from './arrowNetwork.js';
 import { csvNetwork } from './csvNetwork.js';
 import { jsonNetwork } from './jsonNetwork.js';
@@ -90,12 +88,16 @@ interface SelectionRequest {
 
 /**
  * Access, in the response's snapshot: the tubes, a 404 naming the first listed identifier the key may
- * not read (malformed, unknown and hidden alike), then the 410 of a token whose changes are gone.
+ * not read (malformed, unknown and hidden alike), then the 410 of a token whose changes are gone. On a
+ * read replica the snapshot is what a standby can vouch for (standbyPoint), and a replica that has not
+ * replayed all the token's snapshot saw is no answer at all (SourceBehind): a delta from it would start
+ * before the token, and its 410 would be its lag's, not the token's.
  */
 export async function selectNetwork(
   tx: Queryable,
   sync: SyncTokens,
   { client, listed, since, representation }: SelectionRequest,
+  source: Pick<ReadSource, 'replica'>,
 ): Promise<NetworkSelection> {
   const canonical = listed?.map(canonicalTubeIdentifier);
   const wellFormed = canonical?.filter((identifier): identifier is string => identifier !== undefined);
@@ -105,7 +107,13 @@ export async function selectNetwork(
     const missing = listed.findIndex((_, index) => !found.has(canonical![index]!));
     if (missing !== -1) throw listedTubeNotFound(listed[missing]!);
   }
-  const now = await sync.current(tx, client);
+  const read = await sync.current(tx, client);
+  const now = source.replica ? standbyPoint(read) : read;
+  if (since !== undefined && source.replica && !seesAllOf(now, since)) {
+    throw new SourceBehind(async (primary) => {
+      if (!seesAllOf(await sync.current(primary, client), since)) throw changesGone();
+    });
+  }
   if (since !== undefined && (await sync.gone(tx, since, now))) throw changesGone();
   return {
     tubes,
@@ -116,9 +124,9 @@ export async function selectNetwork(
 
 export async function networkMeasurementsRoute(
   app: FastifyInstance,
-  options: { sql: Sql; gate: ConnectionGate; metrics: ServiceMetrics; sync: SyncTokens },
+  options: StreamDependencies & { sync: SyncTokens },
 ): Promise<void> {
-  const { sql, gate, sync } = options;
+  const { reads, sync } = options;
   app.withTypeProvider<ZodTypeProvider>().route({
     method: READ_METHODS,
     url: NETWORK_MEASUREMENTS_URL,
@@ -162,21 +170,24 @@ export async function networkMeasurementsRoute(
 
       // HEAD and a conditional GET read the selection alone: no measurement.
       if (request.method === 'HEAD' || isConditional(request)) {
-        const selection = await gate.run(
-          () =>
-            retryIfConnectionLost(() =>
-              sql.begin(SNAPSHOT, (tx) => selectNetwork(tx, sync, selectionRequest)),
-            ),
-          clientGoneSignal(reply),
-        );
-        if (isNotModified(request, selection.validators))
+        const signal = clientGoneSignal(reply);
+        const { selection, heldThroughMs } = await reads.read(async (source) => ({
+          // Before the read: what the source held then, it holds in the read's snapshot too.
+          heldThroughMs: source.heldThroughMs(),
+          selection: await source.gate.run(
+            () => source.sql.begin(SNAPSHOT, (tx) => selectNetwork(tx, sync, selectionRequest, source)),
+            signal,
+          ),
+        }));
+        if (isNotModified(request, selection.validators, heldThroughMs))
           return sendNotModified(varied(), selection.validators);
         if (request.method === 'HEAD') return withHeaders(selection).send();
       }
       let selection: NetworkSelection | undefined;
       const interval = { from, to, aggregate: query.aggregate };
-      const plan = async (pool: Sql, tx: Queryable): Promise<DocumentPlan> => {
-        selection = await selectNetwork(tx, sync, selectionRequest);
+      const plan = async (source: ReadSource, tx: Queryable): Promise<DocumentPlan> => {
+        const pool = source.sql;
+        selection = await selectNetwork(tx, sync, selectionRequest, source);
         const tubeIds = selection.tubes.map((tube) => tube.id);
         const select =
           since === undefined
@@ -201,7 +212,14 @@ export async function networkMeasurementsRoute(
           shape: shapeOf(query.aggregate),
         };
       };
-      const body = await streamDocument(request, reply, options, { plan }, writer, coding);
+      const body = await streamDocument(
+        request,
+        reply,
+        options,
+        (source) => ({ plan: (_pool, tx) => plan(source, tx) }),
+        writer,
+        coding,
+      );
       // Set by the plan before the stream's first chunk, which openDocumentStream waits for.
       return withHeaders(selection!).send(body);
     },

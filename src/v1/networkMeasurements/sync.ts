@@ -4,9 +4,8 @@
  * dependency of the route, so that it knows nothing of how a token is made, and the secret is read
  * from the database at the first use rather than when the app is built.
  */
-import type { Queryable, Sql } from '../../db/connect.js';
-import type { WithConnection } from '../../db/connectionGate.js';
-import { retryIfConnectionLost } from '../../db/retry.js';
+import type { Queryable } from '../../db/connect.js';
+import type { ReadSources } from '../../db/readReplicas/readSources.js';
 import type { Client } from '../../keys/clients.js';
 import { changedMeasurementsSelect, currentSyncPoint, loadSyncSecret, syncGone } from '../sync/sql.js';
 import { issueSyncToken, readSyncToken, type SyncPoint } from '../sync/token.js';
@@ -25,11 +24,11 @@ export interface SyncTokens {
 }
 
 /**
- * The tokens of the database behind `sql`. Its secret is read once: on the connection of a response
- * being read, or through `withConnection` outside one (a request must not wait for a second connection
- * while it holds one: with a pool of one, it would wait for itself).
+ * The tokens of the database `reads` read from (its replicas replicate the secret). Its secret is read
+ * once: on the connection of a response being read, or through a source's gate outside one (a request
+ * must not wait for a second connection while it holds one: with a pool of one, it would wait for itself).
  */
-export function syncTokens(sql: Sql, withConnection: WithConnection): SyncTokens {
+export function syncTokens(reads: ReadSources): SyncTokens {
   let secret: Promise<Buffer> | undefined;
   const secretOf = (read: () => Promise<Buffer>) => {
     if (!secret) {
@@ -46,9 +45,7 @@ export function syncTokens(sql: Sql, withConnection: WithConnection): SyncTokens
     current: currentSyncPoint,
     issue: async (tx, point, keyId) => issueSyncToken(point, keyId, await secretOf(() => loadSyncSecret(tx))),
     async read(text, keyId) {
-      const key = await secretOf(() =>
-        withConnection(() => retryIfConnectionLost(() => loadSyncSecret(sql))),
-      );
+      const key = await secretOf(() => reads.read(({ sql, gate }) => gate.run(() => loadSyncSecret(sql))));
       return readSyncToken(text, keyId, key);
     },
     gone: syncGone,

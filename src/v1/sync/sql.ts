@@ -13,7 +13,7 @@ import type { Queryable } from '../../db/connect.js';
 import { bucketsOf } from '../measurements/buckets.js';
 import { instantLiteral, int4ArrayLiteral, snapshotLiteral, xid8Literal } from '../measurements/literals.js';
 import type { Bucketing } from '../measurements/sql.js';
-import { type SyncPoint, VIEW_BYTES } from './token.js';
+import { type SyncPoint, seesAllOf, VIEW_BYTES } from './token.js';
 
 /** The HMAC key of the tokens (made by the migration); read once when the service starts. */
 export async function loadSyncSecret(sql: Queryable): Promise<Buffer> {
@@ -59,12 +59,13 @@ export async function currentSyncPoint(tx: Queryable, viewer: SyncViewer): Promi
 /**
  * Whether the changes since `since` cannot be told as measurements (410): the key's view changed; the
  * change history the token needs has been pruned (SYNC_HISTORY_DAYS); or the token's snapshot is ahead
- * of this database's (restored from an earlier backup, or a replica behind the one that answered
- * before), where transactions it counted as seen may still be to come. `now` is currentSyncPoint of
+ * of this database's (restored from an earlier backup), where transactions it counted as seen may still
+ * be to come. A read replica behind the token is no such case: the route asks another source
+ * (networkMeasurements/route.ts) before it asks this. `now` is currentSyncPoint of
  * this response, `tx` its transaction.
  */
 export async function syncGone(tx: Queryable, since: SyncPoint, now: SyncPoint): Promise<boolean> {
-  if (!since.view.equals(now.view) || since.xmax > now.xmax) return true;
+  if (!since.view.equals(now.view) || !seesAllOf(now, since)) return true;
   const [row] = await tx<{ prunedThrough: string }[]>`
     select pruned_through::text as "prunedThrough" from sync_state`;
   // Every pruned transaction must have been seen by the token: below its xmin, all ended ones were.

@@ -82,6 +82,30 @@ export function fittingPoint(point: SyncPoint): SyncPoint {
 }
 
 /**
+ * What a snapshot read on a hot standby can vouch for. PostgreSQL keeps a standby snapshot's running
+ * xids apart from its xip (in subxip), so pg_current_snapshot() there lists none, and every xid in
+ * [xmin, xmax) would count as seen, running ones too: a delta since such a token would miss their
+ * changes for good. Only the xids below xmin are surely ended; the point keeps those alone. A delta
+ * since it may repeat changes the response held (as one of fittingPoint's), never miss one.
+ */
+export const standbyPoint = (point: SyncPoint): SyncPoint => ({ ...point, xmax: point.xmin, xip: [] });
+
+/**
+ * Whether the snapshot `now` sees every transaction `since` saw ended: each one below `since`'s xmax
+ * that `now` counts as not yet begun (from its xmax on) or running (its xip) was running for `since`
+ * too. On the primary a later snapshot always does; a replica's may not, until it has replayed as far
+ * as `since`'s source had.
+ */
+export function seesAllOf(now: SyncPoint, since: SyncPoint): boolean {
+  const running = new Set(since.xip);
+  if (now.xmax < since.xmax) {
+    const unbegun = since.xip.filter((xid) => xid >= now.xmax).length;
+    if (BigInt(unbegun) !== since.xmax - now.xmax) return false;
+  }
+  return now.xip.every((xid) => xid >= since.xmax || running.has(xid));
+}
+
+/**
  * The token for a response read in `point`'s snapshot by key `keyId`: URL-safe, at most
  * MAX_TOKEN_CHARS, and readable (readSyncToken) only with the same key id and secret.
  */

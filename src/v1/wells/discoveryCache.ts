@@ -24,6 +24,11 @@ export interface CachedBody {
   /** When the registry last changed, as of the body's snapshot (sql/004). */
   changedAt: Date;
   /**
+   * The primary's clock up to which the body's source held every change (readReplicas/readSources.ts):
+   * what an If-Modified-Since may be answered 304 for.
+   */
+  heldThroughMs: number | undefined;
+  /**
    * The strong tag of the body in `coding` (undefined: identity). Made from the body's own hash, so it
    * changes exactly when the bytes do: a registry change the key cannot see, or a grant that adds
    * nothing, keeps it. Hashed once per body, when it is cached.
@@ -43,7 +48,10 @@ export interface DiscoverySource {
    * The client's discovery body and the version of the snapshot it was read in; `signal` says the
    * client has gone.
    */
-  load(client: Client, signal?: AbortSignal): Promise<{ version: string; changedAt: Date; body: Buffer }>;
+  load(
+    client: Client,
+    signal?: AbortSignal,
+  ): Promise<{ version: string; changedAt: Date; heldThroughMs?: number | undefined; body: Buffer }>;
 }
 
 /**
@@ -97,7 +105,13 @@ export function createDiscoveryCache(source: DiscoverySource, options: { maxByte
     trim(key);
   }
 
-  function entryFor(key: string, version: bigint, changedAt: Date, body: Buffer): Entry {
+  function entryFor(
+    key: string,
+    version: bigint,
+    changedAt: Date,
+    heldThroughMs: number | undefined,
+    body: Buffer,
+  ): Entry {
     const encodings: Partial<Record<Coding, Buffer | Promise<Buffer>>> = {};
     const digest = createHash('sha256').update(body).digest('base64url');
     const tags = new Map<Coding | undefined, string>();
@@ -105,6 +119,7 @@ export function createDiscoveryCache(source: DiscoverySource, options: { maxByte
       version,
       body,
       changedAt,
+      heldThroughMs,
       bytes: body.length,
       etag(coding) {
         let tag = tags.get(coding);
@@ -164,8 +179,9 @@ export function createDiscoveryCache(source: DiscoverySource, options: { maxByte
   }
 
   async function load(key: string, client: Client, clientGone?: () => AbortSignal): Promise<Entry> {
-    const { version, changedAt, body } = await source.load(client, clientGone?.());
-    const entry = entryFor(key, BigInt(version), changedAt, body);
+    const { version, changedAt, heldThroughMs, body } = await source.load(client, clientGone?.());
+    // Without a source's word (tests' sources), a body holds what the database held: everything.
+    const entry = entryFor(key, BigInt(version), changedAt, heldThroughMs ?? Number.POSITIVE_INFINITY, body);
     remember(key, entry);
     return entry;
   }

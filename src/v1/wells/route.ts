@@ -1,8 +1,6 @@
 /** GET /v1/groundwater-monitoring-wells: the wells and tubes the key may read, from discoveryCache.ts. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Sql } from '../../db/connect.js';
-import type { ConnectionGate } from '../../db/connectionGate.js';
-import { retryIfConnectionLost } from '../../db/retry.js';
+import type { ReadSources } from '../../db/readReplicas/readSources.js';
 import { naturalCompare } from '../../domain/naturalOrder.js';
 import { clientGoneSignal } from '../../http/clientGone.js';
 import { type Coding, negotiateCoding } from '../../http/compression.js';
@@ -32,21 +30,21 @@ export function groupWells(rows: VisibleTubeRow[]): Well[] {
   return sorted;
 }
 
-export async function wellsRoute(
-  app: FastifyInstance,
-  options: { sql: Sql; gate: ConnectionGate },
-): Promise<void> {
-  const { sql, gate } = options;
+export async function wellsRoute(app: FastifyInstance, options: { reads: ReadSources }): Promise<void> {
+  const { reads } = options;
   // Each database read waits at the gate only when it happens: a fresh cached body needs none. The
   // version read is shared by every request, so no one client leaving may call it off.
   const cache = createDiscoveryCache({
-    currentVersion: () => gate.run(() => retryIfConnectionLost(() => registryVersion(sql))),
+    currentVersion: () => reads.read(({ sql, gate }) => gate.run(() => registryVersion(sql))),
     async load(client, signal) {
-      const { version, changedAt, rows } = await gate.run(
-        () => retryIfConnectionLost(() => visibleTubes(sql, client)),
-        signal,
+      const { version, changedAt, rows, heldThroughMs } = await reads.read(
+        async ({ sql, gate, heldThroughMs }) => ({
+          // Before the read: what the source held then, it holds in the read's snapshot too.
+          heldThroughMs: heldThroughMs(),
+          ...(await gate.run(() => visibleTubes(sql, client), signal)),
+        }),
       );
-      return { version, changedAt, body: Buffer.from(serializeWells(groupWells(rows))) };
+      return { version, changedAt, heldThroughMs, body: Buffer.from(serializeWells(groupWells(rows))) };
     },
   });
   app.route({
@@ -84,7 +82,7 @@ function sendWells(
   reply.header('Vary', 'Accept-Encoding');
   const coding = worthCompressing(cached) ? negotiateCoding(request.headers['accept-encoding']) : undefined;
   const validators = discoveryValidators(request.client!, cached, coding);
-  if (isNotModified(request, validators)) {
+  if (isNotModified(request, validators, cached.heldThroughMs)) {
     sendNotModified(reply, validators);
     return undefined;
   }

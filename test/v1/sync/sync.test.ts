@@ -8,13 +8,12 @@ import { Readable } from 'node:stream';
 import t, { type Test } from 'tap';
 import { connect, type Sql } from '../../../src/db/connect.js';
 import { pruneChangeLog } from '../../../src/importers/measurements/changeLog.js';
-import type { ImportInput } from '../../../src/importers/measurements/importInput.js';
 import { importMeasurements } from '../../../src/importers/measurements/measurements.js';
 import { upsertRegistry } from '../../../src/importers/registry/registry.js';
 import { currentSyncPoint, loadSyncSecret, type SyncViewer } from '../../../src/v1/sync/sql.js';
 import { issueSyncToken, readSyncToken, type SyncPoint } from '../../../src/v1/sync/token.js';
 import { freshDatabase } from '../../helpers/database.js';
-import { csvOf, minuteRows, OTHER, TUBE } from '../../helpers/importFixtures.js';
+import { csvOf, heldImport, minuteRows, OTHER, TUBE } from '../../helpers/importFixtures.js';
 import { seededRandom } from '../../helpers/random.js';
 import {
   ALL,
@@ -243,31 +242,6 @@ t.test('tokens: issued for a key, read back only for that key and unaltered', as
   t.equal((await delta(f.sql, ahead, [f.tube])).gone, true, 'a token ahead of the database');
   t.equal((await delta(f.sql, p, [f.tube])).gone, false);
 });
-
-/**
- * An import whose transaction stays open, after it has locked its tube (and so has an xid) and sent its
- * first rows, until `release` is called.
- */
-function heldImport(sql: Sql, lines: string[]) {
-  let reached!: () => void;
-  const holding = new Promise<void>((resolve) => (reached = resolve));
-  let release!: () => void;
-  const released = new Promise<void>((resolve) => (release = resolve));
-  const half = Math.floor(lines.length / 2);
-  const input: ImportInput = {
-    full: false,
-    async *read() {
-      yield Buffer.from(csvOf(lines.slice(0, half)));
-      // Asked for only once the first chunk's tubes are looked up (and locked) and its rows sent.
-      reached();
-      await released;
-      yield Buffer.from(`${lines.slice(half).join('\n')}\n`);
-    },
-    async close() {},
-  };
-  const done = importMeasurements(sql, input, { name: 'held.csv' });
-  return { holding, release, done };
-}
 
 t.test('an import that commits after a token, though it began before a later one that did not', async (t) => {
   const f = await fixture(t);

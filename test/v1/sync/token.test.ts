@@ -11,6 +11,7 @@ import {
   MAX_TOKEN_CHARS,
   readSyncToken,
   type SyncPoint,
+  seesAllOf,
   VIEW_BYTES,
 } from '../../../src/v1/sync/token.js';
 
@@ -92,4 +93,34 @@ t.test('a snapshot whose running transactions do not fit: lowered, never missing
   const read = readSyncToken(issueSyncToken(crowded, 'key', secret), 'key', secret)!;
   t.ok(read.xip.length > 40 && read.xip.length < 200, `${read.xip.length} of 200 running transactions kept`);
   t.equal(read.xmax, crowded.xip[read.xip.length], 'xmax lowered to the first one left out');
+});
+
+t.test('seesAllOf: whether a snapshot sees every transaction another one saw ended', async (t) => {
+  // Small xids, so that both snapshots overlap often; checked against each xid in turn.
+  const snapshot = fc
+    .tuple(fc.integer({ min: 1, max: 12 }), fc.integer({ min: 0, max: 6 }), fc.array(fc.nat(6)))
+    .map(([xmin, span, offsets]): SyncPoint => {
+      const xip = [...new Set(offsets.filter((o) => o < span))].sort((a, b) => a - b);
+      return {
+        xmin: BigInt(xmin),
+        xmax: BigInt(xmin + span),
+        xip: xip.map((o) => BigInt(xmin + o)),
+        view,
+      };
+    });
+  fc.assert(
+    fc.property(snapshot, snapshot, (now, since) => {
+      let expected = true;
+      for (let xid = 0n; xid < since.xmax; xid++) if (sees(since, xid) && !sees(now, xid)) expected = false;
+      return seesAllOf(now, since) === expected;
+    }),
+    { numRuns: 2000 },
+  );
+  const later = { xmin: 748_229n, xmax: 748_240n, xip: [748_229n, 748_235n], view };
+  t.ok(seesAllOf(later, point), 'a later snapshot of the same server');
+  t.notOk(seesAllOf(point, later), 'an earlier one: xids from 748230 on are not begun for it');
+  t.notOk(
+    seesAllOf({ ...later, xip: [748_220n, 748_229n] }, { ...later, xip: [748_229n] }),
+    'one xid still running that the other saw ended (a replica behind, same xmax)',
+  );
 });

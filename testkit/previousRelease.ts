@@ -1,0 +1,63 @@
+/**
+ * The previous release, checked out of this repository's history into a git worktree of its own, to run
+ * against this release's schema (expand, then contract: a release's migrations must leave the previous
+ * one serving). It runs from its sources with tsx (testkit/gwapi.ts, `root`). Needs the commit in the
+ * clone (a full clone, not a shallow one).
+ */
+import { execFile } from 'node:child_process';
+import { readFile, rm, symlink, unlink } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { throwawayFolder } from './postgres.js';
+
+const run = promisify(execFile);
+
+/** 1.2.0, the release before the one that added sql/007. */
+export const PREVIOUS_RELEASE = { version: '1.2.0', commit: '3392ad4ca1a7d6897fbc632021334f3c4ec1457a' };
+
+const HERE = fileURLToPath(new URL('..', import.meta.url));
+
+export interface ReleaseCheckout {
+  /** The worktree's root: what `spawnGwapi`/`spawnReplica` take as `root`. */
+  root: string;
+  /** How its node_modules came about. */
+  modules: 'shared' | 'installed';
+  remove(): Promise<void>;
+}
+
+/**
+ * A detached worktree of `commit` in a temporary folder. Its node_modules is this checkout's when both
+ * package-lock.json files are identical (a link: seconds, not an install), else its own `npm ci`.
+ */
+export async function checkoutRelease(commit = PREVIOUS_RELEASE.commit): Promise<ReleaseCheckout> {
+  const git = (...args: string[]) => run('git', args, { cwd: HERE, encoding: 'utf8' });
+  const top = (await git('rev-parse', '--show-toplevel')).stdout.trim();
+  await git('cat-file', '-e', `${commit}^{commit}`).catch(() => {
+    throw new Error(`commit ${commit} is not in this clone (a shallow clone? fetch the full history)`);
+  });
+  const folder = await throwawayFolder('gwapi-release-');
+  // Git names the worktree after the folder: unique, for runs side by side.
+  const root = join(folder, `${commit.slice(0, 7)}-${basename(folder).slice(-6)}`);
+  const remove = async () => {
+    await unlink(join(root, 'node_modules')).catch(() => {});
+    await git('worktree', 'remove', '--force', root).catch(() => {});
+    await rm(folder, { recursive: true, force: true });
+    await git('worktree', 'prune');
+  };
+  try {
+    await git('worktree', 'add', '--detach', root, commit);
+    const [theirs, ours] = await Promise.all(
+      [root, top].map((dir) => readFile(join(dir, 'package-lock.json'), 'utf8')),
+    );
+    if (theirs === ours) {
+      await symlink(join(top, 'node_modules'), join(root, 'node_modules'), 'dir');
+      return { root, modules: 'shared', remove };
+    }
+    await run('npm', ['ci', '--ignore-scripts', '--no-audit', '--no-fund'], { cwd: root });
+    return { root, modules: 'installed', remove };
+  } catch (error) {
+    await remove();
+    throw error;
+  }
+}
