@@ -92,6 +92,8 @@ const FRESH_PERIOD_MS = 200;
 const REVOKED_PERIOD_MS = 250;
 const IMPORT_PERIOD_MS = 250;
 const READY_POLL_MS = 100;
+/** How long readiness reuses a database answer (src/health/readiness.ts, its default). */
+const READINESS_REUSE_MS = 1000;
 const IMPORT_ROWS = 10;
 const STALL_MS = 15_000;
 /** After KEY_CACHE_SECONDS, so that no replica still holds the key as it was before its revocation. */
@@ -262,12 +264,19 @@ function importProbes(databaseUrl: string, tube: string) {
   };
 }
 
-/** Each API replica's readiness, straight (not through HAProxy): when each last turned to full pass. */
+/**
+ * Each API replica's readiness, straight (not through HAProxy), in rounds every READY_POLL_MS: when
+ * every replica passed in one round, and what the others last said.
+ */
 function readinessWatch(bases: string[]) {
-  const passingSince: (number | undefined)[] = bases.map(() => undefined);
+  const rounds: { startedAt: number; allPass: boolean }[] = [];
+  /** Each replica's last answer that was not a pass: what a FAIL shows. */
+  const lastNotPassing: (string | undefined)[] = bases.map(() => undefined);
+  const passing: boolean[] = bases.map(() => false);
   let running = true;
   const loop = (async () => {
     while (running) {
+      const startedAt = performance.now();
       await Promise.all(
         bases.map(async (base, i) => {
           const agent = new Agent({ keepAlive: false });
@@ -279,25 +288,33 @@ function readinessWatch(bases: string[]) {
               {},
               { keepBody: true, stallMs: 5000 },
             );
-            pass = response.status === 200 && JSON.parse(response.body!.toString()).status === 'pass';
-          } catch {
-            pass = false;
+            const body = response.body!.toString();
+            pass = response.status === 200 && JSON.parse(body).status === 'pass';
+            if (!pass) lastNotPassing[i] = `${response.status} ${body}`;
+          } catch (error) {
+            lastNotPassing[i] = (error as Error).message;
           } finally {
             agent.destroy();
           }
-          if (!pass) passingSince[i] = undefined;
-          else passingSince[i] ??= performance.now();
+          passing[i] = pass;
         }),
       );
+      rounds.push({ startedAt, allPass: passing.every(Boolean) });
       await sleep(READY_POLL_MS);
     }
   })();
   return {
-    /** When every replica has passed since, or undefined while one does not. */
-    wholeSince: () =>
-      passingSince.every((since) => since !== undefined)
-        ? Math.max(...(passingSince as number[]))
-        : undefined,
+    /**
+     * The start of the first round begun at or after `after` in which every replica passed, when every
+     * round since passed too; undefined otherwise.
+     */
+    wholeSince(after: number): number | undefined {
+      const first = rounds.findIndex((round) => round.startedAt >= after && round.allPass);
+      if (first === -1 || !rounds.slice(first).every((round) => round.allPass)) return undefined;
+      return rounds[first]!.startedAt;
+    },
+    /** The replicas not passing in the last round, with their last answer. */
+    notPassing: () => bases.flatMap((base, i) => (passing[i] ? [] : [`${base}: ${lastNotPassing[i]}`])),
     async stop() {
       running = false;
       await loop;
@@ -374,6 +391,7 @@ export async function runSwitchoverDrill(options: SwitchoverOptions): Promise<Sw
     followedAt: Number.NaN,
   };
   let wholeAt = Number.NaN;
+  let stillNotWhole: string[] = [];
   try {
     await phase('before', () => sleep(options.settleMs, undefined));
     await phase('switch-over, until whole', async () => {
@@ -386,12 +404,16 @@ export async function runSwitchoverDrill(options: SwitchoverOptions): Promise<Sw
       moments.followedAt = performance.now();
       const deadline = moments.promotedAt + 60_000;
       for (;;) {
-        const since = readiness.wholeSince();
-        if (since !== undefined && since > moments.promotedAt) {
+        // A readiness answer may be one reused from before the promotion: only later rounds count.
+        const since = readiness.wholeSince(moments.promotedAt + READINESS_REUSE_MS);
+        if (since !== undefined) {
           wholeAt = since;
           break;
         }
-        if (performance.now() > deadline) break;
+        if (performance.now() > deadline) {
+          stillNotWhole = readiness.notPassing();
+          break;
+        }
         await sleep(READY_POLL_MS);
       }
       return undefined;
@@ -428,7 +450,10 @@ export async function runSwitchoverDrill(options: SwitchoverOptions): Promise<Sw
     followerStreams,
     problems: [],
   };
-  report.problems = judge(report, load.requests, probes);
+  report.problems = [
+    ...judge(report, load.requests, probes),
+    ...stillNotWhole.map((replica) => `not whole a minute after the promotion: ${replica}`),
+  ];
   return report;
 }
 
