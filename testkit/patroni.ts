@@ -6,12 +6,14 @@
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { closeSync, openSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { connect } from '../src/db/connect.js';
 import { freePort } from '../src/db/embedded.js';
 import { type Owner, stopProcess, untilReady } from './processes.js';
 
@@ -33,7 +35,10 @@ export interface PatroniCluster {
   url(params?: Record<string, string>): string;
   /** The cluster as Patroni's REST API tells it. */
   members(): Promise<PatroniMember[]>;
-  /** Until Patroni reports one leader and every other node a running replica on the leader's timeline. */
+  /**
+   * Until Patroni reports one leader and every other node a running replica on the leader's timeline,
+   * and the leader streams to each of them (Patroni says "running" before a replica's slot exists).
+   */
   healthy(timeoutMs?: number): Promise<PatroniMember[]>;
   /** Asks Patroni to hand the leader role to `candidate` (POST /switchover); resolves when accepted. */
   switchover(candidate: string): Promise<void>;
@@ -107,7 +112,10 @@ export async function startPatroniCluster(options: {
     const [file, args] = asRoot
       ? ['runuser', ['--preserve-environment', '-u', 'postgres', '--', 'patroni', PATRONI_CONFIG]]
       : ['patroni', [PATRONI_CONFIG]];
-    children.push(spawn(file, args, { stdio: ['ignore', 'ignore', 'pipe'], env, cwd: folder }));
+    // Patroni's and PostgreSQL's lines go to a file: read by nobody, a pipe would fill and stall Patroni.
+    const log = openSync(join(folder, `${node.name}.log`), 'a');
+    children.push(spawn(file, args, { stdio: ['ignore', log, log], env, cwd: folder }));
+    closeSync(log);
     // The first node bootstraps the cluster before the others clone it.
     if (i === 1) await untilLeader(nodes, 60_000);
   }
@@ -122,6 +130,21 @@ export async function startPatroniCluster(options: {
       } catch {}
     }
     return [];
+  };
+
+  const streamingTo = async (leader: PatroniMember): Promise<number> => {
+    const sql = connect(`postgres://postgres:${superuserPassword}@127.0.0.1:${leader.port}/postgres`, {
+      max: 1,
+    });
+    try {
+      const [row] = await sql<{ count: number }[]>`
+        select count(*)::int as count from pg_stat_replication where state = 'streaming'`;
+      return row?.count ?? 0;
+    } catch {
+      return 0;
+    } finally {
+      await sql.end({ timeout: 0 });
+    }
   };
 
   const cluster: PatroniCluster = {
@@ -143,7 +166,8 @@ export async function startPatroniCluster(options: {
           replicas.every(
             (member) =>
               ['running', 'streaming'].includes(member.state) && member.timeline === leader.timeline,
-          )
+          ) &&
+          (await streamingTo(leader)) === replicas.length
         ) {
           return now;
         }
