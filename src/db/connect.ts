@@ -1,6 +1,6 @@
 /** The one place that opens PostgreSQL connections, so every pool shares the same session settings. */
 import postgres from 'postgres';
-import { driverUrl, hostUrl, parsePostgresUrl } from './postgresUrl.js';
+import { hostUrl, parsePostgresUrl, withoutHostChoice } from './postgresUrl.js';
 import { hostLocator } from './targetSession.js';
 
 export type Sql = postgres.Sql;
@@ -69,7 +69,8 @@ const STARTUP_PADDING_BYTES = 1024;
 
 export function connect(url: string, options: ConnectOptions = {}): Sql {
   const choice = hostChoice(url);
-  return postgres(choice?.url ?? driverUrl(url), {
+  // One host and any kind of server: postgres.js connects as it always does.
+  return postgres(choice?.url ?? withoutHostChoice(url), {
     ...(choice ? { socket: choice.socket, backoff: choice.backoff } : {}),
     types: { date: exactTimestamps },
     max: options.max ?? 10,

@@ -4,8 +4,9 @@
  *
  * Two libpq parameters say how to use the list: `target_session_attrs` (which kind of server a
  * connection must reach) and `load_balance_hosts` (whether to try the hosts in order or at random).
- * postgres.js knows the first; the second it would send to the server as a setting, which the server
- * refuses, so `driverUrl` leaves it out and the read router (src/db/readReplicas/) honours it instead.
+ * We honour both ourselves (src/db/targetSession.ts, src/db/readReplicas/) and give postgres.js one
+ * host without them: it would send `load_balance_hosts` to the server as a setting, which the server
+ * refuses, and its own `target_session_attrs` takes a hot standby for read-write.
  */
 
 export interface HostPort {
@@ -97,22 +98,14 @@ export function hostUrl(text: string, index: number): string {
   return url.toString();
 }
 
-/**
- * `text` as postgres.js takes it: the host list kept, `load_balance_hosts` left out, and
- * `target_session_attrs` in the words postgres.js gets right. libpq's `any` is its default, which
- * postgres.js does not know. Its `read-write` trusts the `default_transaction_read_only` a server
- * reports at start, which a hot standby reports as off (pg_auto_failover issue 970): it would take a
- * standby for the primary. `primary` (not in hot standby) is what an HA setup means by read-write.
- */
-export function driverUrl(text: string): string {
+/** `text` without libpq's parameters that choose among hosts, the rest as written. */
+export function withoutHostChoice(text: string): string {
   const query = text.indexOf('?');
   if (query === -1) return text;
   const params = new URLSearchParams(text.slice(query + 1));
-  const attrs = params.get('target_session_attrs');
-  if (!params.has('load_balance_hosts') && attrs !== 'any' && attrs !== 'read-write') return text;
+  if (!params.has('load_balance_hosts') && !params.has('target_session_attrs')) return text;
   params.delete('load_balance_hosts');
-  if (attrs === 'any') params.delete('target_session_attrs');
-  if (attrs === 'read-write') params.set('target_session_attrs', 'primary');
+  params.delete('target_session_attrs');
   const rest = params.toString();
   return rest ? `${text.slice(0, query)}?${rest}` : text.slice(0, query);
 }
