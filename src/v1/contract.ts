@@ -4,4 +4,4 @@
 export const V1_PREFIX = '/v1';
 
 /** The contract's MAJOR.MINOR.PATCH, sent as `API-Version` on every response and in the OpenAPI `info`. */
-export const API_VERSION = '1.2.0';
+export const API_VERSION = '1.2.1';

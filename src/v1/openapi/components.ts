@@ -148,8 +148,9 @@ export function problemResponses(settings: Settings) {
     ServiceUnavailable: problemResponse(
       'The service is busy: every database connection stayed in use (by other long responses) for ' +
         `the whole wait of ${settings.DATABASE_WAIT_SECONDS} s. Nothing was read. Wait at least ` +
-        'Retry-After seconds and retry, a limited number of times, with jitter. The same holds when no ' +
-        'database replica could answer yet (behind the primary, or behind the changedSince token).',
+        'Retry-After seconds and retry, a limited number of times, with jitter. The same holds when the ' +
+        'database cannot take the request at the moment (restarting, or its primary switching over), and ' +
+        'when no database replica could answer yet (behind the primary, or behind the changedSince token).',
       ['Retry-After'],
       example(serviceBusy(settings.DATABASE_WAIT_SECONDS * 1000)),
     ),

@@ -68,8 +68,9 @@ HTTP reason phrase, \`status\`, \`detail\` and \`instance\` (the request path); 
 
 **Busy.** A request that finds every database connection in use (by long responses of other clients)
 waits a few seconds for one, then gets 503 with \`Retry-After\`: wait that long and retry. The same
-503 comes when the service reads from database replicas and none can answer yet (all too far behind,
-or none has replayed a \`changedSince\` token's snapshot): nothing was read, retry after \`Retry-After\`.
+503 comes while the database cannot take the request (restarting, or its primary switching over), and
+when the service reads from database replicas and none can answer yet (all too far behind, or none has
+replayed a \`changedSince\` token's snapshot): nothing was read, retry after \`Retry-After\`.
 
 **Methods.** ${ALLOWED_METHODS} on every path; each path lists only its GET. HEAD answers as GET
 does, with the same status and headers and no body (RFC 9110). Any other method is 405 with
