@@ -5,22 +5,27 @@
  * of their own, so a pool full of streams cannot make a healthy replica look dead, and a probe that
  * hangs is never stacked behind another.
  */
-import { withTimeout } from '../../timeLimit.js';
+import { NoAnswer, withTimeout } from '../../timeLimit.js';
 import type { Sql } from '../connect.js';
 import type { TargetSessionAttrs } from '../postgresUrl.js';
 import { lsnOf, WalSamples } from './walSamples.js';
 
 /** How often the replicas and the primary are asked. */
 export const MONITOR_INTERVAL_MS = 1000;
-/** A replica that does not answer within this is skipped until it does. */
+/** A probe not answered within this is missed. */
 export const MONITOR_TIMEOUT_MS = 1000;
+/**
+ * Missed probes in a row that make an answering replica down: one slow answer on a busy machine is not
+ * a dead replica. A refused connection (a stopped server) makes it down at once.
+ */
+export const MISSED_PROBES_BEFORE_DOWN = 3;
 
 export type ReplicaState =
   /** Answers, is of a kind target_session_attrs allows, and lags at most READ_MAX_LAG_SECONDS. */
   | 'usable'
   /** Answers, but its replay is further behind than READ_MAX_LAG_SECONDS. */
   | 'lagging'
-  /** Does not answer within MONITOR_TIMEOUT_MS (or refuses). */
+  /** Refuses, or misses MISSED_PROBES_BEFORE_DOWN probes in a row. */
   | 'down'
   /** Answers, but target_session_attrs rules it out (a primary where standbys are asked for, say). */
   | 'excluded';
@@ -89,6 +94,8 @@ function allowed(attrs: TargetSessionAttrs, probe: Probe): boolean {
 export class ReplicaMonitor {
   private readonly samples: WalSamples;
   private readonly statuses = new Map<string, ReplicaStatus>();
+  /** Probes missed in a row, per replica. */
+  private readonly missed = new Map<string, number>();
   /** Probes still waited for: a replica that hangs gets no second one meanwhile. */
   private readonly pending = new Map<string, Promise<unknown>>();
   private samplePending: Promise<unknown> | undefined;
@@ -139,9 +146,23 @@ export class ReplicaMonitor {
       ({ probe }) => probe?.standby && this.lagSecondsOf(probe, now) <= this.options.maxLagSeconds,
     );
     for (const { replica, probe, outcome } of answered) {
+      if (outcome.status === 'rejected' && this.graceFor(replica.name, outcome.reason)) continue;
       const reason = outcome.status === 'rejected' ? messageOf(outcome.reason) : undefined;
       this.judge(replica.name, probe, now, standbyUsable, reason);
     }
+  }
+
+  /** Whether a replica that did not answer keeps its state for now (a missed probe, not a refusal). */
+  private graceFor(name: string, reason: unknown): boolean {
+    const missed = (this.missed.get(name) ?? 0) + 1;
+    this.missed.set(name, missed);
+    const known = this.statuses.get(name);
+    return (
+      reason instanceof NoAnswer &&
+      known !== undefined &&
+      known.state !== 'down' &&
+      missed < MISSED_PROBES_BEFORE_DOWN
+    );
   }
 
   private judge(
@@ -154,6 +175,7 @@ export class ReplicaMonitor {
     let status: ReplicaStatus;
     if (!probe) status = DOWN;
     else {
+      this.missed.delete(name);
       const lagSeconds = this.lagSecondsOf(probe, now);
       const attrs = this.options.sessionAttrs;
       const kindAllowed =
@@ -179,7 +201,8 @@ export class ReplicaMonitor {
   }
 
   private async probe(replica: MonitoredReplica): Promise<Probe> {
-    if (this.pending.has(replica.name)) throw new Error('the previous probe is still unanswered');
+    // Still waiting for the previous answer: missed again.
+    if (this.pending.has(replica.name)) throw new NoAnswer(MONITOR_TIMEOUT_MS);
     const asked = replica.probe<{ standby: boolean; readOnly: string; replayed: string | null }[]>`
       select pg_is_in_recovery() as standby,
              current_setting('default_transaction_read_only') as "readOnly",

@@ -144,6 +144,17 @@ const goElsewhere = (error: unknown): boolean => {
   return isConnectionLost(error) || (typeof code === 'string' && ELSEWHERE.has(code));
 };
 
+const hasFreeConnection = ({ gate }: ReadSource) => {
+  const { held, waiting } = gate.counts();
+  return held < gate.size && waiting === 0;
+};
+
+/** `sources` from a random one on, wrapping around. */
+function rotated<T>(sources: T[]): T[] {
+  const first = Math.floor(Math.random() * sources.length);
+  return [...sources.slice(first), ...sources.slice(0, first)];
+}
+
 /** `work` on `source`, once more when the connection was lost (a pooled connection a restart ended). */
 async function attempt<T>(source: ReadSource, work: (source: ReadSource) => Promise<T>): Promise<T> {
   try {
@@ -172,12 +183,16 @@ export function replicaReads(options: ReplicaReadsOptions): ReadSources {
   };
   const usable = (status: ReplicaStatus) => status.state === 'usable';
 
-  /** The usable replicas in the order to try them: a random one first, or the URL's order. */
+  /**
+   * The usable replicas in the order to try them: the URL's order, or at random with those that have a
+   * free connection first. A read sent to a replica whose connections all hold slow clients' streams
+   * would wait there, and be refused after DATABASE_WAIT_SECONDS, while another replica idles.
+   */
   function replicaOrder(): ReadSource[] {
     const found = replicas.filter((source) => usable(monitor.status(source.name)));
     if (options.loadBalance === 'disable' || found.length < 2) return found;
-    const first = Math.floor(Math.random() * found.length);
-    return [...found.slice(first), ...found.slice(0, first)];
+    const free = found.filter(hasFreeConnection);
+    return [...rotated(free), ...rotated(found.filter((source) => !free.includes(source)))];
   }
 
   const fallback = options.fallback === 'primary' ? [primary] : [];
