@@ -93,10 +93,23 @@ export async function spawnReplica(
     root: options.root,
   });
   options.watch?.(child, args);
-  const stop = (signal: NodeJS.Signals = 'SIGTERM') => stopProcess(child, signal);
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals = 'SIGTERM') => {
+    stopping = true;
+    return stopProcess(child, signal);
+  };
   options.owner?.teardown(() => stop());
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  // A server that fails by itself under a test is the failure to explain: its last words go to the
+  // test's own standard error, since the test itself sees only refused connections.
+  child.once('exit', (code) => {
+    if (stopping || !code) return;
+    const lastLines = logs.slice(-5).map((line) => JSON.stringify(line));
+    process.stderr.write(
+      `gwapi serve (pid ${child.pid}) exited by itself with code ${code}:\n${stderr.slice(-4000)}\n${lastLines.join('\n')}\n`,
+    );
+  });
 
   const logs: LogLine[] = [];
   const keep = (line: string) => {

@@ -36,6 +36,14 @@ export const BATCH_SIZE = 2000;
  */
 const READ_AHEAD_BYTES = 512 * 1024;
 
+/**
+ * What is read before the first byte is sent: the whole of a document smaller than this, snapshot
+ * committed. Its connection lost meanwhile (a replica stopped, a restart) is then an error before the
+ * response began, which a read tries again elsewhere, instead of a cut-off response. A larger document
+ * starts at once, as its first chunk alone is about this size.
+ */
+const READ_BEFORE_SENDING_BYTES = 64 * 1024;
+
 /** One read-only snapshot for the whole document: its tubes and all their rows agree. */
 export const SNAPSHOT = 'isolation level repeatable read read only';
 
@@ -246,8 +254,9 @@ export const openSeriesStream = (sql: Sql, request: SeriesRequest, representatio
 
 /**
  * The document as a readable stream, or undefined when its plan found nothing to write. The plan and
- * the first batch are read before this resolves, so an error up to there is an ordinary error (a
- * problem response); a later one destroys the stream, and the response is cut off.
+ * the first READ_BEFORE_SENDING_BYTES (a small document whole) are read before this resolves, so an
+ * error up to there is an ordinary error (a problem response, or a read tried again elsewhere); a
+ * later one destroys the stream, and the response is cut off.
  */
 export async function openDocumentStream(
   sql: Sql,
@@ -259,26 +268,36 @@ export async function openDocumentStream(
   );
   // Called once iterateInTransaction has returned, which it does with the connection back in the pool.
   const released = () => request.connection?.released();
-  let first: IteratorResult<Buffer, void>;
+  const head: Buffer[] = [];
+  let headBytes = 0;
+  let whole = false;
   try {
-    first = await chunks.next();
+    while (headBytes < READ_BEFORE_SENDING_BYTES) {
+      const next = await chunks.next();
+      if (next.done) {
+        whole = true;
+        break;
+      }
+      head.push(next.value);
+      headBytes += next.value.length;
+    }
   } catch (error) {
     released();
     throw error;
   }
-  if (first.done) {
+  if (head.length === 0) {
     released();
     return undefined;
   }
   // Ends the transaction if it still runs (a no-op once the read is over): a stream stopped
-  // at the first chunk, or destroyed before it was read at all, never reaches `yield*`, which would
+  // in its head, or destroyed before it was read at all, never reaches `yield*`, which would
   // otherwise pass the stop on, and the transaction would hold its connection for good.
   let finished: Promise<void> | undefined;
   const finish = () => (finished ??= chunks.return().then(released, released));
   async function* document() {
     try {
-      yield first.value;
-      yield* chunks;
+      yield* head.splice(0);
+      if (!whole) yield* chunks;
     } finally {
       await finish();
     }
