@@ -42,7 +42,7 @@ const READ_AHEAD_BYTES = 512 * 1024;
  * response began, which a read tries again elsewhere, instead of a cut-off response. A larger document
  * starts at once, as its first chunk alone is about this size.
  */
-const READ_BEFORE_SENDING_BYTES = 64 * 1024;
+export const READ_BEFORE_SENDING_BYTES = 64 * 1024;
 
 /** One read-only snapshot for the whole document: its tubes and all their rows agree. */
 export const SNAPSHOT = 'isolation level repeatable read read only';

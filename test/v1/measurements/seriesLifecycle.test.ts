@@ -10,7 +10,11 @@ import { connect } from '../../../src/db/connect.js';
 import type { Client } from '../../../src/keys/clients.js';
 import { instantText } from '../../../src/v1/measurements/measurementText.js';
 import type { SeriesRepresentation } from '../../../src/v1/measurements/representation.js';
-import { BATCH_SIZE, openSeriesStream } from '../../../src/v1/measurements/seriesStream.js';
+import {
+  BATCH_SIZE,
+  openSeriesStream,
+  READ_BEFORE_SENDING_BYTES,
+} from '../../../src/v1/measurements/seriesStream.js';
 import { freshDatabase } from '../../helpers/database.js';
 import { addRegularSeries, addWell } from '../../helpers/fixtures.js';
 import { until } from '../../helpers/until.js';
@@ -22,15 +26,19 @@ const MEASUREMENTS = 3 * 24 * 60;
 
 const client: Client = { keyId: 'test', allTubes: true, grants: new Set() };
 
-/** One line per part: the head's fields, each batch as `B <first?> <count> <first instant>`, then `E`. */
-function lines(failAtBatch = Number.POSITIVE_INFINITY): SeriesRepresentation {
+/**
+ * One line per part: the head's fields, each batch as `B <first?> <count> <first instant>`, then `E`.
+ * `padTo`: each batch line is filled with dots to that many bytes (a document that starts before its end).
+ */
+function lines(failAtBatch = Number.POSITIVE_INFINITY, padTo = 0): SeriesRepresentation {
   let batches = 0;
   return {
     mediaType: 'text/plain',
     head: (head) => Buffer.from(`H ${head.tubeIdentifier} ${head.from} ${head.to} ${head.unit}\n`),
     batch(rows, first) {
       if (++batches >= failAtBatch) throw new Error('representation failed');
-      return Buffer.from(`B ${first} ${rows.length} ${instantText(rows.observedAt[0]!)}\n`);
+      const line = `B ${first} ${rows.length} ${instantText(rows.observedAt[0]!)}`;
+      return Buffer.from(`${line.padEnd(padTo - 1, '.')}\n`);
     },
     close: () => Buffer.from('E\n'),
   };
@@ -107,8 +115,31 @@ t.test('the lifecycle, written once for every representation', async (t) => {
     t.same(connection, { held: 1, released: 1 });
   });
 
+  t.test('a failure before READ_BEFORE_SENDING_BYTES is an error before the first byte', async (t) => {
+    // Three small batches: the whole document is read before the stream would begin.
+    const connection = { held: 0, released: 0 };
+    await t.rejects(
+      openSeriesStream(
+        sql,
+        {
+          client,
+          tubeIdentifier: tube!.identifier,
+          from: FROM,
+          to: TO,
+          connection: { held: () => connection.held++, released: () => connection.released++ },
+        },
+        lines(3),
+      ),
+      { message: 'representation failed' },
+      'opening the stream fails: nothing was sent, the read can be tried again',
+    );
+    t.same(connection, { held: 1, released: 1 }, 'the connection given back once');
+    t.equal(await openTransactions(), 0, 'no transaction left open');
+  });
+
   t.test('a failure after the first byte cuts the stream off without its close', async (t) => {
-    const { stream, connection } = await open(tube!.identifier, lines(2));
+    // A first batch as large as what is read before sending: the stream begins with it.
+    const { stream, connection } = await open(tube!.identifier, lines(2, READ_BEFORE_SENDING_BYTES));
     let text = '';
     const failure = await (async () => {
       try {
