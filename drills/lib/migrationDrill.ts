@@ -12,32 +12,23 @@ import { count, ms, printTable } from '../../bench/lib/stats.js';
 import { connect, type Sql } from '../../src/db/connect.js';
 import { MIGRATION_LOCK_TIMEOUT_MS, pendingMigrations } from '../../src/db/migrate.js';
 import { pruneChangeLog } from '../../src/importers/measurements/changeLog.js';
-import { outcome, type ReplicaOptions, spawnGwapi } from '../../testkit/gwapi.js';
+import { outcome, spawnGwapi } from '../../testkit/gwapi.js';
 import { type LockWait, sampleLockWaits } from '../../testkit/lockWaits.js';
 import { checkoutRelease, PREVIOUS_RELEASE } from '../../testkit/previousRelease.js';
-import type { Owner } from '../../testkit/processes.js';
 import { startApiFleet } from './apiFleet.js';
 import { addDrillFixture, drillTarget } from './drillFixture.js';
 import { steadyLoad } from './drillLoad.js';
 import { LOAD_HEADER, loadRow } from './drillReport.js';
-import { phaseClock } from './phases.js';
+import { type DrillRunOptions, phaseClock } from './phases.js';
 import type { PhaseReport } from './rollingDrill.js';
 
-export interface MigrationDrillOptions {
+export interface MigrationDrillOptions extends DrillRunOptions {
   /** An empty database: the previous release migrates it to its own schema first. */
   databaseUrl: string;
   redisUrl: string;
-  /** For HAProxy's configuration and admin socket. */
-  folder: string;
-  /** How long the load runs before the migration and after it. */
-  settleMs: number;
-  periodMs: number;
   keys: number;
   /** Rows of change history before the migration: what 007's index build reads. */
   changeRows: number;
-  owner?: Owner;
-  watch?: ReplicaOptions['watch'];
-  log?: (line: string) => void;
 }
 
 export interface ChangeLogWrites {

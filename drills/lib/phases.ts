@@ -1,3 +1,21 @@
+import type { ReplicaOptions } from '../../testkit/gwapi.js';
+import type { Owner } from '../../testkit/processes.js';
+
+/** What every drill run is given: where its files go, its load's pace, and who sees what. */
+export interface DrillRunOptions {
+  /** For HAProxy's configuration and admin socket. */
+  folder: string;
+  /** How long the load runs before the drill's step and after it. */
+  settleMs: number;
+  /** Each load key asks again after this long. */
+  periodMs: number;
+  owner?: Owner;
+  /** Sees each replica's process as it is spawned (the test suite scans their output for keys). */
+  watch?: ReplicaOptions['watch'];
+  /** Progress lines. */
+  log?: (line: string) => void;
+}
+
 /** A drill's timeline: named phases run one after the other, each with its start, end and findings. */
 export interface PhaseWindow {
   phase: string;

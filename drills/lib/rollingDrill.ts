@@ -9,8 +9,6 @@ import { Agent, get, type IncomingMessage } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { loadSettings } from '../../src/config.js';
-import type { ReplicaOptions } from '../../testkit/gwapi.js';
-import type { Owner } from '../../testkit/processes.js';
 import { startApiFleet } from './apiFleet.js';
 import { countedGet } from './countedGet.js';
 import type { DrillFixture } from './drillFixture.js';
@@ -18,25 +16,14 @@ import { drillTarget } from './drillFixture.js';
 import { closedLoad, type DrillRequest, steadyLoad } from './drillLoad.js';
 import { SERVER_COUNTERS, type ServerCounter, type ServerState } from './haproxy.js';
 import { heldSlots } from './heldSlots.js';
-import { phaseClock } from './phases.js';
+import { type DrillRunOptions, phaseClock } from './phases.js';
 
-export interface DrillOptions {
+export interface DrillOptions extends DrillRunOptions {
   databaseUrl: string;
   redisUrl: string;
   fixture: DrillFixture;
-  /** For HAProxy's configuration and admin socket. */
-  folder: string;
-  /** How long the load runs before the first step and after each. */
-  settleMs: number;
   /** How long each throughput run lasts. */
   throughputMs: number;
-  /** Each load key asks again after this long. */
-  periodMs: number;
-  owner?: Owner;
-  /** Sees each replica's process as it is spawned (the test suite scans their output for keys). */
-  watch?: ReplicaOptions['watch'];
-  /** Progress lines. */
-  log?: (line: string) => void;
 }
 
 export interface PhaseReport {

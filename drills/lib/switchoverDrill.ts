@@ -18,14 +18,12 @@ import { isDatabaseUnavailable } from '../../src/db/retry.js';
 import { importMeasurements } from '../../src/importers/measurements/measurements.js';
 import { hashApiKey } from '../../src/keys/format.js';
 import { addKey, addWell, revokeKey } from '../../test/helpers/fixtures.js';
-import type { ReplicaOptions } from '../../testkit/gwapi.js';
-import type { Owner } from '../../testkit/processes.js';
 import type { PgNode, ReplicationCluster } from '../../testkit/replication.js';
 import { startApiFleet } from './apiFleet.js';
 import { countedGet } from './countedGet.js';
 import { type DrillFixture, drillTarget } from './drillFixture.js';
 import { type DrillRequest, steadyLoad } from './drillLoad.js';
-import { type PhaseWindow, phaseClock } from './phases.js';
+import { type DrillRunOptions, type PhaseWindow, phaseClock } from './phases.js';
 import { WELLS_PATH } from './soakClients.js';
 
 export interface SwitchoverFixture {
@@ -38,20 +36,12 @@ export interface SwitchoverFixture {
   importTube: string;
 }
 
-export interface SwitchoverOptions {
+export interface SwitchoverOptions extends DrillRunOptions {
   cluster: ReplicationCluster;
   redisUrl: string;
   fixture: DrillFixture & SwitchoverFixture;
   /** API replicas behind HAProxy. */
   replicas: number;
-  folder: string;
-  /** How long the load runs before the switch and after the service is whole again. */
-  settleMs: number;
-  /** Each load key asks again after this long. */
-  periodMs: number;
-  owner?: Owner;
-  watch?: ReplicaOptions['watch'];
-  log?: (line: string) => void;
 }
 
 /** A request (or import) that needs the primary, or a key that must stay refused. */
