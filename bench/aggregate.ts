@@ -6,8 +6,9 @@
  *
  *   node --import tsx bench/aggregate.ts [ROUNDS]     (DATABASE_URL, or an embedded PostgreSQL)
  */
-import { AGGREGATE_SECONDS, type Aggregate } from '../src/v1/measurements/query.js';
-import { aggregateSelect, bucketFunctionOf, seriesSelect } from '../src/v1/measurements/sql.js';
+
+import { aggregateSelect, bucketFunctionOf, seriesSelect } from '../src/engine/read/selects.js';
+import { AGGREGATE_SECONDS, type Aggregate } from '../src/v1/series/query.js';
 import { requirePrerequisites, throwawayPostgres } from '../testkit/prerequisites.js';
 import { timedGet } from './lib/http.js';
 import { startBenchPostgres } from './lib/postgres.js';

@@ -1,6 +1,6 @@
 /**
  * Arrow record batches of a year of 1-minute data (264 batches of 2,000 rows, as the series streams
- * them), encoded in process two ways: ours (src/v1/measurements/arrow.ts: the body laid out from the
+ * them), encoded in process two ways: ours (src/engine/write/arrowMessages.ts: the body laid out from the
  * batch's typed arrays, the metadata by apache-arrow's Message encoder) and apache-arrow's own
  * RecordBatchStreamWriter fed RecordBatches made from the same columns (the µs instants converted to
  * the BigInt64Array its timestamp vectors hold). Both streams are checked to be the same bytes first.
@@ -17,13 +17,13 @@ import {
   Struct,
   TimestampMicrosecond,
 } from 'apache-arrow';
+import { emptyBatch, type MeasurementBatch } from '../src/engine/batch.js';
 import {
   END_OF_STREAM,
   RAW_ARROW_COLUMNS,
   recordBatchMessage,
   schemaMessage,
-} from '../src/v1/measurements/arrow.js';
-import { emptyBatch, type MeasurementBatch } from '../src/v1/measurements/batch.js';
+} from '../src/engine/write/arrowMessages.js';
 import { requirePrerequisites } from '../testkit/prerequisites.js';
 import { machineLine, median, ms, printTable, ratio } from './lib/stats.js';
 

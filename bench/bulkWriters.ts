@@ -11,17 +11,17 @@
  *   node --import tsx bench/bulkWriters.ts [ROUNDS] [TUBES]     (defaults 5, 200)
  */
 import { randomUUID } from 'node:crypto';
-import { arrowSeries } from '../src/v1/measurements/arrowSeries.js';
-import { emptyBatch, type MeasurementBatch } from '../src/v1/measurements/batch.js';
-import { csvSeries } from '../src/v1/measurements/csvSeries.js';
-import { jsonSeries } from '../src/v1/measurements/jsonSeries.js';
-import type { SeriesRepresentation } from '../src/v1/measurements/representation.js';
-import type { SeriesHead } from '../src/v1/measurements/schemas.js';
-import { BATCH_SIZE, planChunks } from '../src/v1/measurements/seriesStream.js';
-import { arrowNetwork } from '../src/v1/networkMeasurements/arrowNetwork.js';
-import { csvNetwork } from '../src/v1/networkMeasurements/csvNetwork.js';
-import { jsonNetwork } from '../src/v1/networkMeasurements/jsonNetwork.js';
-import type { NetworkRepresentation } from '../src/v1/networkMeasurements/representation.js';
+import { emptyBatch, type MeasurementBatch } from '../src/engine/batch.js';
+import { BATCH_SIZE, planChunks } from '../src/engine/document.js';
+import type { SeriesHead } from '../src/engine/schemas.js';
+import { arrowSeries } from '../src/engine/write/arrow.js';
+import { arrowNetwork } from '../src/engine/write/arrowNetwork.js';
+import { csvSeries } from '../src/engine/write/csv.js';
+import { csvNetwork } from '../src/engine/write/csvNetwork.js';
+import { jsonSeries } from '../src/engine/write/json.js';
+import { jsonNetwork } from '../src/engine/write/jsonNetwork.js';
+import type { NetworkRepresentation } from '../src/engine/write/networkWriter.js';
+import type { SeriesRepresentation } from '../src/engine/write/writer.js';
 import { requirePrerequisites } from '../testkit/prerequisites.js';
 import { count, machineLine, median, ms, printTable, ratio } from './lib/stats.js';
 

@@ -5,7 +5,7 @@
  *
  *   node --import tsx bench/storeSize.ts [ROUNDS] [OTHER_TUBES]
  */
-import { seriesSelect } from '../src/v1/measurements/sql.js';
+import { seriesSelect } from '../src/engine/read/selects.js';
 import { requirePrerequisites, throwawayPostgres } from '../testkit/prerequisites.js';
 import { timedGet } from './lib/http.js';
 import { startBenchPostgres } from './lib/postgres.js';

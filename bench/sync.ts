@@ -21,10 +21,10 @@
  */
 import { Readable } from 'node:stream';
 import type { Queryable, Sql } from '../src/db/connect.js';
+import { measurementBatches, seriesSelect, shapeOf } from '../src/engine/read/selects.js';
 import { importMeasurements } from '../src/importers/measurements/measurements.js';
-import { measurementBatches, seriesSelect, shapeOf } from '../src/v1/measurements/sql.js';
-import { changedMeasurementsSelect, currentSyncPoint, loadSyncSecret, syncGone } from '../src/v1/sync/sql.js';
-import { issueSyncToken, readSyncToken, type SyncPoint } from '../src/v1/sync/token.js';
+import { changedMeasurementsSelect, currentSyncPoint, loadSyncSecret, syncGone } from '../src/sync/sql.js';
+import { issueSyncToken, readSyncToken, type SyncPoint } from '../src/sync/token.js';
 import { requirePrerequisites, throwawayPostgres } from '../testkit/prerequisites.js';
 import { startBenchPostgres } from './lib/postgres.js';
 import { addSeriesFixture, dayAfterStart, SERIES_START } from './lib/seriesFixture.js';

@@ -3,10 +3,10 @@
  * embedded database.
  */
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import { buildApp } from './app.js';
 import type { Database } from './commands/database.js';
 import type { Settings } from './config.js';
 import type { ReplicaMonitor } from './db/readReplicas/monitor.js';
-import { buildApp } from './http/app.js';
 import { closeGracefully } from './http/lifecycle/shutdown.js';
 import { untilStopSignal } from './http/lifecycle/stopSignal.js';
 import { chooseLogFormat, createLogger, logDestination } from './http/observability/logging.js';

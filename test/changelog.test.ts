@@ -8,7 +8,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import t from 'tap';
-import { API_VERSION } from '../src/v1/contract.js';
+import { API_VERSION } from '../src/contract.js';
 import { startApi } from './helpers/api.js';
 import { get } from './helpers/http.js';
 

@@ -6,7 +6,7 @@ import { loadSettings, variables } from '../src/config.js';
 import { DEMO_DAYS, DEMO_STEP_MINUTES } from '../src/demo/seed.js';
 import { FRACTION_DIGITS } from '../src/domain/datetime.js';
 import { rateLimit, rateLimitPolicy } from '../src/limits/admitClient.js';
-import { MAX_INTERVAL_DAYS } from '../src/v1/measurements/query.js';
+import { MAX_INTERVAL_DAYS } from '../src/v1/series/query.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8');

@@ -10,8 +10,8 @@
  */
 
 import type { Sql } from '../../src/db/connect.js';
-import { BATCH_SIZE } from '../../src/v1/measurements/seriesStream.js';
-import { measurementBatches, seriesSelect } from '../../src/v1/measurements/sql.js';
+import { BATCH_SIZE } from '../../src/engine/document.js';
+import { measurementBatches, seriesSelect } from '../../src/engine/read/selects.js';
 
 export type FloorMethod = 'copyText' | 'copyBinary' | 'binaryCursor';
 

@@ -10,10 +10,10 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Sql } from '../../src/db/connect.js';
+import { openSeriesStream } from '../../src/engine/document.js';
+import { findTube } from '../../src/engine/read/selects.js';
+import { jsonSeries } from '../../src/engine/write/json.js';
 import type { Client } from '../../src/keys/clients.js';
-import { jsonSeries } from '../../src/v1/measurements/jsonSeries.js';
-import { openSeriesStream } from '../../src/v1/measurements/seriesStream.js';
-import { findTube } from '../../src/v1/measurements/sql.js';
 
 export const NAIVE_PATH = '/bench/naive/';
 export const BUFFERED_PATH = '/bench/buffered/';

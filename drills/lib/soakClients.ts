@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { Agent } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { dayAfterStart } from '../../bench/lib/seriesFixture.js';
-import { API_VERSION } from '../../src/v1/contract.js';
+import { API_VERSION } from '../../src/contract.js';
 import { type CountedGetOptions, type CountedResponse, countedGet } from './countedGet.js';
 import type { Tally } from './soakTally.js';
 

@@ -16,11 +16,11 @@ import { authenticate } from '../keys/authenticate.js';
 import type { ClientResolver } from '../keys/clients.js';
 import { admitClient } from '../limits/admitClient.js';
 import { type ClientLimits, unlimited } from '../limits/types.js';
+import { syncTokens } from '../sync/tokens.js';
 import { docsRoute } from './docs/plugin.js';
-import { measurementsRoute } from './measurements/route.js';
-import { networkMeasurementsRoute } from './networkMeasurements/route.js';
-import { syncTokens } from './networkMeasurements/sync.js';
+import { networkMeasurementsRoute } from './network/route.js';
 import { openApiRoute } from './openapi/route.js';
+import { measurementsRoute } from './series/route.js';
 import { wellsRoute } from './wells/route.js';
 
 export interface V1Dependencies {

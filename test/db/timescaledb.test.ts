@@ -9,8 +9,8 @@
 import t, { type Test } from 'tap';
 import { connect, type Sql } from '../../src/db/connect.js';
 import { migrate, readMigrations, usesTimescaleDb } from '../../src/db/migrate.js';
-import { instantText, numberText } from '../../src/v1/measurements/measurementText.js';
-import { measurementBatches, seriesSelect } from '../../src/v1/measurements/sql.js';
+import { measurementBatches, seriesSelect } from '../../src/engine/read/selects.js';
+import { instantText, numberText } from '../../src/engine/write/text.js';
 import { startTimescale } from '../../testkit/timescale.js';
 import { freshDatabase } from '../helpers/database.js';
 
@@ -50,7 +50,7 @@ interface MeasurementRow {
   value: string;
 }
 
-/** The endpoint's own query (src/v1/measurements/sql.ts): SQL text with its values as literals. */
+/** The endpoint's own query (src/engine/read/selects.ts): SQL text with its values as literals. */
 function seriesQuery(tube: number, from: string, to: string): string {
   return seriesSelect(tube, from, to);
 }

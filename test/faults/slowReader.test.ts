@@ -3,7 +3,7 @@
  * not its memory: while the client reads nothing, the server stops fetching (the rows it has streamed
  * stay put, a small part of the year: read-ahead and socket buffers); while it trickles, the server
  * keeps only a bounded lead; and the server's resident memory stays within a bound throughout, under
- * a 64 MB old generation in which the year held at once would not fit (test/v1/measurements/memory.test.ts shows
+ * a 64 MB old generation in which the year held at once would not fit (test/v1/series/memory.test.ts shows
  * the same for a fast reader). The reader then takes the rest and gets every measurement.
  */
 import { request } from 'node:http';
@@ -14,7 +14,7 @@ import { seriesPath, startFaultReplica } from '../helpers/faults.js';
 import { addKey, addRegularSeries, addWell } from '../helpers/fixtures.js';
 
 const ROWS_IN_YEAR = 366 * 24 * 60;
-/** Growth of resident memory allowed (as test/v1/measurements/memory.test.ts: most of it garbage not yet collected). */
+/** Growth of resident memory allowed (as test/v1/series/memory.test.ts: most of it garbage not yet collected). */
 const GROWTH_BOUND_MB = 64;
 /**
  * How far the server may run ahead of what the client has read, in measurements (~55 bytes each):
@@ -32,7 +32,7 @@ t.test('a slow reader of a year-long series holds bounded server memory', async 
   await addRegularSeries(db.sql, tube!.id, '2024-01-01T00:00:00Z', '2025-01-01T00:00:00Z', '1 minute');
   await db.sql`vacuum analyze measurements`;
   const { key } = await addKey(db.sql, { tubeIds: [tube!.id] });
-  // Tight, so that buffering the year cannot succeed (see test/v1/measurements/memory.test.ts).
+  // Tight, so that buffering the year cannot succeed (see test/v1/series/memory.test.ts).
   const replica = await startFaultReplica(t, db.url, {
     NODE_OPTIONS: '--max-old-space-size=64 --max-semi-space-size=16',
   });

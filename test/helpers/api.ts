@@ -5,9 +5,9 @@
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { Test } from 'tap';
+import { buildApp } from '../../src/app.js';
 import { loadSettings, type Settings } from '../../src/config.js';
 import { connect, type Sql } from '../../src/db/connect.js';
-import { buildApp } from '../../src/http/app.js';
 import type { ServiceMetrics } from '../../src/http/observability/metrics.js';
 import type { ClientLimits } from '../../src/limits/types.js';
 import { freshDatabase, type TestDatabase } from './database.js';

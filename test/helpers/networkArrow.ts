@@ -3,7 +3,7 @@
 import { MessageHeader, tableFromIPC } from 'apache-arrow';
 import pl from 'nodejs-polars';
 import type { Test } from 'tap';
-import { ARROW_MEDIA_TYPE as ARROW } from '../../src/v1/measurements/arrow.js';
+import { ARROW_MEDIA_TYPE as ARROW } from '../../src/engine/write/arrowMessages.js';
 import { arrowColumn, messageTypes, micros, mismatches } from './arrow.js';
 import { get } from './http.js';
 import { decodedBytes, type NetworkQuery, networkPath } from './network.js';

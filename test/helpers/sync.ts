@@ -1,24 +1,24 @@
-/** Sync as the bulk endpoint runs it (src/v1/sync/), for the tests of test/v1/sync/. */
+/** Sync as the network endpoint runs it (src/sync/), for the tests of test/sync/. */
 import type { Queryable, Sql } from '../../src/db/connect.js';
-import type { BatchShape } from '../../src/v1/measurements/batch.js';
+import type { BatchShape } from '../../src/engine/batch.js';
 import {
   aggregateSelect,
   type BucketFunction,
   type Bucketing,
   measurementBatches,
   shapeOf,
-} from '../../src/v1/measurements/sql.js';
+} from '../../src/engine/read/selects.js';
 import {
   changedMeasurementsSelect,
   currentSyncPoint,
   type SyncViewer,
   syncGone,
-} from '../../src/v1/sync/sql.js';
-import type { SyncPoint } from '../../src/v1/sync/token.js';
+} from '../../src/sync/sql.js';
+import type { SyncPoint } from '../../src/sync/token.js';
 
 export const ALL: SyncViewer = { allTubes: true, grants: new Set() };
 
-/** A response's transaction, as the bulk endpoint opens it. */
+/** A response's transaction, as the network endpoint opens it. */
 export const snapshotRead = <T>(sql: Sql, work: (tx: Sql) => Promise<T>) =>
   sql.begin('isolation level repeatable read read only', (tx) => work(tx as unknown as Sql)) as Promise<T>;
 

@@ -31,7 +31,7 @@ t.test('Accept-Encoding is negotiated as RFC 9110 says', async (t) => {
     ['*', 'br'],
     ['*;q=0.5, br;q=0', 'gzip'],
     ['deflate, compress', undefined],
-    // A q outside RFC 9110's grammar weighs 0, as it does in Accept (test/v1/measurements/csv.test.ts).
+    // A q outside RFC 9110's grammar weighs 0, as it does in Accept (test/v1/series/csv.test.ts).
     ['gzip;q=bogus, br;q=0.1', 'br'],
     ['gzip;q=2, br;q=0.1', 'br'],
     ['gzip;q=0.5000, br;q=0.1', 'br'],

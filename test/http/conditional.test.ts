@@ -1,7 +1,7 @@
 /** The parts of conditional requests that need no server: If-None-Match lists, HTTP-dates, tags. */
 import t from 'tap';
 import { parseHttpDate, parseIfNoneMatch, representationTag } from '../../src/http/conditional.js';
-import { seriesTag } from '../../src/v1/measurements/validators.js';
+import { seriesTag } from '../../src/v1/series/validators.js';
 
 t.test('If-None-Match: tags, weak or not, a list, *; anything else is not one', async (t) => {
   t.same(parseIfNoneMatch('"a"'), ['a']);

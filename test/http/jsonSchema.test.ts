@@ -5,7 +5,7 @@
  */
 import t from 'tap';
 import { z } from 'zod';
-import { compileSerializer } from '../../src/http/jsonSchema.js';
+import { compileSerializer } from '../../src/domain/jsonSchema.js';
 import { oldGenerationMb } from '../helpers/heap.js';
 import { seededRandom } from '../helpers/random.js';
 

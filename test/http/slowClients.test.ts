@@ -5,7 +5,7 @@
  */
 import { connect } from 'node:net';
 import t from 'tap';
-import { REQUEST_TIMEOUT_MS } from '../../src/http/app.js';
+import { REQUEST_TIMEOUT_MS } from '../../src/app.js';
 import { startApi } from '../helpers/api.js';
 import { addKey, addRegularSeries, addWell } from '../helpers/fixtures.js';
 import { openStream, parseRaw } from '../helpers/http.js';

@@ -18,8 +18,8 @@ import { type Table, tableFromIPC } from 'apache-arrow';
 import fc from 'fast-check';
 import t, { type Test } from 'tap';
 import { type Instant, microsBetween, parseDateTime } from '../../src/domain/datetime.js';
-import { SERIES_FORMATS, type SeriesFormat } from '../../src/v1/measurements/format.js';
-import { AGGREGATE_SECONDS, AGGREGATES, type Aggregate } from '../../src/v1/measurements/query.js';
+import { SERIES_FORMATS, type SeriesFormat } from '../../src/engine/write/formats.js';
+import { AGGREGATE_SECONDS, AGGREGATES, type Aggregate } from '../../src/v1/series/query.js';
 import { startApi, type TestApi } from '../helpers/api.js';
 import {
   addMicros,

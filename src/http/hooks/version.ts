@@ -3,7 +3,7 @@
  * the id under which this request is logged, so a client can quote it to the operator.
  */
 import type { FastifyInstance } from 'fastify';
-import { API_VERSION } from '../../v1/contract.js';
+import { API_VERSION } from '../../contract.js';
 
 export function registerVersionHeader(app: FastifyInstance): void {
   // onRequest, the first hook: every later outcome (error, 404, 405, 429, 304, stream) keeps it.

@@ -1,7 +1,7 @@
 /**
  * Request metrics: every response counted when it is over (complete, failed or cut off), streams while
  * they run, 429s by reason, and 503s for want of a database connection. Hooks only: routes know nothing
- * of metrics except the stream path's rows and connection (src/v1/measurements/route.ts).
+ * of metrics except the stream path's rows and connection (src/v1/series/route.ts).
  */
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';

@@ -8,11 +8,11 @@ import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, validatorCompiler } from 'fastify-type-provider-zod';
 import type { z } from 'zod';
+import { API_VERSION } from '../../contract.js';
 import { ConnectionWaitAborted, ConnectionWaitTimeout } from '../../db/connectionGate.js';
 import { ReadsUnavailable } from '../../db/readReplicas/readSources.js';
 import { isDatabaseUnavailable } from '../../db/retry.js';
-import { API_VERSION } from '../../v1/contract.js';
-import { compileSerializer } from '../jsonSchema.js';
+import { compileSerializer } from '../../domain/jsonSchema.js';
 import { logWhenDone } from '../observability/logging.js';
 import { PROBLEM_MEDIA_TYPE, Problem } from './schema.js';
 

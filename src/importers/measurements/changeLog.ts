@@ -1,5 +1,5 @@
 /**
- * The change log that sync tokens read (sql/006, src/v1/sync/): each import records, in its own
+ * The change log that sync tokens read (sql/006, src/sync/): each import records, in its own
  * transaction, the runs of instants of each tube in which it wrote every row. Two things make a run exact:
  *
  * - Before it looks at what is stored for a tube, an import locks the tube's row (`lockTubes`), and
@@ -99,7 +99,7 @@ export const recordUpsertedRuns = (q: TransactionSql) => q`
 
 /**
  * Deletes the change history recorded more than `days` ago (SYNC_HISTORY_DAYS), and raises the horizon
- * below which tokens are answered 410 (src/v1/sync/sql.ts, syncGone) in the same transaction, so no
+ * below which tokens are answered 410 (src/sync/sql.ts, syncGone) in the same transaction, so no
  * reader sees one without the other. Returns the number of change rows deleted.
  */
 export async function pruneChangeLog(sql: Sql, days: number): Promise<number> {

@@ -6,8 +6,9 @@
 import { z } from 'zod';
 import type { ZodOpenApiResponseObject } from 'zod-openapi';
 import type { Settings } from '../../config.js';
+import { API_VERSION, V1_PREFIX } from '../../contract.js';
+import { jsonSchemaOf } from '../../domain/jsonSchema.js';
 import { CACHE_CONTROL, representationTag } from '../../http/conditional.js';
-import { jsonSchemaOf } from '../../http/jsonSchema.js';
 import {
   expectationFailed,
   forbidden,
@@ -19,7 +20,6 @@ import {
 import { PROBLEM_MEDIA_TYPE, Problem } from '../../http/problems/schema.js';
 import { unauthorized } from '../../keys/authenticate.js';
 import { rateLimit, rateLimitPolicy, tooManyRequests } from '../../limits/admitClient.js';
-import { API_VERSION, V1_PREFIX } from '../contract.js';
 import { WELLS_URL } from '../wells/route.js';
 import { EXAMPLE_TUBE_IDENTIFIER } from '../wells/schemas.js';
 

@@ -8,18 +8,13 @@
 import { readFileSync } from 'node:fs';
 import { createDocument } from 'zod-openapi';
 import type { Settings } from '../../config.js';
+import { API_VERSION, V1_PREFIX } from '../../contract.js';
 import { DATE_TIME_FORM } from '../../domain/datetime.js';
 import { ALLOWED_METHODS } from '../../http/problems/problems.js';
 import { Problem } from '../../http/problems/schema.js';
-import { API_VERSION, V1_PREFIX } from '../contract.js';
-import { measurementsDocumentPart } from '../measurements/openapi.js';
-import {
-  count,
-  MAX_INTERVAL_DAYS,
-  MAX_INTERVAL_RULE,
-  MOST_MINUTELY_MEASUREMENTS,
-} from '../measurements/query.js';
-import { networkMeasurementsDocumentPart } from '../networkMeasurements/openapi.js';
+import { networkMeasurementsDocumentPart } from '../network/openapi.js';
+import { measurementsDocumentPart } from '../series/openapi.js';
+import { count, MAX_INTERVAL_DAYS, MAX_INTERVAL_RULE, MOST_MINUTELY_MEASUREMENTS } from '../series/query.js';
 import { wellsDocumentPart } from '../wells/openapi.js';
 import { headers, problemResponses } from './components.js';
 import { OPENAPI_VERSION, openApiDocumentPart, TITLE } from './ownPart.js';

@@ -1,7 +1,7 @@
 /** The document's own part of the OpenAPI document: GET /v1/openapi.json. */
 import { z } from 'zod';
-import { jsonSchemaOf } from '../../http/jsonSchema.js';
-import { API_VERSION } from '../contract.js';
+import { API_VERSION } from '../../contract.js';
+import { jsonSchemaOf } from '../../domain/jsonSchema.js';
 import { headerRefs, problemRefs } from './components.js';
 import { type DocumentPart, openApiPath, readOnlyPathItem, type Tag } from './pathItem.js';
 

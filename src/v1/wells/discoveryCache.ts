@@ -14,10 +14,10 @@
  */
 
 import { createHash } from 'node:crypto';
+import { API_VERSION } from '../../contract.js';
 import { type Coding, compressBody } from '../../http/compression.js';
 import { representationTag } from '../../http/conditional.js';
 import type { Client } from '../../keys/clients.js';
-import { API_VERSION } from '../contract.js';
 
 export interface CachedBody {
   body: Buffer;

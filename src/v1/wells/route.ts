@@ -1,12 +1,12 @@
 /** GET /v1/groundwater-monitoring-wells: the wells and tubes the key may read, from discoveryCache.ts. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ReadSources } from '../../db/readReplicas/readSources.js';
+import { compileSerializer } from '../../domain/jsonSchema.js';
 import { naturalCompare } from '../../domain/naturalOrder.js';
 import { clientGoneSignal } from '../../http/clientGone.js';
 import { type Coding, negotiateCoding } from '../../http/compression.js';
 import { isNotModified, sendNotModified, setValidators, type Validators } from '../../http/conditional.js';
 import { READ_METHODS } from '../../http/hooks/methods.js';
-import { compileSerializer } from '../../http/jsonSchema.js';
 import { forbidden } from '../../http/problems/problems.js';
 import { type Client, readsNothing } from '../../keys/clients.js';
 import { type CachedBody, createDiscoveryCache, worthCompressing } from './discoveryCache.js';

@@ -1,0 +1,51 @@
+/**
+ * What an aggregated series computes per bucket, as SQL text for the row source: shared by every query
+ * that aggregates (aggregateSelect in sql.ts, and the sync delta, src/sync/sql.ts), so a bucket
+ * recomputed by a delta is the same doubles as the bucket of a whole response, on either storage.
+ */
+import { instantLiteral, integerLiteral } from './literals.js';
+
+/**
+ * The aggregates of a bucket's rows (observed_at, value) in the columns of an aggregated batch: the
+ * mean, min and max (float8) and the count (int8). The mean sums in time order: a float sum depends on
+ * its order, and a representation must be the same bytes however the rows happen to be stored or read
+ * (its ETag says so).
+ */
+const AGGREGATES =
+  'avg(value order by observed_at) as value, min(value) as min, max(value) as max, count(*) as count';
+
+/** The buckets of [from, to) (RFC 3339 UTC), `seconds` long, counted in whole strides from `from`. */
+export function bucketsOf(from: string, to: string, seconds: number) {
+  const start = instantLiteral(from);
+  const end = instantLiteral(to);
+  const stride = `make_interval(secs => ${integerLiteral(seconds)})`;
+  const micros = integerLiteral(seconds * 1_000_000);
+  // Microseconds from `from`, exact: an interval without months, and integer division.
+  const offset = (instant: string) => `(extract(epoch from ${instant} - ${start}) * 1000000)::int8`;
+  return {
+    start,
+    end,
+    aggregates: AGGREGATES,
+    /** How many buckets start before `to` (int8). */
+    count: `((${offset(end)} + ${micros} - 1) / ${micros})`,
+    /** The number (int8, 0 first) of the bucket of `instant`, an expression not before `from`. */
+    numberOf: (instant: string) => `(${offset(instant)} / ${micros})`,
+    /** TimescaleDB's start of the bucket of `instant`: its planner can then read chunks in bucket order. */
+    timeBucket: (instant: string) => `time_bucket(${stride}, ${instant}, origin => ${start})`,
+    /**
+     * Lateral joins that read bucket number `k` of tube `tubeId` (expressions) on its own, an index-only
+     * scan of its range of the primary key, already in time order (the ordered mean needs no sort):
+     * `bucket.start`, and `measured` with the aggregates (count 0 when the bucket is empty). Select
+     * `columns` from them.
+     */
+    perBucket: (tubeId: string, k: string) => `
+      cross join lateral (select ${start} + ${k} * ${stride} as start) as bucket
+      cross join lateral (
+        select ${AGGREGATES}
+        from measurements
+        where tube_id = ${tubeId}
+          and observed_at >= bucket.start and observed_at < least(bucket.start + ${stride}, ${end})
+      ) as measured`,
+    columns: 'bucket.start as observed_at, measured.value, measured.min, measured.max, measured.count',
+  };
+}

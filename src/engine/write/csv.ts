@@ -1,0 +1,162 @@
+/**
+ * The series as `text/csv` (RFC 4180, v1.1.md "CSV"): a header line, then one line per measurement,
+ * each repeating the tube's unit and vertical datum. Times and numbers are written as in the JSON.
+ *
+ * Every line after the header starts with the CRLF that ends the line before it, and the last CRLF is
+ * the close, which the lifecycle writes only once the snapshot ended well. So, as the JSON's `]}`, a
+ * CSV ends in CRLF only when it is whole: a cut-off one (which the client also sees as a chunked body
+ * without its last chunk) ends in the middle of a line.
+ */
+import type { MeasurementBatch } from '../batch.js';
+import type { SeriesHead } from '../schemas.js';
+import { AsciiWriter } from './text.js';
+import type { SeriesRepresentation } from './writer.js';
+
+export const CSV_MEDIA_TYPE = 'text/csv; charset=utf-8; header=present';
+
+const CRLF = '\r\n';
+const CRLF_BYTES = Buffer.from(CRLF);
+const CLOSING = CRLF_BYTES;
+
+/** The last columns of every line: the same on each line of a response. */
+const CONSTANT_COLUMNS = ['unit', 'verticalDatum'] as const;
+
+/** A column of a batch: its name (the batch's field and the header's name), and how its text is written. */
+type Column = readonly [name: string, kind: 'instant' | 'number'];
+
+/**
+ * The constant bytes around a tube's lines, made once per tube (linePieces): what the first line starts
+ * with, what comes between two lines, and what the last one ends with.
+ */
+export interface LinePieces {
+  /** CRLF, then the lead (the tube column of a file of many tubes). */
+  readonly start: Buffer;
+  /** The constant columns (unit and datum), CRLF and the lead: one copy per line. */
+  readonly between: Buffer;
+  /** The constant columns. */
+  readonly end: Buffer;
+}
+
+/** The pieces of lines that start with `lead` and end in `constant`. */
+export const linePieces = (lead: Buffer, constant: Buffer): LinePieces => ({
+  start: Buffer.concat([CRLF_BYTES, lead]),
+  between: Buffer.concat([constant, CRLF_BYTES, lead]),
+  end: constant,
+});
+
+/** The columns of one kind of series: its header line, and the formatter of a batch. */
+export interface CsvColumns {
+  readonly header: string;
+  /** The lines of `batch`, each after a CRLF, starting and ending with a tube's constant columns. */
+  readonly lines: (batch: MeasurementBatch, pieces: LinePieces) => Buffer;
+}
+
+const COLUMN_NAME = /^[A-Za-z][A-Za-z0-9]*$/;
+/** Bytes a field can take at most: an instant 27, a number 25, and the comma before it. */
+const FIELD_BYTES = 1 + 27;
+
+const writer = new AsciiWriter();
+
+/**
+ * Compiles the formatter of `columns` once: a loop that writes each line's fields from the batch's
+ * numbers, as the JSON writes them (measurementText.ts), with the constant bytes between two lines
+ * (the tube column of the next, say) copied as one piece. Generated code, as fast-json-stringify's is,
+ * so that no per-column loop or lookup runs per row.
+ */
+export function csvColumns(columns: readonly Column[]): CsvColumns {
+  const fields = columns.map(([name, kind], i) => {
+    if (!COLUMN_NAME.test(name)) throw new Error(`not a column name: ${name}`);
+    return `${i === 0 ? '' : 'writer.bytes(COMMA); '}writer.${kind}(batch.${name}[i]);`;
+  });
+  const lines = new Function(
+    'writer',
+    'COMMA',
+    `return function csvLines(batch, pieces) {
+      const length = batch.length;
+      if (length === 0) return writer.take();
+      writer.reserve(pieces.start.length + length * (${FIELD_BYTES * columns.length} + pieces.between.length));
+      writer.bytes(pieces.start);
+      for (let i = 0; i < length; i++) {
+        if (i > 0) writer.bytes(pieces.between);
+        ${fields.join('\n        ')}
+      }
+      writer.bytes(pieces.end);
+      return writer.take();
+    }`,
+  )(writer, Buffer.from(',')) as CsvColumns['lines'];
+  return { header: [...columns.map(([name]) => name), ...CONSTANT_COLUMNS].join(','), lines };
+}
+
+/** The columns of a raw series. */
+export const RAW_COLUMNS = csvColumns([
+  ['observedAt', 'instant'],
+  ['value', 'number'],
+]);
+
+/** The columns of an aggregated series: bucket start, mean, and the bucket's min, max and count. */
+export const AGGREGATED_COLUMNS = csvColumns([
+  ['observedAt', 'instant'],
+  ['value', 'number'],
+  ['min', 'number'],
+  ['max', 'number'],
+  ['count', 'number'],
+]);
+
+/** One field as RFC 4180 writes it: in double quotes, with its quotes doubled, when it needs them. */
+export const csvField = (text: string) => (/[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text);
+
+/** The first column of a CSV of many tubes (`tubeColumn`). */
+const TUBE_COLUMN = 'tubeIdentifier';
+
+const NOTHING = Buffer.alloc(0);
+
+export interface CsvWriter extends SeriesRepresentation {
+  /** The header line, for a file whose tubes' heads write none (`tubeColumn`). */
+  open(head: Pick<SeriesHead, 'aggregate'>): Buffer;
+}
+
+/**
+ * A CSV writer for one response: it keeps what the head says for its lines, the columns (raw or
+ * aggregated) and the unit and datum, quoted once. A fresh one per response, unlike jsonSeries, for
+ * that reason. With `tubeColumn`, each line starts with its tube's identifier, so the lines of many
+ * tubes make one file: the header then comes from `open`, and a tube's head writes nothing.
+ */
+export function csvSeries({ tubeColumn = false } = {}): CsvWriter {
+  let columns = RAW_COLUMNS;
+  let pieces = linePieces(NOTHING, NOTHING);
+  const header = ({ aggregate }: Pick<SeriesHead, 'aggregate'>) => {
+    columns = aggregate ? AGGREGATED_COLUMNS : RAW_COLUMNS;
+    return Buffer.from(tubeColumn ? `${TUBE_COLUMN},${columns.header}` : columns.header);
+  };
+  return {
+    mediaType: CSV_MEDIA_TYPE,
+    open: header,
+    head(head) {
+      pieces = linePieces(
+        tubeColumn ? Buffer.from(`${csvField(head.tubeIdentifier)},`) : NOTHING,
+        Buffer.from(`,${csvField(head.unit)},${csvField(head.verticalDatum)}`),
+      );
+      return tubeColumn ? NOTHING : header(head);
+    },
+    batch: (batch) => columns.lines(batch, pieces),
+    close: () => CLOSING,
+  };
+}
+
+/** `2024-01-01T00:00:00.5Z` → `20240101T000000.5Z`: ISO 8601's basic form, fractions kept. */
+const compactInstant = (instant: string) => instant.replace(/[-:]/g, '');
+
+/**
+ * The Content-Disposition of a series' file: `<tubeIdentifier>_<from>_<to>.<extension>` in compact UTC
+ * form. Fractions of a second are kept, so that different intervals never share a name; every
+ * character is one a file name may hold on any common system, and none needs escaping in the quoted
+ * string.
+ */
+export const seriesAttachment = (
+  { tubeIdentifier, from, to }: Pick<SeriesHead, 'tubeIdentifier' | 'from' | 'to'>,
+  extension: 'csv' | 'arrows',
+) => `attachment; filename="${tubeIdentifier}_${compactInstant(from)}_${compactInstant(to)}.${extension}"`;
+
+/** The Content-Disposition of a series' CSV (v1.1.md, "CSV"). */
+export const csvAttachment = (head: Pick<SeriesHead, 'tubeIdentifier' | 'from' | 'to'>) =>
+  seriesAttachment(head, 'csv');

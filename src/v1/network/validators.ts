@@ -1,0 +1,59 @@
+/** The validators of a network response (v1.2.md): from its tube list and parameters, no measurement read. */
+
+import { API_VERSION } from '../../contract.js';
+import type { Coding } from '../../http/compression.js';
+import { representationTag, type Validators } from '../../http/conditional.js';
+import type { Client } from '../../keys/clients.js';
+import type { Aggregate } from '../series/query.js';
+import type { NetworkTubeRow } from './sql.js';
+
+export interface NetworkRepresentationInputs {
+  /** The response's tubes, in its order: their identifiers and series versions are its view. */
+  tubes: readonly NetworkTubeRow[];
+  /** RFC 3339 UTC forms of the interval. */
+  from: string;
+  to: string;
+  coding: Coding | undefined;
+  aggregate: Aggregate | undefined;
+  /** The format: the representation's media type. */
+  variant: string;
+  /** The token the response is a delta since, undefined for everything. */
+  changedSince: string | undefined;
+}
+
+/**
+ * A weak tag: the body holds the sync token of its snapshot, and every snapshot has a token of its
+ * own, so two responses with the same measurements differ in those bytes. A strong tag would promise
+ * byte-identical bodies; the weak one promises what holds: the same measurements of the same tubes.
+ * Each tube's series version (sql/004) moves with every change of its rows or registry fields, and
+ * the list's order with the wells' names.
+ */
+export function networkTag(inputs: NetworkRepresentationInputs): string {
+  const { tubes, from, to, coding, aggregate, variant, changedSince } = inputs;
+  const strong = representationTag([
+    API_VERSION,
+    'network',
+    tubes.map((tube) => `${tube.identifier}:${tube.seriesVersion}`).join(','),
+    from,
+    to,
+    coding ?? 'identity',
+    aggregate ?? 'raw',
+    variant,
+    changedSince ?? 'everything',
+  ]);
+  return `W/${strong}`;
+}
+
+/** The latest change of what the response derives from: its tubes, their wells, and the key's grants. */
+function lastChange(tubes: readonly NetworkTubeRow[], client: Client): Date {
+  let latest = client.accessChangedAt ?? new Date(0);
+  for (const { seriesChangedAt, wellChangedAt } of tubes) {
+    if (seriesChangedAt > latest) latest = seriesChangedAt;
+    if (wellChangedAt > latest) latest = wellChangedAt;
+  }
+  return latest;
+}
+
+export function networkValidators(inputs: NetworkRepresentationInputs, client: Client): Validators {
+  return { etag: networkTag(inputs), lastModified: lastChange(inputs.tubes, client) };
+}

@@ -1,0 +1,228 @@
+/**
+ * The measurements endpoint's part of the OpenAPI document: its operation, with the parameters of the
+ * query schema the route validates with, its own problem responses, and the schemas of its body.
+ */
+
+import { z } from 'zod';
+import type { ZodOpenApiOverrideMetaContext, ZodOpenApiResponseObject } from 'zod-openapi';
+import { formatInstant } from '../../domain/datetime.js';
+import { jsonSchemaOf } from '../../domain/jsonSchema.js';
+import { batchOf, type MeasurementValues } from '../../engine/batch.js';
+import { GroundwaterLevelSeries, Measurement } from '../../engine/schemas.js';
+import { arrowSeries } from '../../engine/write/arrow.js';
+import { ARROW_MEDIA_TYPE } from '../../engine/write/arrowMessages.js';
+import { CSV_MEDIA_TYPE, csvAttachment, csvSeries } from '../../engine/write/csv.js';
+import { SERIES_VARY } from '../../engine/write/formats.js';
+import { jsonSeries } from '../../engine/write/json.js';
+import type { SeriesRepresentation } from '../../engine/write/writer.js';
+import { refusalOf, tubeNotFound } from '../../http/problems/problems.js';
+import { ConditionalHeaders, dataResponses, problemExample, problemResponse } from '../openapi/components.js';
+import { type DocumentPart, openApiPath, readOnlyPathItem, type Tag } from '../openapi/pathItem.js';
+import { EXAMPLE_TUBE_IDENTIFIER, TubeIdentifier } from '../wells/schemas.js';
+import { type Aggregate, MAX_INTERVAL_DAYS, SeriesQuery } from './query.js';
+import { MEASUREMENTS_URL } from './route.js';
+
+/** The path parameter as documented (the route reads it itself: a malformed one is a 404, route.ts). */
+const pathParameters = z.object({
+  tubeIdentifier: TubeIdentifier.meta({
+    param: { description: `${TubeIdentifier.description} As listed by discovery.` },
+    // Said once, on the parameter.
+    override: ({ jsonSchema }: ZodOpenApiOverrideMetaContext) => {
+      delete jsonSchema.description;
+    },
+  }),
+});
+
+const TAG: Tag = {
+  name: 'Measurements',
+  description: 'Groundwater level series: the measurements of one tube over an interval.',
+};
+
+/** The interval of the examples, as a client might send it: with an offset, normalised in the answer. */
+const EXAMPLE_QUERY = { from: '2024-03-01T01:00:00+01:00', to: '2024-03-01T02:00:00+01:00' };
+
+const { from: exampleFrom, to: exampleTo } = SeriesQuery.parse(EXAMPLE_QUERY);
+const EXAMPLE_HEAD = {
+  tubeIdentifier: EXAMPLE_TUBE_IDENTIFIER,
+  from: formatInstant(exampleFrom),
+  to: formatInstant(exampleTo),
+  unit: 'm',
+  verticalDatum: 'NAP',
+};
+
+/** A series of the example interval, written by `representation` as the service writes one. */
+function written(representation: SeriesRepresentation, rows: MeasurementValues[], aggregate?: Aggregate) {
+  return Buffer.concat([
+    representation.head({ ...EXAMPLE_HEAD, ...(aggregate && { aggregate }) }),
+    representation.batch(batchOf(rows), true),
+    representation.close(),
+  ]);
+}
+
+const writtenExample = (rows: MeasurementValues[], aggregate?: Aggregate) =>
+  JSON.parse(written(jsonSeries, rows, aggregate).toString());
+
+/** An hour of quarter-hourly measurements. */
+const EXAMPLE_ROWS: MeasurementValues[] = [
+  { observedAt: '2024-03-01T00:00:00Z', value: -1.23 },
+  { observedAt: '2024-03-01T00:15:00Z', value: -1.24 },
+  { observedAt: '2024-03-01T00:30:00Z', value: -1.24 },
+  { observedAt: '2024-03-01T00:45:00Z', value: -1.26 },
+];
+
+/** The same hour with `aggregate=PT1H`: one bucket, its mean as PostgreSQL's avg() writes it. */
+const EXAMPLE_BUCKETS: MeasurementValues[] = [
+  { observedAt: '2024-03-01T00:00:00Z', value: -1.2425, min: -1.26, max: -1.23, count: 4 },
+];
+
+/** Vary of a streamed series response, on every endpoint that writes one. */
+export const VARY_HEADER = {
+  description: 'The format follows Accept unless `format` is given, and the coding Accept-Encoding.',
+  required: true,
+  schema: jsonSchemaOf(z.literal(SERIES_VARY)),
+};
+
+/**
+ * An Arrow IPC stream as a response body (v1.2.md): raw bytes, so a string of that media type (OpenAPI
+ * 3.1's binary body). A JSON document cannot hold the bytes themselves: each example holds them in
+ * base64, and says so.
+ */
+export function arrowContent(
+  description: string,
+  examples: Record<string, { summary: string; bytes: Buffer }>,
+) {
+  return {
+    [ARROW_MEDIA_TYPE]: {
+      schema: { type: 'string' as const, contentMediaType: ARROW_MEDIA_TYPE, description },
+      examples: Object.fromEntries(
+        Object.entries(examples).map(([name, { summary, bytes }]) => [
+          name,
+          {
+            summary,
+            description: 'The bytes of the stream in base64; the body is the bytes themselves.',
+            value: bytes.toString('base64'),
+          },
+        ]),
+      ),
+    },
+  };
+}
+
+const ok = dataResponses(
+  'The series; `measurements` is `[]` when the interval holds none. As CSV (`format=csv`, or ' +
+    '`Accept: text/csv`) or as Arrow (`format=arrow`, or `Accept: application/vnd.apache.arrow.stream`) ' +
+    'when asked for: by Accept, the type it weighs most, JSON before CSV before Arrow among equals.',
+  GroundwaterLevelSeries,
+  writtenExample(EXAMPLE_ROWS),
+);
+const seriesResponse = {
+  ...ok['200'],
+  headers: {
+    ...ok['200'].headers,
+    Vary: VARY_HEADER,
+    'Content-Disposition': {
+      description:
+        'CSV and Arrow: a file name `<tubeIdentifier>_<from>_<to>.csv` (`.arrows` for Arrow) with the ' +
+        'interval in compact UTC form (`20240101T000000Z`, fractions of a second kept).',
+      schema: jsonSchemaOf(z.string().meta({ examples: [csvAttachment(EXAMPLE_HEAD)] })),
+    },
+  },
+  content: {
+    'application/json': {
+      schema: GroundwaterLevelSeries,
+      examples: {
+        measurements: { summary: 'Every measurement', value: writtenExample(EXAMPLE_ROWS) },
+        aggregated: {
+          summary: 'Aggregated (`aggregate=PT1H`)',
+          value: writtenExample(EXAMPLE_BUCKETS, 'PT1H'),
+        },
+      },
+    },
+    [CSV_MEDIA_TYPE]: {
+      schema: z.string().meta({
+        description:
+          'RFC 4180 with CRLF line ends and a header line: `observedAt,value,unit,verticalDatum`, or ' +
+          '`observedAt,value,min,max,count,unit,verticalDatum` with `aggregate`; one line per measurement ' +
+          '(or bucket) in time order, each with the unit and vertical datum of the tube (quoted when they ' +
+          'hold a comma, quote or line break). Times and numbers are written as in the JSON. An empty ' +
+          'interval gives the header line only. A whole file ends in CRLF; a cut-off one does not.',
+      }),
+      examples: {
+        measurements: { summary: 'Every measurement', value: written(csvSeries(), EXAMPLE_ROWS).toString() },
+        aggregated: {
+          summary: 'Aggregated (`aggregate=PT1H`)',
+          value: written(csvSeries(), EXAMPLE_BUCKETS, 'PT1H').toString(),
+        },
+      },
+    },
+    ...arrowContent(
+      'An Apache Arrow IPC stream (`format=arrow`, or `Accept: application/vnd.apache.arrow.stream` ' +
+        'weighing most): the schema, record batches and the end-of-stream marker; metadata V5, no ' +
+        'buffer compression. Columns, none nullable: `observedAt` timestamp[us, UTC], `value` float64, ' +
+        "and with `aggregate` `min`, `max` (float64) and `count` (int64). The schema's custom metadata " +
+        'holds the head: `tubeIdentifier`, `from`, `to`, `aggregate` when given, `unit`, ' +
+        '`verticalDatum`. An empty interval gives the schema and the end-of-stream marker. A cut-off ' +
+        'stream lacks the marker, and readers refuse it.',
+      {
+        measurements: { summary: 'Every measurement', bytes: written(arrowSeries(), EXAMPLE_ROWS) },
+        aggregated: {
+          summary: 'Aggregated (`aggregate=PT1H`)',
+          bytes: written(arrowSeries(), EXAMPLE_BUCKETS, 'PT1H'),
+        },
+      },
+    ),
+  },
+};
+
+/** The 400 this endpoint answers when `to` is not later than `from`, as the service writes it. */
+function refusedExample() {
+  const refusal = refusalOf(SeriesQuery, { from: EXAMPLE_QUERY.to, to: EXAMPLE_QUERY.from });
+  if (!refusal) throw new Error('the example of a refused query was accepted');
+  return problemExample(refusal, MEASUREMENTS_URL);
+}
+
+const badRequest: ZodOpenApiResponseObject = {
+  id: 'BadRequest',
+  ...problemResponse(
+    'A query parameter is missing, repeated or malformed, `to` is not later than `from`, or the ' +
+      `interval is longer than ${MAX_INTERVAL_DAYS} days. \`errors\` names each parameter to change and ` +
+      'why: a missing or malformed one itself; `to` when it is not later than `from` or the interval is too long.',
+    [],
+    refusedExample(),
+  ),
+};
+
+const notFound: ZodOpenApiResponseObject = {
+  id: 'NotFound',
+  ...problemResponse(
+    'No tube with this identifier that this key may read. Unknown, malformed and hidden ' +
+      'identifiers give the same answer; a stored identifier that now gives 404 is unavailable to ' +
+      'this client.',
+    [],
+    problemExample(tubeNotFound(), MEASUREMENTS_URL),
+  ),
+};
+
+export const measurementsDocumentPart: DocumentPart = {
+  tag: TAG,
+  paths: {
+    [openApiPath(MEASUREMENTS_URL)]: readOnlyPathItem({
+      operationId: 'getMeasurements',
+      tags: [TAG.name],
+      summary: 'Level measurements of one tube over an interval',
+      description:
+        'The series of one tube in [from, to), oldest first, with the unit and vertical datum of the ' +
+        'tube. Streamed: the series fields come first, then the measurements. With `aggregate`, the ' +
+        'database aggregates the interval into buckets (mean, min, max, count) and those are listed ' +
+        'instead.',
+      requestParams: { path: pathParameters, query: SeriesQuery, header: ConditionalHeaders },
+      responses: {
+        ...ok,
+        '200': seriesResponse,
+        '400': badRequest,
+        '404': notFound,
+      },
+    }),
+  },
+  schemas: { Measurement, GroundwaterLevelSeries },
+};

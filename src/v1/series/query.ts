@@ -1,0 +1,148 @@
+/**
+ * The query of the measurements endpoint: the interval, as a client sends it. The route validates with
+ * this schema and the OpenAPI document lists its parameters from it (required unless optional), so a
+ * parameter added here is validated, named in a 400's `errors` and documented, with no edit elsewhere.
+ */
+import { z } from 'zod';
+import {
+  DATE_TIME_FORM,
+  EXAMPLE,
+  type Instant,
+  microsBetween,
+  parseDateTime,
+} from '../../domain/datetime.js';
+import { SERIES_FORMATS } from '../../engine/write/formats.js';
+
+const SECONDS_PER_DAY = 86_400;
+
+/** The longest interval a request may ask for, in days of 86,400 seconds (decisions.md). */
+export const MAX_INTERVAL_DAYS = 366;
+export const MAX_INTERVAL_SECONDS = MAX_INTERVAL_DAYS * SECONDS_PER_DAY;
+/** The same, exactly: one microsecond more is 400. */
+export const MAX_INTERVAL_MICROS = MAX_INTERVAL_SECONDS * 1_000_000;
+
+/** The most measurements a series holds: one a minute over the longest interval (decisions.md). */
+export const MOST_MINUTELY_MEASUREMENTS = MAX_INTERVAL_DAYS * 24 * 60;
+
+/** A count as English text writes it: `31,622,400`. */
+export const count = (n: number): string => n.toLocaleString('en-US');
+
+/** `366 days (31,622,400 seconds)`: the limit as messages and the document state it. */
+export const MAX_INTERVAL_TEXT = `${MAX_INTERVAL_DAYS} days (${count(MAX_INTERVAL_SECONDS)} seconds)`;
+
+/** `366 × 86,400 seconds exactly`: the rule as the document's overview states it. */
+export const MAX_INTERVAL_RULE = `${MAX_INTERVAL_DAYS} × ${count(SECONDS_PER_DAY)} seconds exactly`;
+
+/** The message of a parameter given more than once. */
+export const GIVEN_TWICE = 'was given more than once: give it exactly once';
+
+/**
+ * `from` or `to` as a client sends it: one RFC 3339 date-time with an offset. The query parser hands
+ * over `undefined` for a missing parameter and an array for a repeated one; each gets its own message.
+ */
+function dateTimeParameter(description: string) {
+  return z
+    .string({
+      error: (issue) =>
+        issue.input === undefined
+          ? `is required: an RFC 3339 date-time with offset, such as ${EXAMPLE}`
+          : Array.isArray(issue.input)
+            ? GIVEN_TWICE
+            : 'must be an RFC 3339 date-time',
+    })
+    .transform((text, context): Instant => {
+      const parsed = parseDateTime(text);
+      if (parsed.ok) return parsed.instant;
+      context.addIssue({ code: 'custom', message: parsed.reason, input: text });
+      return z.NEVER;
+    })
+    .meta({
+      // On the parameter, where OpenAPI readers look (zod-openapi), not repeated in its schema.
+      param: {
+        description:
+          `${description} RFC 3339 date-time (${DATE_TIME_FORM}); the offset is required and any ` +
+          'offset is accepted. Impossible dates, date-only values and values without offset are 400. ' +
+          "URL-encode it: `:` as `%3A` and a '+' offset as `%2B` (a `+` left unencoded arrives as a " +
+          'space and is 400 with a message saying so).',
+      },
+      format: 'date-time',
+      examples: ['2024-01-01T00:00:00Z', '2024-01-01T01:00:00+01:00'],
+    });
+}
+
+/**
+ * The interval is checked once `from` and `to` were read, whatever else failed: zod would skip the
+ * check at any issue, and a bad `format` or `aggregate` would hide a too-long interval.
+ */
+const INTERVAL_READ = {
+  when: ({ issues }: { issues: readonly { path?: readonly PropertyKey[] }[] }) =>
+    issues.every(({ path }) => path?.[0] !== 'from' && path?.[0] !== 'to'),
+};
+
+/**
+ * The bucket lengths `aggregate` offers, in seconds: ISO 8601 durations taken as fixed steps (a day is
+ * 86,400 seconds, whatever the calendar or a time zone says), as v1.1.md fixes them.
+ */
+export const AGGREGATE_SECONDS = { PT15M: 900, PT1H: 3_600, P1D: 86_400, P7D: 604_800 } as const;
+export type Aggregate = keyof typeof AGGREGATE_SECONDS;
+export const AGGREGATES = Object.keys(AGGREGATE_SECONDS) as [Aggregate, ...Aggregate[]];
+
+const aggregateParameter = z
+  .enum(AGGREGATES, {
+    error: (issue) =>
+      Array.isArray(issue.input) ? GIVEN_TWICE : `must be one of ${AGGREGATES.join(', ')} (upper case)`,
+  })
+  .optional()
+  .meta({
+    param: {
+      description:
+        'Aggregate the interval into buckets of this length instead of listing every measurement: ' +
+        'ISO 8601 durations as fixed steps (`P1D` is 86,400 seconds). Buckets start at `from` (its UTC ' +
+        'instant) and the last is cut off at `to`, so a `from` at local midnight gives local days. Each ' +
+        'bucket that holds a measurement gives one element with the mean as `value` and `min`, `max` ' +
+        'and `count`; empty buckets are left out. Without it, every measurement is listed.',
+    },
+    examples: ['P1D'],
+  });
+
+/** `must be json, csv or arrow`: the formats in the order a tie is broken. */
+export const FORMAT_MESSAGE = `must be ${SERIES_FORMATS.slice(0, -1).join(', ')} or ${SERIES_FORMATS.at(-1)}`;
+
+export const SeriesQuery = z
+  .object({
+    from: dateTimeParameter('Start of the interval, inclusive.'),
+    to: dateTimeParameter(
+      `End of the interval, exclusive. Must be later than \`from\` and at most ${MAX_INTERVAL_TEXT} ` +
+        'after it; one microsecond more is 400.',
+    ),
+    aggregate: aggregateParameter,
+    format: z
+      .enum(SERIES_FORMATS, {
+        error: (issue) => (Array.isArray(issue.input) ? GIVEN_TWICE : FORMAT_MESSAGE),
+      })
+      .optional()
+      .meta({
+        param: {
+          description:
+            'The format of the series: `json` (application/json), `csv` (text/csv) or `arrow` ' +
+            '(application/vnd.apache.arrow.stream, an Arrow IPC stream). When given, it decides over ' +
+            'the Accept header; without it, Accept decides: the type with the highest q, JSON before ' +
+            'CSV before Arrow among equals, and JSON when none is acceptable. For tools that cannot ' +
+            'set headers.',
+        },
+      }),
+  })
+  .superRefine(({ from, to }, context) => {
+    const length = microsBetween(from, to);
+    if (length <= 0) {
+      context.addIssue({ code: 'custom', path: ['to'], message: 'must be later than from' });
+    } else if (length > MAX_INTERVAL_MICROS) {
+      context.addIssue({
+        code: 'custom',
+        path: ['to'],
+        message: `is more than ${MAX_INTERVAL_DAYS} days after from: ask for at most ${MAX_INTERVAL_TEXT} at once`,
+      });
+    }
+  }, INTERVAL_READ);
+
+export type SeriesQuery = z.output<typeof SeriesQuery>;

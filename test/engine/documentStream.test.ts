@@ -1,0 +1,136 @@
+/**
+ * The lifecycle (seriesStream.ts) with a document of many tubes, read from one select against a real
+ * PostgreSQL, with a representation of the test's own: tube boundaries taken inside batches, the heads
+ * of tubes without rows (every tube) or none of them (a delta), a list of many empty tubes in bounded
+ * chunks, and the rows of each tube in the network's select in the series' order.
+ */
+import t from 'tap';
+import { connect } from '../../src/db/connect.js';
+import {
+  BATCH_SIZE,
+  type DocumentPlan,
+  measurementsSelect,
+  openDocumentStream,
+  seriesHead,
+} from '../../src/engine/document.js';
+import { shapeOf } from '../../src/engine/read/selects.js';
+import type { SeriesRepresentation } from '../../src/engine/write/writer.js';
+import { acrossTubes, LISTED_TUBE } from '../../src/v1/network/sql.js';
+import { freshDatabase } from '../helpers/database.js';
+import { addRegularSeries, addWell } from '../helpers/fixtures.js';
+
+const FROM = '2024-01-01T00:00:00Z';
+const TO = '2024-01-03T00:00:00Z';
+/** Rows of the long tube: two days of minutes, more than one batch. */
+const LONG_ROWS = 2 * 1440;
+
+/** One line per part: `O` the opening, `H <tube>` a head, `B <first?> <rows> <tube of the rows>`, `E`. */
+const lines = (): SeriesRepresentation => ({
+  mediaType: 'text/plain',
+  head: (head) => Buffer.from(`H ${head.tubeIdentifier}\n`),
+  batch: (rows, first) => Buffer.from(`B ${first} ${rows.length} ${rows.tube[0]}\n`),
+  close: () => Buffer.from('E\n'),
+});
+
+t.test('a document of many tubes', async (t) => {
+  const db = await freshDatabase(t);
+  const [short, empty, long, last] = await addWell(db.sql, 'Doc', [
+    { number: '1' },
+    { number: '2' },
+    { number: '3' },
+    { number: '4' },
+  ]);
+  await addRegularSeries(db.sql, short!.id, FROM, '2024-01-01T01:00:00Z', '1 minute');
+  await addRegularSeries(db.sql, long!.id, FROM, TO, '1 minute');
+  await addRegularSeries(db.sql, last!.id, FROM, '2024-01-01T00:10:00Z', '1 minute');
+  const sql = connect(db.url, { max: 1 });
+  t.teardown(() => sql.end({ timeout: 1 }));
+  const tubes = [short!, empty!, long!, last!];
+
+  async function read(
+    plan: Omit<DocumentPlan, 'select' | 'shape' | 'tubes'>,
+    ids = tubes.map((tube) => tube.id),
+  ) {
+    const chunks: string[] = [];
+    const stream = await openDocumentStream(
+      sql,
+      {
+        async plan(pool, tx) {
+          const select = await measurementsSelect(pool, tx, LISTED_TUBE, { from: FROM, to: TO });
+          return {
+            ...plan,
+            tubes: ids.map((_, i) =>
+              seriesHead(
+                { unit: 'm', verticalDatum: 'NAP' },
+                { tubeIdentifier: `t${i}`, from: FROM, to: TO },
+              ),
+            ),
+            select: acrossTubes(ids, select),
+            shape: shapeOf(undefined),
+          };
+        },
+      },
+      lines(),
+    );
+    for await (const chunk of stream!) chunks.push((chunk as Buffer).toString());
+    return chunks;
+  }
+
+  t.test('every tube: a head for each, those without rows too, in the list order', async (t) => {
+    const chunks = await read({ opening: Buffer.from('O\n'), everyTube: true });
+    const text = chunks.join('');
+    const second = BATCH_SIZE - 60;
+    t.equal(
+      text,
+      'O\nH t0\nB true 60 0\nH t1\nH t2\n' +
+        `B true ${second} 2\nB false ${LONG_ROWS - second} 2\nH t3\nB true 10 3\nE\n`,
+    );
+    t.ok(
+      chunks[0]!.startsWith('O\nH t0\nB true 60 0\nH t1\nH t2\nB true'),
+      'one batch, one chunk, heads included',
+    );
+  });
+
+  t.test('a delta: only tubes with rows', async (t) => {
+    const text = (await read({ opening: Buffer.from('O\n'), everyTube: false })).join('');
+    t.equal(
+      text,
+      `O\nH t0\nB true 60 0\nH t2\nB true ${BATCH_SIZE - 60} 2\nB false ${LONG_ROWS - BATCH_SIZE + 60} 2\nH t3\nB true 10 3\nE\n`,
+    );
+  });
+
+  t.test('a delta without rows: the opening and the close', async (t) => {
+    t.equal((await read({ opening: Buffer.from('O\n'), everyTube: false }, [empty!.id])).join(''), 'O\nE\n');
+  });
+
+  t.test("the network's select walks its list in order: no sort above each tube's select", async (t) => {
+    const ids = tubes.map((tube) => tube.id);
+    for (const aggregate of [undefined, 'P1D'] as const) {
+      const plan = await sql.begin(async (tx) => {
+        const select = await measurementsSelect(sql, tx, LISTED_TUBE, { from: FROM, to: TO, aggregate });
+        return tx.unsafe<{ 'QUERY PLAN': string }[]>(`explain (costs off) ${acrossTubes(ids, select)}`);
+      });
+      const text = plan.map((row) => row['QUERY PLAN']).join('\n');
+      t.match(
+        text,
+        /^Nested Loop\n {2}-> {2}Function Scan on unnest listed\n/,
+        `${aggregate ?? 'raw'}: the list, in order`,
+      );
+      if (!aggregate) t.notMatch(text, /Sort/, 'raw: no sort at all');
+    }
+  });
+
+  t.test('many tubes without rows: their heads in bounded chunks', async (t) => {
+    const many = Array.from({ length: 60_000 }, () => empty!.id);
+    const chunks = await read({ everyTube: true }, many);
+    t.equal(
+      chunks
+        .join('')
+        .split('\n')
+        .filter((line) => line.startsWith('H ')).length,
+      many.length,
+    );
+    t.ok(chunks.length > 2, `${chunks.length} chunks`);
+    t.ok(Math.max(...chunks.map((chunk) => chunk.length)) < 1024 * 1024, 'none of them large');
+  });
+});
