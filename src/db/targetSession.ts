@@ -17,7 +17,9 @@ import { once } from 'node:events';
 import { connect as connectTcp, type Socket } from 'node:net';
 import { Duplex } from 'node:stream';
 import postgres from 'postgres';
+import { withTimeout } from '../timeLimit.js';
 import type { HostPort, TargetSessionAttrs } from './postgresUrl.js';
+import { acceptedHosts, probeRole, type Role, roleName } from './role.js';
 
 export type LocatedHost = HostPort;
 
@@ -45,28 +47,6 @@ const NEGATIVE_CACHE_MS = 250;
 /** A host that takes longer to answer a probe, or to accept a connection, counts as down. */
 const PROBE_TIMEOUT_MS = 2000;
 
-interface Role {
-  inRecovery: boolean;
-  readOnly: boolean;
-}
-
-/** What libpq accepts for each setting (libpq-connect, target_session_attrs). */
-function qualifies(target: TargetSessionAttrs, role: Role): boolean {
-  switch (target) {
-    case 'any':
-      return true;
-    case 'read-write':
-      return !role.inRecovery && !role.readOnly;
-    case 'read-only':
-      return role.inRecovery || role.readOnly;
-    case 'primary':
-      return !role.inRecovery;
-    case 'standby':
-    case 'prefer-standby':
-      return role.inRecovery;
-  }
-}
-
 async function probe(url: string): Promise<Role> {
   const sql = postgres(url, {
     max: 1,
@@ -75,25 +55,12 @@ async function probe(url: string): Promise<Role> {
     onnotice: () => {},
     connection: { application_name: 'gwapi (host probe)' },
   });
-  let timer: NodeJS.Timeout | undefined;
   try {
-    const answer = sql<{ in_recovery: boolean; read_only: string }[]>`
-      select pg_is_in_recovery() as in_recovery, current_setting('default_transaction_read_only') as read_only`;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new Error(`no answer within ${PROBE_TIMEOUT_MS} ms`)),
-        PROBE_TIMEOUT_MS,
-      );
-    });
-    const [row] = await Promise.race([answer, timeout]);
-    return { inRecovery: row!.in_recovery, readOnly: row!.read_only === 'on' };
+    return await withTimeout(probeRole(sql), PROBE_TIMEOUT_MS);
   } finally {
-    clearTimeout(timer);
     void sql.end({ timeout: 0 }).catch(() => {});
   }
 }
-
-const roleName = (role: Role) => (role.inRecovery ? 'a standby' : role.readOnly ? 'read-only' : 'read-write');
 
 export interface HostLocatorOptions {
   hosts: LocatedHost[];
@@ -149,9 +116,8 @@ export function hostLocator(options: HostLocatorOptions): HostLocator {
   async function probeAll(): Promise<LocatedHost> {
     const answers = await Promise.allSettled(hosts.map((_, index) => probe(options.probeUrl(index))));
     const roles = answers.map((answer) => (answer.status === 'fulfilled' ? answer.value : undefined));
-    let index = roles.findIndex((role) => role !== undefined && qualifies(target, role));
-    // prefer-standby: a standby first, else any host that answers.
-    if (index === -1 && target === 'prefer-standby') index = roles.findIndex((role) => role !== undefined);
+    // The first in the URL's order, as libpq.
+    const index = acceptedHosts(target, roles).indexOf(true);
     if (index === -1) {
       const seen = Object.fromEntries(
         hosts.map(({ host, port }, i) => {

@@ -8,6 +8,7 @@
 import { NoAnswer, withTimeout } from '../../timeLimit.js';
 import type { Sql } from '../connect.js';
 import type { TargetSessionAttrs } from '../postgresUrl.js';
+import { acceptedHosts, probeRole, type Role } from '../role.js';
 import { lsnOf, WalSamples } from './walSamples.js';
 
 /** How often the replicas and the primary are asked. */
@@ -61,8 +62,8 @@ export interface MonitorOptions {
 }
 
 interface Probe {
-  standby: boolean;
-  readOnly: boolean;
+  role: Role;
+  /** The replay position of a standby; undefined for a node out of recovery. */
   replayed: bigint | undefined;
 }
 
@@ -74,22 +75,6 @@ const DOWN: ReplicaStatus = {
 };
 
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
-
-/** Whether target_session_attrs lets a node of this kind serve (prefer-standby: decided across nodes). */
-function allowed(attrs: TargetSessionAttrs, probe: Probe): boolean {
-  switch (attrs) {
-    case 'standby':
-      return probe.standby;
-    case 'primary':
-      return !probe.standby;
-    case 'read-only':
-      return probe.standby || probe.readOnly;
-    case 'read-write':
-      return !probe.standby && !probe.readOnly;
-    default:
-      return true;
-  }
-}
 
 export class ReplicaMonitor {
   private readonly samples: WalSamples;
@@ -142,14 +127,16 @@ export class ReplicaMonitor {
       return { replica, probe: outcome.status === 'fulfilled' ? outcome.value : undefined, outcome };
     });
     // prefer-standby: primaries only while no standby is usable.
-    const standbyUsable = answered.some(
-      ({ probe }) => probe?.standby && this.lagSecondsOf(probe, now) <= this.options.maxLagSeconds,
+    const accepted = acceptedHosts(
+      this.options.sessionAttrs,
+      answered.map(({ probe }) => probe?.role),
+      (i) => this.lagSecondsOf(answered[i]!.probe!, now) <= this.options.maxLagSeconds,
     );
-    for (const { replica, probe, outcome } of answered) {
-      if (outcome.status === 'rejected' && this.graceFor(replica.name, outcome.reason)) continue;
+    answered.forEach(({ replica, probe, outcome }, i) => {
+      if (outcome.status === 'rejected' && this.graceFor(replica.name, outcome.reason)) return;
       const reason = outcome.status === 'rejected' ? messageOf(outcome.reason) : undefined;
-      this.judge(replica.name, probe, now, standbyUsable, reason);
-    }
+      this.judge(replica.name, probe, now, accepted[i]!, reason);
+    });
   }
 
   /** Whether a replica that did not answer keeps its state for now (a missed probe, not a refusal). */
@@ -169,7 +156,7 @@ export class ReplicaMonitor {
     name: string,
     probe: Probe | undefined,
     now: number,
-    standbyUsable: boolean,
+    accepted: boolean,
     reason: string | undefined,
   ): void {
     let status: ReplicaStatus;
@@ -177,13 +164,10 @@ export class ReplicaMonitor {
     else {
       this.missed.delete(name);
       const lagSeconds = this.lagSecondsOf(probe, now);
-      const attrs = this.options.sessionAttrs;
-      const kindAllowed =
-        attrs === 'prefer-standby' ? probe.standby || !standbyUsable : allowed(attrs, probe);
       status = {
-        state: !kindAllowed ? 'excluded' : lagSeconds > this.options.maxLagSeconds ? 'lagging' : 'usable',
+        state: !accepted ? 'excluded' : lagSeconds > this.options.maxLagSeconds ? 'lagging' : 'usable',
         lagSeconds,
-        standby: probe.standby,
+        standby: probe.role.inRecovery,
         heldThroughMs:
           probe.replayed === undefined
             ? Number.POSITIVE_INFINITY
@@ -203,23 +187,21 @@ export class ReplicaMonitor {
   private async probe(replica: MonitoredReplica): Promise<Probe> {
     // Still waiting for the previous answer: missed again.
     if (this.pending.has(replica.name)) throw new NoAnswer(MONITOR_TIMEOUT_MS);
-    const asked = replica.probe<{ standby: boolean; readOnly: string; replayed: string | null }[]>`
-      select pg_is_in_recovery() as standby,
-             current_setting('default_transaction_read_only') as "readOnly",
-             pg_last_wal_replay_lsn()::text as replayed`;
+    const asked = probeRole<{ replayed: string | null }>(
+      replica.probe,
+      replica.probe`pg_last_wal_replay_lsn()::text as replayed`,
+    );
     this.pending.set(replica.name, asked);
     asked
       .catch(() => {})
       .finally(() => {
         if (this.pending.get(replica.name) === asked) this.pending.delete(replica.name);
       });
-    const [row] = await withTimeout(asked, MONITOR_TIMEOUT_MS);
-    const standby = row!.standby;
+    const { inRecovery, readOnly, replayed } = await withTimeout(asked, MONITOR_TIMEOUT_MS);
     return {
-      standby,
-      readOnly: row!.readOnly === 'on',
+      role: { inRecovery, readOnly },
       // A standby that has replayed nothing yet (just started) holds nothing: position 0, not a primary's.
-      replayed: standby ? lsnOf(row!.replayed ?? '0/0') : undefined,
+      replayed: inRecovery ? lsnOf(replayed ?? '0/0') : undefined,
     };
   }
 
