@@ -1,6 +1,6 @@
 /**
  * CHANGELOG.md: Keep a Changelog 1.0.0 in form, and its newest release is the version the service
- * serves (decisions.md: one value in `API-Version`, the OpenAPI `info.version` and the changelog).
+ * serves (one value in `API-Version`, the OpenAPI `info.version` and the changelog).
  *
  * A parser of our own: the format is a handful of line shapes, and the checks are on the shapes
  * themselves. The `keep-a-changelog` package sorts releases as it parses (hiding a wrong order),

@@ -45,7 +45,7 @@ interface Measured {
   value: string;
 }
 
-/** The buckets v1.1.md defines, computed here: summed in time order, as the mean is specified. */
+/** The buckets the contract defines, computed here: summed in time order, as the mean is specified. */
 function reference(measured: Measured[], from: bigint, to: bigint, aggregate: Aggregate): AggregateRow[] {
   const stride = BigInt(AGGREGATE_SECONDS[aggregate]) * MICROS;
   const buckets = new Map<bigint, number[]>();
@@ -142,7 +142,7 @@ const caseArb = fc
     });
   });
 
-t.test('time_bucket and date_bin give the buckets v1.1.md defines', async (t) => {
+t.test('time_bucket and date_bin give the buckets the contract defines', async (t) => {
   let compared = 0;
   await fc.assert(
     fc.asyncProperty(caseArb, async ({ aggregate, from, to, measured }) => {

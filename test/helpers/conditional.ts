@@ -1,5 +1,5 @@
 /**
- * Conditional requests (v1.1.md) against a running API, the same on every storage path: validators on
+ * Conditional requests (docs/clients.md) against a running API, the same on every storage path: validators on
  * 200, 304 by If-None-Match and If-Modified-Since, what changes them and what does not, and a 304 of a
  * series that reads no measurement. The caller says how rows are imported on its database.
  */
@@ -60,7 +60,7 @@ export function validatorsOf(t: Test, response: HttpResponse): RepeatedFields {
   return { etag, lastModified, vary: String(response.headers.vary) };
 }
 
-/** A 304 as v1.1.md says: no body, the same validators, Cache-Control, Vary and API-Version. */
+/** A 304 as the contract says: no body, the same validators, Cache-Control, Vary and API-Version. */
 export function checkNotModified(t: Test, response: HttpResponse, of: RepeatedFields) {
   t.equal(response.status, 304, 'a 304');
   t.equal(response.body, '', 'no body');

@@ -1,6 +1,6 @@
 /**
- * The error surface over real HTTP: every error is application/problem+json with the fields of
- * decisions.md, every response carries API-Version, and only GET and HEAD are served.
+ * The error surface over real HTTP: every error is application/problem+json with the fields
+ * docs/clients.md lists ("Errors"), every response carries API-Version, and only GET and HEAD are served.
  */
 import { METHODS } from 'node:http';
 import t, { type Test } from 'tap';
@@ -12,7 +12,7 @@ const WELLS = '/v1/groundwater-monitoring-wells';
 const measurementsOf = (id: string) => `/v1/groundwater-monitoring-tubes/${id}/measurements`;
 const KNOWN_PATHS = [WELLS, measurementsOf('2f1c7a4e-9b1d-4c3e-8f55-0a6d3c9e1b42'), '/v1/openapi.json'];
 
-/** A problem document as decisions.md defines it; `errors` only on 400. */
+/** A problem document as the contract defines it; `errors` only on 400. */
 function checkProblem(t: Test, response: HttpResponse, status: number, instance?: string) {
   t.equal(response.status, status, 'status');
   t.equal(response.headers['content-type'], 'application/problem+json', 'media type');

@@ -1,6 +1,6 @@
 /**
- * "Nothing of 1.0.0 changes" (shared/spec/v1.1.md) and "a client that sends what a 1.1.0 client sends
- * gets what it got before, except for the API-Version value" (shared/spec/v1.2.md): a fixed dataset,
+ * Within /v1 the contract only grows: a client that sends what a 1.0.0 or a 1.1.0 client sends gets
+ * what it got before, except for the API-Version value (docs/clients.md, "Versions"). A fixed dataset,
  * fixed keys and, per version, a list of the requests its clients send go over bare sockets; every
  * response (status line, header fields, decoded body) is compared with that version's golden file.
  *
@@ -15,7 +15,7 @@
  *   Requests name earlier tags (`{etag:NAME}`), which the test replaces by the value served now.
  *   Last-Modified is compared exactly: the 1.1.0 run pins the change times it derives from.
  * - 1.1.0 requests: the 400 message of a bad `format`, which lists the formats, and so `arrow` since 1.2
- *   (v1.2.md: `format` now takes it): the golden body is compared with that one message replaced, and
+ *   (1.2.0: `format` now takes it): the golden body is compared with that one message replaced, and
  *   its Content-Length moved by as many bytes (FORMAT_EXTENDED).
  * /v1/openapi.json is not in the lists: 1.2 adds to the document by design.
  *

@@ -1,10 +1,10 @@
 /**
  * Hostile input, generated: at least 10,000 requests to the series endpoint, and as many to the network
- * endpoint (v1.2.md) with its `tubes` and `changedSince` on top of the series' parameters, over bare sockets
+ * endpoint with its `tubes` and `changedSince` on top of the series' parameters, over bare sockets
  * (methods, headers and encodings no client library would send) with random and near-valid date-times,
  * offsets, percent-encodings (valid, invalid, double, %00, UTF-8, overlong), duplicate, unknown and huge
  * parameters, `format` values and odd Accept lists, odd identifiers, odd methods and headers. Every answer must come within a deadline, be a
- * 2xx/4xx in the contract's shape, and be the status an independent model of decisions.md predicts:
+ * 2xx/4xx in the contract's shape, and be the status an independent model of the contract predicts:
  * parser errors, then the path, Host and Expect, route (404/405), key (401), parameters (400), access
  * (403/404), and on the network endpoint a token not issued to the key (400), listed tubes (404), a
  * token whose changes are gone (410). Limits are lifted so that no 429 masks anything.
@@ -94,7 +94,7 @@ type TubeKind = 'granted' | 'hidden' | 'unknown' | 'malformed' | 'badEncoding' |
 type KeyKind = 'reader' | 'nothing' | 'invalid';
 type MethodKind = 'served' | 'other' | 'unknownToken' | 'connect' | 'invalid';
 
-/** The series of one tube, or the network endpoint (v1.2.md) with `tubes` and `changedSince`. */
+/** The series of one tube, or the network endpoint with `tubes` and `changedSince`. */
 type Endpoint = 'series' | 'network';
 
 interface Traits {
@@ -192,7 +192,7 @@ const dateTimeValue = (instant: Instant) =>
     { weight: 1, arbitrary: fc.constantFrom('', '2024-01-01', '2024-01-01T00:00:00', 'now', '0', '-1') },
   );
 
-/** Interval lengths around every boundary of decisions.md. */
+/** Interval lengths around every boundary of the contract. */
 const lengthArb = fc.oneof(
   { weight: 14, arbitrary: fc.integer({ min: 1, max: MAX_INTERVAL_MICROS }) },
   { weight: 1, arbitrary: fc.constantFrom(MAX_INTERVAL_MICROS, MAX_INTERVAL_MICROS + 1, 1, 0, -1) },
@@ -915,7 +915,7 @@ function acceptWeight(elements: AcceptElement[], format: SeriesFormat): number {
   return Math.max(0, ...matching.filter(({ level }) => level === top).map(({ q }) => q));
 }
 
-/** v1.1.md, v1.2.md: `format` decides; else the format Accept weighs most, JSON, CSV, Arrow among equals. */
+/** `format` decides; else the format Accept weighs most, JSON, CSV, Arrow among equals. */
 function expectedFormat(given: string | undefined, accept: AcceptElement[] | undefined): SeriesFormat {
   if ((SERIES_FORMATS as readonly string[]).includes(given ?? '')) return given as SeriesFormat;
   if (accept === undefined) return 'json';
@@ -956,7 +956,7 @@ function expectedQuery(
   return { errorKeys };
 }
 
-/** The status decisions.md gives this request, in its order of checks. */
+/** The status the contract gives this request, in its order of checks. */
 function expect(world: World, r: Generated, headBytes: number): Expected {
   const { traits } = r;
   const only = (status: number | number[], rest: Partial<Expected> = {}): Expected => ({
@@ -987,14 +987,14 @@ function expect(world: World, r: Generated, headBytes: number): Expected {
   return within(only(notModified(r.headers) ? 304 : 200, query));
 }
 
-/** Why v1.2.md refuses a `tubes` list, if it does: an empty item, more than 200, or a duplicate. */
+/** Why the contract refuses a `tubes` list, if it does: an empty item, more than 200, or a duplicate. */
 const listRefused = (items: string[]) =>
   items.includes('') ||
   items.length > 200 ||
   new Set(items.map((item) => item.toLowerCase())).size < items.length;
 
 /**
- * v1.2.md's order on the network endpoint, past the key: parameters (with a token not issued to this
+ * The contract's order on the network endpoint, past the key: parameters (with a token not issued to this
  * key), the key that reads nothing, listed tubes it may not read, a token whose changes are gone.
  */
 function expectNetwork(world: World, r: Generated): Expected {
@@ -1172,7 +1172,7 @@ function checkSeries(world: World, response: RawResponse, expected: Expected) {
   );
 }
 
-/** The buckets v1.1.md defines over rows in time order: from `from` on, `seconds` long, the mean summed in order. */
+/** The buckets the contract defines over rows in time order: from `from` on, `seconds` long, the mean summed in order. */
 function buckets(rows: World['rows'], from: Instant, seconds: number) {
   const stride = seconds * 1_000_000;
   const grouped = new Map<number, number[]>();

@@ -229,7 +229,7 @@ t.test('no key learns anything of a tube it was not granted', async (t) => {
         t.equal(answer('GET to before from', unknown[0]).status, 400, `${label}: parameters before access`);
 
         if (granted.length === 0) {
-          // A key that reads nothing: 403 on both endpoints (decisions.md), whatever the tube.
+          // A key that reads nothing: 403 on both endpoints, whatever the tube.
           t.equal(answer('discovery').status, 403, `${label}: discovery 403`);
           t.equal(answer('GET', unknown[0]).status, 403, `${label}: measurements 403`);
           continue;

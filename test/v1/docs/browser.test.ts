@@ -2,7 +2,7 @@
  * /v1/docs in a real browser: Debian's chromium, driven by playwright-core. The page loads from the
  * service alone with no failed request, no console error and no CSP violation, shows both data
  * operations, and tries them: without a key the 401 problem is shown, with an authorized key a 200.
- * UPDATE_SCREENSHOT=1 also writes docs/reference.png, the picture in the README.
+ * UPDATE_SCREENSHOT=1 also writes docs/reference.png, the picture in docs/clients.md.
  *
  * Without chromium the test is skipped, except in CI (`CI` set), where a missing browser fails it.
  */

@@ -1,6 +1,6 @@
 /**
- * The network endpoint as an Apache Arrow IPC stream over real HTTP (v1.2.md, "Many tubes in one
- * request"), read by two readers and compared with the JSON (test/helpers/networkArrow.ts).
+ * The network endpoint as an Apache Arrow IPC stream over real HTTP (docs/clients.md, "The network:
+ * many tubes"), read by two readers and compared with the JSON (test/helpers/networkArrow.ts).
  */
 
 import t, { type Test } from 'tap';

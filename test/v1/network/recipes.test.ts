@@ -1,8 +1,8 @@
 /**
- * The README's recipes of the network endpoint, run as they stand there against a real server with rows
- * imported by the real importer: the year in polars (Arrow) and in pandas (CSV) holds every measurement
- * of the data, value for value and to the microsecond; the nightly sync (curl, pandas) takes only the
- * changes after the first run, and its copy equals a full pull after imports and after a 410.
+ * The recipes of the network endpoint in docs/clients.md, run as they stand there against a real server
+ * with rows imported by the real importer: the year in polars (Arrow) and in pandas (CSV) holds every
+ * measurement of the data, value for value and to the microsecond; the nightly sync (curl, pandas) takes
+ * only the changes after the first run, and its copy equals a full pull after imports and after a 410.
  */
 import { execFile, spawnSync } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -10,22 +10,13 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
 import { startApi } from '../../helpers/api.js';
+import { recipe } from '../../helpers/clientGuide.js';
 import { addKey, addWell } from '../../helpers/fixtures.js';
 import { rowImporter } from '../../helpers/importFixtures.js';
 import { runNodeScript, typeCheckFolder } from '../../helpers/packageBin.js';
 
 const PYTHON = '/usr/bin/python3';
 const pandasMissing = spawnSync(PYTHON, ['-c', 'import pandas']).status !== 0;
-
-const readme = await readFile(new URL('../../../README.md', import.meta.url), 'utf8');
-
-/** The README's code block that starts with a comment naming `file`. */
-function recipe(file: string): string {
-  const blocks = [...readme.matchAll(/^```\w+\n([\s\S]*?)^```$/gm)].map(([, code]) => code!);
-  const named = blocks.filter((code) => new RegExp(`^(//|#) ${file.replace('.', '\\.')}[: ]`).test(code));
-  if (named.length !== 1) throw new Error(`${named.length} README blocks named ${file}`);
-  return named[0]!;
-}
 
 /** A measurement as the tests compare them: tube, microseconds since 1970, value. */
 type Row = [tube: string, micros: number, value: number];
@@ -46,7 +37,7 @@ def rows(frame):
 const sorted = (rows: Row[]) =>
   [...rows].sort((a, b) => (a[0] === b[0] ? a[1] - b[1] : a[0] < b[0] ? -1 : 1));
 
-t.test('the README recipes of the network endpoint', async (t) => {
+t.test('the client guide recipes of the network endpoint', async (t) => {
   const api = await startApi(t, { env: { KEY_CACHE_SECONDS: '0', LIMITS_ENABLED: 'false' } });
   const { sql } = api.db;
   const [one, two] = await addWell(sql, 'W', [{ number: '1' }, { number: '2' }]);

@@ -1,5 +1,5 @@
 /**
- * The series as an Apache Arrow IPC stream over real HTTP (v1.2.md, "Arrow IPC stream"), read by two
+ * The series as an Apache Arrow IPC stream over real HTTP (docs/clients.md, "Formats"), read by two
  * readers nobody here wrote, apache-arrow (`tableFromIPC`) and polars (`readIPCStream`), and compared
  * with the JSON of the same request value by value: instants to the microsecond, doubles bit for bit.
  * Also negotiation, headers, ETag, empty intervals, aggregates, codings, a year, and a late error.

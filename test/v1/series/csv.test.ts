@@ -1,14 +1,15 @@
 /**
- * The series as CSV over real HTTP (v1.1.md, "CSV"): the format parameter and the Accept negotiation,
- * the file's bytes (header, CRLF, quoting, times and numbers as in the JSON), the headers of GET and
- * HEAD, its own ETag, a year equal to the JSON row for row under every coding, and pandas reading it as the README
- * shows.
+ * The series as CSV over real HTTP: the format parameter and the Accept negotiation, the file's bytes
+ * (header, CRLF, quoting, times and numbers as in the JSON), the headers of GET and HEAD, its own ETag, a
+ * year equal to the JSON row for row under every coding, and pandas reading it with no other option, also
+ * by the recipe of docs/clients.md as it stands there.
  */
 import { execFile, spawnSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import t from 'tap';
 import { startApi } from '../../helpers/api.js';
+import { recipe } from '../../helpers/clientGuide.js';
 import { addKey, addMeasurements, addRegularSeries, addWell } from '../../helpers/fixtures.js';
 import { get, type HttpResponse, send } from '../../helpers/http.js';
 
@@ -329,5 +330,52 @@ print(json.dumps({
       ],
       'an aggregated series too: one daily bucket, its mean',
     );
+  });
+
+  t.test('the pandas recipe of the client guide', { skip }, async (t) => {
+    if (pandasMissing)
+      return void t.fail('pandas is missing, and CI must run this test: .ci/run installs it');
+    const directory = t.testdir({ 'series.py': recipe('series.py') });
+    const script = `
+import json, runpy
+frames = runpy.run_path("series.py")
+series, daily = frames["series"], frames["daily"]
+print(json.dumps({
+  "series": {name: str(dtype) for name, dtype in series.dtypes.items()},
+  "rows": [[at.isoformat(), value] for at, value in zip(series["observedAt"], series["value"])],
+  "daily": {name: str(dtype) for name, dtype in daily.dtypes.items()},
+  "counts": [int(count) for count in daily["count"]],
+}))`;
+    // Asynchronously: the server answering pandas runs in this process.
+    const { stdout } = await promisify(execFile)(PYTHON, ['-c', script], {
+      cwd: directory,
+      env: { BASE: `${api.base}/v1`, KEY: key, TUBE_ID: tube!.identifier },
+    });
+    t.same(JSON.parse(stdout), {
+      series: {
+        observedAt: 'datetime64[ns, UTC]',
+        value: 'float64',
+        unit: 'object',
+        verticalDatum: 'object',
+      },
+      rows: [
+        ['2024-01-01T00:00:00+00:00', -1.23],
+        ['2024-01-01T00:00:00.000001+00:00', 0.1],
+        ['2024-01-01T00:00:00.500000+00:00', 12.3456789012345],
+        ['2024-01-01T12:00:00.120000+00:00', 100],
+        ['2024-01-01T23:59:59.999999+00:00', 1e-7],
+        ['2024-01-02T00:00:00+00:00', 2],
+      ],
+      daily: {
+        observedAt: 'datetime64[ns, UTC]',
+        value: 'float64',
+        min: 'float64',
+        max: 'int64', // both days' maximum is a whole number (100, 2), which pandas reads as one
+        count: 'int64',
+        unit: 'object',
+        verticalDatum: 'object',
+      },
+      counts: [5, 1],
+    });
   });
 });

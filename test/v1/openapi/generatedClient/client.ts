@@ -1,5 +1,5 @@
 /**
- * A client as a reader of the README would write one: types generated from the served document by
+ * A client as a reader of docs/clients.md would write one: types generated from the served document by
  * openapi-typescript (./api.ts, written next to this file by the test), calls made with openapi-fetch.
  * Compiled with strict tsc, then run against a real server; it prints what it read as JSON.
  */
