@@ -14,7 +14,7 @@ import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadSettings } from '../../src/config.js';
 import { connect, type Sql } from '../../src/db/connect.js';
-import { isDatabaseUnavailable } from '../../src/db/retry.js';
+import { isDatabaseUnavailable } from '../../src/db/errorCodes.js';
 import { importMeasurements } from '../../src/importers/measurements/measurements.js';
 import { hashApiKey } from '../../src/keys/format.js';
 import { addKey, addWell, revokeKey } from '../../test/helpers/fixtures.js';

@@ -9,7 +9,7 @@
  */
 import type { TransactionSql } from 'postgres';
 import type { Sql } from './connect.js';
-import { isConnectionLost } from './retry.js';
+import { isConnectionLost } from './errorCodes.js';
 
 /** What a transaction callback returns once its connection is gone. */
 export const neverSettles = () => new Promise<never>(() => {});

@@ -18,7 +18,7 @@
  */
 import type { TransactionSql } from 'postgres';
 import type { Sql } from './connect.js';
-import { isConnectionLost } from './retry.js';
+import { isConnectionLost } from './errorCodes.js';
 import { neverSettles } from './transaction.js';
 
 interface Deferred<T> {

@@ -11,7 +11,8 @@
  */
 import type { Queryable, Sql } from '../db/connect.js';
 import type { WithConnection } from '../db/connectionGate.js';
-import { isDatabaseUnavailable, retryIfConnectionLost } from '../db/retry.js';
+import { isDatabaseUnavailable } from '../db/errorCodes.js';
+import { retryIfConnectionLost } from '../db/retry.js';
 import { apiKeyDigest, digestBytes, looksLikeApiKey } from './format.js';
 import { findClientByKeyHash } from './sql.js';
 

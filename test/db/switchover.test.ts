@@ -9,7 +9,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import { connect, type Sql } from '../../src/db/connect.js';
-import { isDatabaseUnavailable, retryIfConnectionLost } from '../../src/db/retry.js';
+import { isDatabaseUnavailable } from '../../src/db/errorCodes.js';
+import { retryIfConnectionLost } from '../../src/db/retry.js';
 import { postgres15 } from '../../testkit/prerequisites.js';
 import { startReplicationCluster } from '../../testkit/replication.js';
 import { addKey, addWell, revokeKey } from '../helpers/fixtures.js';

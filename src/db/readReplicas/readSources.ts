@@ -10,7 +10,7 @@
  */
 import type { Sql } from '../connect.js';
 import type { ConnectionGate } from '../connectionGate.js';
-import { isConnectionLost } from '../retry.js';
+import { isConnectionLost, mayTryElsewhere } from '../errorCodes.js';
 import type { ReplicaMonitor, ReplicaStatus } from './monitor.js';
 
 export interface ReadSource {
@@ -124,26 +124,6 @@ export interface ReplicaReadsOptions {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/**
- * Errors after which a read may go elsewhere: a server gone or not (yet) accepting sessions, or a
- * standby that cancelled the read for a conflict with its recovery.
- */
-const ELSEWHERE = new Set([
-  '40001', // serialization_failure: canceling statement due to conflict with recovery
-  'ECONNREFUSED',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'CONNECT_TIMEOUT',
-  '57P03', // cannot_connect_now: starting up or shutting down
-]);
-
-const goElsewhere = (error: unknown): boolean => {
-  const code = (error as { code?: unknown } | null)?.code;
-  return isConnectionLost(error) || (typeof code === 'string' && ELSEWHERE.has(code));
-};
-
 const hasFreeConnection = ({ gate }: ReadSource) => {
   const { held, waiting } = gate.counts();
   return held < gate.size && waiting === 0;
@@ -221,7 +201,7 @@ export function replicaReads(options: ReplicaReadsOptions): ReadSources {
           return answer;
         } catch (error) {
           if (error instanceof SourceBehind) behind = error;
-          else if (goElsewhere(error)) unreachable = error;
+          else if (mayTryElsewhere(error)) unreachable = error;
           else throw error;
         }
       }

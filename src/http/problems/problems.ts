@@ -10,8 +10,8 @@ import { hasZodFastifySchemaValidationErrors, validatorCompiler } from 'fastify-
 import type { z } from 'zod';
 import { API_VERSION } from '../../contract.js';
 import { ConnectionWaitAborted, ConnectionWaitTimeout } from '../../db/connectionGate.js';
+import { isDatabaseUnavailable } from '../../db/errorCodes.js';
 import { ReadsUnavailable } from '../../db/readReplicas/readSources.js';
-import { isDatabaseUnavailable } from '../../db/retry.js';
 import { compileSerializer } from '../../domain/jsonSchema.js';
 import { logWhenDone } from '../observability/logging.js';
 import { PROBLEM_MEDIA_TYPE, Problem } from './schema.js';
