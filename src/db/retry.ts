@@ -8,16 +8,23 @@
  */
 import { isConnectionLost } from './errorCodes.js';
 
-/** Runs a read-only `work` again, once, when its connection was lost. */
+/**
+ * The policy, the same for every read: only a lost connection is retried (errorCodes.ts), one retry,
+ * not in the turn that failed. postgres.js fails a query on a reset connection before it closes that
+ * connection, and a retry handed to it in between waits forever (pools of several hosts are safe either
+ * way: src/db/targetSession.ts).
+ */
+const ATTEMPTS = 2;
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+/** Runs a read-only `work`, and again as the policy says when its connection was lost. */
 export async function retryIfConnectionLost<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (!isConnectionLost(error)) throw error;
-    // Not in the turn that failed: postgres.js fails a query on a reset connection before it closes that
-    // connection, and a retry handed to it in between waits forever (pools of several hosts are safe
-    // either way: src/db/targetSession.ts).
-    await new Promise((resolve) => setImmediate(resolve));
-    return work();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      if (attempt === ATTEMPTS || !isConnectionLost(error)) throw error;
+      await nextTurn();
+    }
   }
 }

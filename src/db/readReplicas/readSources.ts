@@ -10,7 +10,8 @@
  */
 import type { Sql } from '../connect.js';
 import type { ConnectionGate } from '../connectionGate.js';
-import { isConnectionLost, mayTryElsewhere } from '../errorCodes.js';
+import { mayTryElsewhere } from '../errorCodes.js';
+import { retryIfConnectionLost } from '../retry.js';
 import type { ReplicaMonitor, ReplicaStatus } from './monitor.js';
 
 export interface ReadSource {
@@ -94,7 +95,7 @@ export function primaryReads(
   return {
     sources: [source],
     async read(work) {
-      const answer = await attempt(source, work);
+      const answer = await retryIfConnectionLost(() => work(source));
       onRead?.(source);
       return answer;
     },
@@ -133,16 +134,6 @@ const hasFreeConnection = ({ gate }: ReadSource) => {
 function rotated<T>(sources: T[]): T[] {
   const first = Math.floor(Math.random() * sources.length);
   return [...sources.slice(first), ...sources.slice(0, first)];
-}
-
-/** `work` on `source`, once more when the connection was lost (a pooled connection a restart ended). */
-async function attempt<T>(source: ReadSource, work: (source: ReadSource) => Promise<T>): Promise<T> {
-  try {
-    return await work(source);
-  } catch (error) {
-    if (!isConnectionLost(error)) throw error;
-    return work(source);
-  }
 }
 
 /** Reads over the replicas of DATABASE_READ_URL, with the monitor's view of each. */
@@ -196,7 +187,7 @@ export function replicaReads(options: ReplicaReadsOptions): ReadSources {
       const candidates = !behind || waited || order.length === 0 ? [...order, ...fallback] : order;
       for (const source of candidates) {
         try {
-          const answer = await attempt(source, work);
+          const answer = await retryIfConnectionLost(() => work(source));
           options.onRead?.(source);
           return answer;
         } catch (error) {
@@ -214,7 +205,7 @@ export function replicaReads(options: ReplicaReadsOptions): ReadSources {
       // Without the fallback the primary answered nothing: it still says whether the wait can ever end.
       if (behind && fallback.length === 0) {
         const { checkPrimary } = behind;
-        await primary.gate.run(() => attempt(primary, () => checkPrimary(primary.sql)));
+        await primary.gate.run(() => retryIfConnectionLost(() => checkPrimary(primary.sql)));
       }
       return refuse(behind !== undefined);
     }
