@@ -1,7 +1,7 @@
 /**
- * The production setup of the README ("Database failover with Patroni"), run: three PostgreSQL nodes
- * under Patroni with deploy/patroni/patroni.yml and etcd, and a real `gwapi serve` given every node in
- * DATABASE_URL (target_session_attrs=read-write) and DATABASE_READ_URL. Patroni switches the leader over
+ * The production setup of docs/operations/replicas-and-failover.md ("A primary that fails over:
+ * Patroni"), run: three PostgreSQL nodes under Patroni with deploy/patroni/patroni.yml and etcd, and a real
+ * `gwapi serve` given every node in DATABASE_URL (target_session_attrs=read-write) and DATABASE_READ_URL. Patroni switches the leader over
  * while a client keeps asking with a key that must be looked up on the primary each time; the service
  * follows the new leader without being told, and refuses a revoked key throughout.
  */
