@@ -6,7 +6,7 @@
  */
 import { Readable } from 'node:stream';
 import type { Queryable, Sql } from '../db/connect.js';
-import { iterateInTransaction } from '../db/transactionIterator.js';
+import { iterate } from '../db/transaction.js';
 import { type Client, mayRead } from '../keys/clients.js';
 import { AGGREGATE_SECONDS, type Aggregate } from '../v1/series/query.js';
 import { type BatchShape, type MeasurementBatch, rowsBetween } from './batch.js';
@@ -43,9 +43,6 @@ const READ_AHEAD_BYTES = 512 * 1024;
  * starts at once, as its first chunk alone is about this size.
  */
 export const READ_BEFORE_SENDING_BYTES = 64 * 1024;
-
-/** One read-only snapshot for the whole document: its tubes and all their rows agree. */
-export const SNAPSHOT = 'isolation level repeatable read read only';
 
 export interface SeriesRequest {
   client: Client;
@@ -263,10 +260,8 @@ export async function openDocumentStream(
   request: DocumentRequest,
   representation: SeriesRepresentation,
 ): Promise<Readable | undefined> {
-  const chunks = iterateInTransaction(sql, SNAPSHOT, (tx) =>
-    documentChunks(sql, tx, request, representation),
-  );
-  // Called once iterateInTransaction has returned, which it does with the connection back in the pool.
+  const chunks = iterate(sql, (tx) => documentChunks(sql, tx, request, representation), { snapshot: true });
+  // Called once the iteration has returned, which it does with the connection back in the pool.
   const released = () => request.connection?.released();
   const head: Buffer[] = [];
   let headBytes = 0;

@@ -4,6 +4,7 @@
  */
 import type { TransactionSql } from 'postgres';
 import type { Sql } from '../db/connect.js';
+import { begin } from '../db/transaction.js';
 import { UserError } from '../errors.js';
 import { generateApiKey, generateKeyId, hashApiKey, looksLikeApiKey } from './format.js';
 
@@ -98,7 +99,7 @@ export async function createKey(sql: Sql, input: CreateKeyInput): Promise<Create
   if (/[\u0000-\u001f\u007f]/.test(name)) throw new UserError('a key name cannot contain control characters');
   const key = generateApiKey();
   const keyId = generateKeyId();
-  await sql.begin(async (tx) => {
+  await begin(sql, async (tx) => {
     const tubeIds = await resolveTubes(tx, input.tubeIdentifiers);
     await tx`
       insert into api_keys (id, name, key_hash, all_tubes)
@@ -112,7 +113,7 @@ export async function createKey(sql: Sql, input: CreateKeyInput): Promise<Create
 export async function grantKey(sql: Sql, keyId: string, tubeIdentifiers: string[]): Promise<GrantResult> {
   checkKeyId(keyId);
   if (tubeIdentifiers.length === 0) throw new UserError('name at least one tube to grant (--tube)');
-  return sql.begin(async (tx) => {
+  return begin(sql, async (tx) => {
     // The row lock orders this grant after a concurrent revoke, so a revoked key never gains a tube.
     const [key] = await tx<{ revoked_at: Date | null }[]>`
       select revoked_at from api_keys where id = ${keyId} for update`;

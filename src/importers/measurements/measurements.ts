@@ -25,7 +25,7 @@
 import { Readable } from 'node:stream';
 import type { TransactionSql } from 'postgres';
 import type { Sql } from '../../db/connect.js';
-import { transaction } from '../../db/transaction.js';
+import { begin } from '../../db/transaction.js';
 import { ErrorCollector } from '../importErrors.js';
 import { CopyFailedUnexplained, CopyIn } from './copy/copyIn.js';
 import { copyCsv } from './copyCsv.js';
@@ -58,12 +58,12 @@ export async function importMeasurements(
   const maxTubes = options.maxKeptTubes ?? MAX_KEPT_TUBES;
   try {
     try {
-      const rows = await transaction(sql, (tx) => copyDirect(tx, source, { ...options, maxTubes }));
+      const rows = await begin(sql, (tx) => copyDirect(tx, source, { ...options, maxTubes }));
       return { rows, inserted: rows, updated: 0, unchanged: 0 };
     } catch (error) {
       if (!givesWay(error)) throw error;
     }
-    return await transaction(sql, (tx) => importStaged(tx, source.read(), { ...options, maxTubes }));
+    return await begin(sql, (tx) => importStaged(tx, source.read(), { ...options, maxTubes }));
   } finally {
     await source.close();
   }

@@ -3,7 +3,7 @@
  * and change number, unit and datum; tubes the registry does not mention are left alone.
  */
 import type { Sql } from '../../db/connect.js';
-import { transaction } from '../../db/transaction.js';
+import { begin } from '../../db/transaction.js';
 import { type CheckedRegistry, checkRegistry } from './registryCheck.js';
 import {
   type RegistryIssue,
@@ -33,7 +33,7 @@ async function writeRegistry(sql: Sql, wells: CheckedRegistry): Promise<void> {
   const identifiers = tubes.map((t) => t.identifier);
   const wellNames = tubes.map((t) => t.well);
   const numbers = tubes.map((t) => t.number);
-  await transaction(sql, async (tx) => {
+  await begin(sql, async (tx) => {
     // Concurrent registry imports would each pass the clash check and then collide; one at a time.
     // Readers are not blocked.
     await tx`lock table wells, tubes in share row exclusive mode`;

@@ -6,14 +6,9 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Queryable } from '../../db/connect.js';
 import { type ReadSource, SourceBehind } from '../../db/readReplicas/readSources.js';
+import { begin } from '../../db/transaction.js';
 import { formatInstant } from '../../domain/datetime.js';
-import {
-  bucketingOf,
-  type DocumentPlan,
-  measurementsSelect,
-  SNAPSHOT,
-  seriesHead,
-} from '../../engine/document.js';
+import { bucketingOf, type DocumentPlan, measurementsSelect, seriesHead } from '../../engine/document.js';
 import { shapeOf } from '../../engine/read/selects.js';
 import { arrowNetwork } from '../../engine/write/arrowNetwork.js';
 import { seriesAttachment } from '../../engine/write/csv.js';
@@ -175,7 +170,10 @@ export async function networkMeasurementsRoute(
           // Before the read: what the source held then, it holds in the read's snapshot too.
           heldThroughMs: source.heldThroughMs(),
           selection: await source.gate.run(
-            () => source.sql.begin(SNAPSHOT, (tx) => selectNetwork(tx, sync, selectionRequest, source)),
+            () =>
+              begin(source.sql, (tx) => selectNetwork(tx, sync, selectionRequest, source), {
+                snapshot: true,
+              }),
             signal,
           ),
         }));

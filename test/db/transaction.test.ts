@@ -1,5 +1,5 @@
 /**
- * iterateInTransaction against a real PostgreSQL: one snapshot, items pulled one by one, the
+ * A transaction's items pulled by a consumer (iterate, src/db/transaction.ts) against a real PostgreSQL: one snapshot, items pulled one by one, the
  * connection back in the pool when the consumer stops, and a lost connection that neither crashes
  * the process nor spoils the pool.
  */
@@ -9,10 +9,11 @@ import { runInNewContext } from 'node:vm';
 import t from 'tap';
 import { connect, type Sql } from '../../src/db/connect.js';
 import { retryIfConnectionLost } from '../../src/db/retry.js';
-import { iterateInTransaction } from '../../src/db/transactionIterator.js';
+import { iterate } from '../../src/db/transaction.js';
 import { freshDatabase } from '../helpers/database.js';
 
-const MODE = 'isolation level repeatable read read only';
+const inSnapshot = <T>(pool: Sql, produce: Parameters<typeof iterate<T>>[1]) =>
+  iterate(pool, produce, { snapshot: true });
 
 /** A full garbage collection on demand (the test process is not started with --expose-gc). */
 setFlagsFromString('--expose-gc');
@@ -24,7 +25,7 @@ async function backendStates(admin: Sql, applicationName: string): Promise<strin
   return rows.map((row) => row.state);
 }
 
-t.test('iterateInTransaction', async (t) => {
+t.test('iterate', async (t) => {
   const db = await freshDatabase(t);
   const applicationName = `iterate-${process.pid}`;
   // One connection: anything not given back makes the next query hang.
@@ -35,7 +36,7 @@ t.test('iterateInTransaction', async (t) => {
 
   t.test('yields every item, pulled one at a time, in one read-only snapshot', async (t) => {
     const produced: number[] = [];
-    const items = iterateInTransaction(pool, MODE, async function* (tx) {
+    const items = inSnapshot(pool, async function* (tx) {
       const [start] = await tx<{ snapshot: string }[]>`select pg_current_snapshot()::text as snapshot`;
       for (let i = 0; i < 3; i++) {
         produced.push(i);
@@ -58,7 +59,7 @@ t.test('iterateInTransaction', async (t) => {
   });
 
   t.test('a consumer that stops ends the transaction before return() resolves', async (t) => {
-    const items = iterateInTransaction(pool, MODE, async function* (tx) {
+    const items = inSnapshot(pool, async function* (tx) {
       for (let i = 0; ; i++) {
         await tx`select 1`;
         yield i;
@@ -75,7 +76,7 @@ t.test('iterateInTransaction', async (t) => {
     // A year-long series passes ~100 batches of 250 KB through here: holding on to them until the
     // transaction ends made the server's memory grow with the length of the series.
     const consumed: WeakRef<object>[] = [];
-    const items = iterateInTransaction(pool, MODE, async function* (tx) {
+    const items = inSnapshot(pool, async function* (tx) {
       for (let i = 0; i < 20; i++) {
         await tx`select 1`;
         yield { i, payload: new Array(10_000).fill(i) };
@@ -91,7 +92,7 @@ t.test('iterateInTransaction', async (t) => {
   });
 
   t.test('an error of the producer reaches the consumer and rolls back', async (t) => {
-    const items = iterateInTransaction(pool, MODE, async function* (tx) {
+    const items = inSnapshot(pool, async function* (tx) {
       yield 1;
       await tx`select * from no_such_table`;
     });
@@ -108,7 +109,7 @@ t.test('iterateInTransaction', async (t) => {
       t.teardown(() => {
         process.off('uncaughtException', onUncaught);
       });
-      const items = iterateInTransaction(pool, MODE, async function* (tx) {
+      const items = inSnapshot(pool, async function* (tx) {
         const [backend] = await tx<{ pid: number }[]>`select pg_backend_pid() as pid`;
         yield backend!.pid;
         await tx`select pg_sleep(${when === 'while a statement runs' ? 5 : 0})`;
