@@ -9,12 +9,12 @@
 
 import { aggregateSelect, bucketFunctionOf, seriesSelect } from '../src/engine/read/selects.js';
 import { AGGREGATE_SECONDS, type Aggregate } from '../src/v1/series/query.js';
+import { startDatabaseServer } from '../testkit/databaseServer.js';
 import { requirePrerequisites, throwawayPostgres } from '../testkit/prerequisites.js';
+import { machineLine, mb, median, ms, printTable, ratio } from '../testkit/report.js';
+import { addSeriesFixture, dayAfterStart, SERIES_START } from '../testkit/seriesFixture.js';
 import { timedGet } from './lib/http.js';
-import { startBenchPostgres } from './lib/postgres.js';
-import { addSeriesFixture, dayAfterStart, SERIES_START } from './lib/seriesFixture.js';
 import { startServerProcess } from './lib/serverProcess.js';
-import { machineLine, mb, median, ms, printTable, ratio } from './lib/stats.js';
 
 requirePrerequisites([throwawayPostgres]);
 
@@ -22,7 +22,7 @@ const ROUNDS = Number(process.argv[2] ?? 7);
 const VARIANTS: (Aggregate | undefined)[] = [undefined, 'P1D', 'PT1H'];
 const nameOf = (aggregate: Aggregate | undefined) => aggregate ?? 'raw';
 
-const pg = await startBenchPostgres();
+const pg = await startDatabaseServer();
 try {
   console.log(`Aggregate benchmark — ${await machineLine()}\n${pg.description}\n`);
   const { url, sql } = await pg.database('bench_aggregate');

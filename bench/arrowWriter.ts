@@ -25,7 +25,7 @@ import {
   schemaMessage,
 } from '../src/engine/write/arrowMessages.js';
 import { requirePrerequisites } from '../testkit/prerequisites.js';
-import { machineLine, median, ms, printTable, ratio } from './lib/stats.js';
+import { machineLine, median, ms, printTable, ratio } from '../testkit/report.js';
 
 requirePrerequisites([]);
 

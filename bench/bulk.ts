@@ -21,6 +21,7 @@
  */
 import { loadSettings } from '../src/config.js';
 import { requirePrerequisites, throwawayPostgres } from '../testkit/prerequisites.js';
+import { count, loadLine, machineLine, mb, median, ms, printTable, ratio } from '../testkit/report.js';
 import { rowCounter } from './lib/bodyRows.js';
 import { timedGet } from './lib/http.js';
 import {
@@ -32,7 +33,6 @@ import {
   YEAR_ROWS,
 } from './lib/networkFixture.js';
 import { freshServerGrowthMb, type ServerProcess, startServerProcess } from './lib/serverProcess.js';
-import { count, loadLine, machineLine, mb, median, ms, printTable, ratio } from './lib/stats.js';
 
 requirePrerequisites([throwawayPostgres]);
 

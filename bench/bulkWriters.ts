@@ -23,7 +23,7 @@ import { jsonNetwork } from '../src/engine/write/jsonNetwork.js';
 import type { NetworkRepresentation } from '../src/engine/write/networkWriter.js';
 import type { SeriesRepresentation } from '../src/engine/write/writer.js';
 import { requirePrerequisites } from '../testkit/prerequisites.js';
-import { count, machineLine, median, ms, printTable, ratio } from './lib/stats.js';
+import { count, machineLine, median, ms, printTable, ratio } from '../testkit/report.js';
 
 requirePrerequisites([]);
 

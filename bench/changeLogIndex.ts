@@ -9,9 +9,9 @@
  *   node --import tsx bench/changeLogIndex.ts [DAYS [ROWS_PER_DAY [CHURN_DAYS]]]   (defaults 90 10000 3)
  */
 import type { Sql } from '../src/db/connect.js';
+import { startDatabaseServer } from '../testkit/databaseServer.js';
 import { requirePrerequisites, throwawayPostgres } from '../testkit/prerequisites.js';
-import { startBenchPostgres } from './lib/postgres.js';
-import { count, machineLine, mb, median, ms, printTable } from './lib/stats.js';
+import { count, machineLine, mb, median, ms, printTable } from '../testkit/report.js';
 
 requirePrerequisites([throwawayPostgres]);
 
@@ -49,7 +49,7 @@ async function prune(sql: Sql, hour: number): Promise<{ ms: number; pages: numbe
   };
 }
 
-const pg = await startBenchPostgres();
+const pg = await startDatabaseServer();
 try {
   console.log(`Change log index benchmark — ${await machineLine()}\n${pg.description}`);
   console.log(

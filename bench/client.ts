@@ -21,6 +21,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { DataFrame } from 'nodejs-polars';
 import { polars, requirePrerequisites, throwawayPostgres } from '../testkit/prerequisites.js';
+import { count, loadLine, machineLine, mb, median, ms, printTable, ratio } from '../testkit/report.js';
 import { timedGet } from './lib/http.js';
 import {
   bulkUrl,
@@ -31,7 +32,6 @@ import {
   YEAR_ROWS,
 } from './lib/networkFixture.js';
 import { startServerProcess } from './lib/serverProcess.js';
-import { count, loadLine, machineLine, mb, median, ms, printTable, ratio } from './lib/stats.js';
 
 requirePrerequisites([polars, throwawayPostgres]);
 // After the check: its native part may be what is missing.

@@ -13,13 +13,13 @@
  * 1.5 s each, 16 connections.
  */
 import { resolve } from 'node:path';
+import { startDatabaseServer } from '../testkit/databaseServer.js';
 import { requirePrerequisites, throwawayPostgres } from '../testkit/prerequisites.js';
+import { count, machineLine, median, printTable, ratio, spread } from '../testkit/report.js';
 import { reportComparisons } from './lib/abReport.js';
 import { addDiscoveryFixture } from './lib/discoveryFixture.js';
 import { load } from './lib/load.js';
-import { startBenchPostgres } from './lib/postgres.js';
 import { startServerProcess } from './lib/serverProcess.js';
-import { count, machineLine, median, printTable, ratio, spread } from './lib/stats.js';
 
 requirePrerequisites([throwawayPostgres]);
 
@@ -36,7 +36,7 @@ if (!other || !['plain', 'gzip', 'br'].includes(coding)) {
   process.exit(2);
 }
 
-const pg = await startBenchPostgres();
+const pg = await startDatabaseServer();
 try {
   console.log(`Discovery A/B (${coding}) — ${await machineLine()}\n${pg.description}\n`);
   const { url, sql } = await pg.database('bench_compare');

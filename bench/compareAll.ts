@@ -17,8 +17,8 @@ import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { requirePrerequisites, throwawayPostgres } from '../testkit/prerequisites.js';
+import { machineLine } from '../testkit/report.js';
 import { type Comparison, type ComparisonMessage, printComparisons } from './lib/abReport.js';
-import { machineLine } from './lib/stats.js';
 
 requirePrerequisites([throwawayPostgres]);
 

@@ -21,12 +21,12 @@ import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { SERVICE_NODE_OPTIONS } from '../src/heap.js';
+import { startDatabaseServer } from '../testkit/databaseServer.js';
 import { requirePrerequisites, throwawayPostgres } from '../testkit/prerequisites.js';
+import { machineLine, median, printTable, spread } from '../testkit/report.js';
 import { type Comparison, reportComparisons, THIS_CHECKOUT } from './lib/abReport.js';
 import { endedChildrenCpuMs } from './lib/cpu.js';
 import { DURABLE_SETTINGS, IMPORT_REGISTRY, writeYearCsv, YEAR_ROWS } from './lib/importFixture.js';
-import { startBenchPostgres } from './lib/postgres.js';
-import { machineLine, median, printTable, spread } from './lib/stats.js';
 
 requirePrerequisites([throwawayPostgres]);
 
@@ -85,7 +85,7 @@ async function gwapi(checkout: string, args: string[], databaseUrl: string): Pro
 }
 
 const dir = await mkdtemp(join(tmpdir(), 'gwapi-bench-compare-import-'));
-const pg = await startBenchPostgres(DURABLE_SETTINGS);
+const pg = await startDatabaseServer(DURABLE_SETTINGS);
 try {
   console.log(`Import A/B — ${await machineLine()}\n${pg.description}\n`);
   const csv = join(dir, 'year.csv');

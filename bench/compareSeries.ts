@@ -12,13 +12,13 @@
  */
 import { resolve } from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { startDatabaseServer } from '../testkit/databaseServer.js';
 import { requirePrerequisites, throwawayPostgres } from '../testkit/prerequisites.js';
+import { machineLine, mb, median, ms, printTable, ratio, spread } from '../testkit/report.js';
+import { addSeriesFixture, dayAfterStart, SERIES_START } from '../testkit/seriesFixture.js';
 import { reportComparisons } from './lib/abReport.js';
 import { timedGet } from './lib/http.js';
-import { startBenchPostgres } from './lib/postgres.js';
-import { addSeriesFixture, dayAfterStart, SERIES_START } from './lib/seriesFixture.js';
 import { type ServerProcess, startServerProcess } from './lib/serverProcess.js';
-import { machineLine, mb, median, ms, printTable, ratio, spread } from './lib/stats.js';
 
 requirePrerequisites([throwawayPostgres]);
 
@@ -38,7 +38,7 @@ interface Sample {
   bytes: number;
 }
 
-const pg = await startBenchPostgres();
+const pg = await startDatabaseServer();
 try {
   console.log(`Series A/B (${coding}) — ${await machineLine()}\n${pg.description}\n`);
   const { url, sql } = await pg.database('bench_compare_series');

@@ -11,11 +11,11 @@
  */
 import { resolve } from 'node:path';
 import { Readable } from 'node:stream';
+import { startDatabaseServer } from '../testkit/databaseServer.js';
 import { requirePrerequisites, throwawayPostgres } from '../testkit/prerequisites.js';
+import { machineLine, median, spread } from '../testkit/report.js';
 import { THIS_CHECKOUT } from './lib/abReport.js';
 import { DURABLE_SETTINGS, IMPORT_REGISTRY, IMPORT_TUBE, YEAR_ROWS } from './lib/importFixture.js';
-import { startBenchPostgres } from './lib/postgres.js';
-import { machineLine, median, spread } from './lib/stats.js';
 
 requirePrerequisites([throwawayPostgres]);
 
@@ -43,7 +43,7 @@ const files = {
   readout: csv(rows(YEAR_ROWS - MONTH, 2 * MONTH, 0)),
 };
 
-const pg = await startBenchPostgres(DURABLE_SETTINGS);
+const pg = await startDatabaseServer(DURABLE_SETTINGS);
 const times: Record<Name, Record<(typeof KINDS)[number], number[]>> = {
   this: { corrected: [], readout: [] },
   other: { corrected: [], readout: [] },

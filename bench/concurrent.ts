@@ -7,20 +7,20 @@
  *   node --import tsx bench/concurrent.ts [ROUNDS]
  */
 
+import { startDatabaseServer } from '../testkit/databaseServer.js';
 import { requirePrerequisites, throwawayPostgres } from '../testkit/prerequisites.js';
+import { count, machineLine, median, ms, printTable, ratio } from '../testkit/report.js';
+import { addSeriesFixture, dayAfterStart, MINUTES_PER_DAY, SERIES_START } from '../testkit/seriesFixture.js';
 import { backendCpuMeter, ownCpuMs } from './lib/cpu.js';
 import { timedGet } from './lib/http.js';
-import { startBenchPostgres } from './lib/postgres.js';
-import { addSeriesFixture, dayAfterStart, MINUTES_PER_DAY, SERIES_START } from './lib/seriesFixture.js';
 import { SERVER_APPLICATION_NAME, startServerProcess } from './lib/serverProcess.js';
-import { count, machineLine, median, ms, printTable, ratio } from './lib/stats.js';
 
 requirePrerequisites([throwawayPostgres]);
 
 const ROUNDS = Number(process.argv[2] ?? 5);
 const YEAR_ROWS = 366 * MINUTES_PER_DAY;
 
-const pg = await startBenchPostgres();
+const pg = await startDatabaseServer();
 try {
   console.log(`Concurrent streams benchmark — ${await machineLine()}\n${pg.description}\n`);
   const { url, sql } = await pg.database('bench_concurrent');

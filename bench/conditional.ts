@@ -8,20 +8,20 @@
  *   node --import tsx bench/conditional.ts [ROUNDS] [BATCH]     (DATABASE_URL, or an embedded PostgreSQL)
  */
 
+import { startDatabaseServer } from '../testkit/databaseServer.js';
 import { requirePrerequisites, throwawayPostgres } from '../testkit/prerequisites.js';
+import { count, machineLine, median, ms, printTable } from '../testkit/report.js';
+import { addSeriesFixture, dayAfterStart, SERIES_START } from '../testkit/seriesFixture.js';
 import { addDiscoveryFixture } from './lib/discoveryFixture.js';
 import { timedGet } from './lib/http.js';
-import { startBenchPostgres } from './lib/postgres.js';
-import { addSeriesFixture, dayAfterStart, SERIES_START } from './lib/seriesFixture.js';
 import { startServerProcess } from './lib/serverProcess.js';
-import { count, machineLine, median, ms, printTable } from './lib/stats.js';
 
 requirePrerequisites([throwawayPostgres]);
 
 const ROUNDS = Number(process.argv[2] ?? 5);
 const BATCH = Number(process.argv[3] ?? 200);
 
-const pg = await startBenchPostgres();
+const pg = await startDatabaseServer();
 try {
   console.log(`Conditional requests benchmark — ${await machineLine()}\n${pg.description}\n`);
   const { url, sql } = await pg.database('bench_conditional');

@@ -7,12 +7,12 @@
  *   node --import tsx bench/csv.ts [ROUNDS] [MEMORY_RUNS]     (DATABASE_URL, or an embedded PostgreSQL)
  */
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { startDatabaseServer } from '../testkit/databaseServer.js';
 import { requirePrerequisites, throwawayPostgres } from '../testkit/prerequisites.js';
+import { count, machineLine, mb, median, ms, printTable, ratio } from '../testkit/report.js';
+import { addSeriesFixture, dayAfterStart, MINUTES_PER_DAY, SERIES_START } from '../testkit/seriesFixture.js';
 import { timedGet } from './lib/http.js';
-import { startBenchPostgres } from './lib/postgres.js';
-import { addSeriesFixture, dayAfterStart, MINUTES_PER_DAY, SERIES_START } from './lib/seriesFixture.js';
 import { freshServerGrowthMb, startServerProcess } from './lib/serverProcess.js';
-import { count, machineLine, mb, median, ms, printTable, ratio } from './lib/stats.js';
 
 requirePrerequisites([throwawayPostgres]);
 
@@ -22,7 +22,7 @@ const YEAR_ROWS = 366 * MINUTES_PER_DAY;
 const FORMATS = ['json', 'csv'] as const;
 const CODINGS = ['identity', 'gzip', 'br'] as const;
 
-const pg = await startBenchPostgres();
+const pg = await startDatabaseServer();
 try {
   console.log(`CSV benchmark — ${await machineLine()}\n${pg.description}\n`);
   const { url, sql } = await pg.database('bench_csv');

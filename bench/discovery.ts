@@ -12,14 +12,14 @@
  *   node --import tsx bench/discovery.ts [ROUNDS] [SECONDS] [CONNECTIONS]
  */
 
+import { startDatabaseServer } from '../testkit/databaseServer.js';
 import { requirePrerequisites, throwawayPostgres } from '../testkit/prerequisites.js';
+import { count, machineLine, median, ms, printTable, ratio } from '../testkit/report.js';
 import { backendCpuMeter, ownCpuMs } from './lib/cpu.js';
 import { addDiscoveryFixture, TUBES_PER_WELL, WELLS } from './lib/discoveryFixture.js';
 import { timedGet } from './lib/http.js';
 import { type LoadResult, load } from './lib/load.js';
-import { startBenchPostgres } from './lib/postgres.js';
 import { SERVER_APPLICATION_NAME, startServerProcess } from './lib/serverProcess.js';
-import { count, machineLine, median, ms, printTable, ratio } from './lib/stats.js';
 
 requirePrerequisites([throwawayPostgres]);
 
@@ -27,7 +27,7 @@ const ROUNDS = Number(process.argv[2] ?? 5);
 const SECONDS = Number(process.argv[3] ?? 4);
 const CONNECTIONS = Number(process.argv[4] ?? 16);
 
-const pg = await startBenchPostgres();
+const pg = await startDatabaseServer();
 try {
   console.log(`Discovery benchmark — ${await machineLine()}\n${pg.description}\n`);
   const { url, sql } = await pg.database('bench_discovery');

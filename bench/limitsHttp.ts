@@ -14,14 +14,14 @@
  *   (DATABASE_URL and REDIS_URL, or a throwaway embedded PostgreSQL and redis-server)
  */
 
-import { addKey, addWell } from '../test/helpers/fixtures.js';
+import { startDatabaseServer } from '../testkit/databaseServer.js';
+import { addKey, addWell } from '../testkit/fixtures.js';
 import { type Replica, spawnReplica } from '../testkit/gwapi.js';
 import { requirePrerequisites, throwawayPostgres, throwawayRedis } from '../testkit/prerequisites.js';
 import { processCpuMs } from '../testkit/processes.js';
 import { redisOrThrowaway } from '../testkit/redis.js';
+import { count, machineLine, median, ms, printTable, ratio } from '../testkit/report.js';
 import { type LoadResult, load } from './lib/load.js';
-import { startBenchPostgres } from './lib/postgres.js';
-import { count, machineLine, median, ms, printTable, ratio } from './lib/stats.js';
 
 requirePrerequisites([throwawayRedis, throwawayPostgres]);
 
@@ -37,7 +37,7 @@ const HIGH_LIMITS = {
   CONCURRENCY_LIMIT: '1000',
 };
 
-const pg = await startBenchPostgres();
+const pg = await startDatabaseServer();
 const redis = await redisOrThrowaway(process.env.REDIS_URL);
 const redisPid = redis.pid;
 const replicas: Replica[] = [];

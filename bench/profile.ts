@@ -11,14 +11,14 @@
  */
 import { mkdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { startDatabaseServer } from '../testkit/databaseServer.js';
 import { requirePrerequisites, throwawayPostgres } from '../testkit/prerequisites.js';
+import { count, machineLine, printTable } from '../testkit/report.js';
+import { addSeriesFixture, dayAfterStart, SERIES_START } from '../testkit/seriesFixture.js';
 import { addDiscoveryFixture } from './lib/discoveryFixture.js';
 import { timedGet } from './lib/http.js';
 import { load } from './lib/load.js';
-import { startBenchPostgres } from './lib/postgres.js';
-import { addSeriesFixture, dayAfterStart, SERIES_START } from './lib/seriesFixture.js';
 import { startServerProcess } from './lib/serverProcess.js';
-import { count, machineLine, printTable } from './lib/stats.js';
 
 requirePrerequisites([throwawayPostgres]);
 
@@ -55,7 +55,7 @@ function selfTimes(profile: CpuProfile): { total: number; rows: [string, number]
   return { total, rows: [...byFunction].sort((a, b) => b[1] - a[1]) };
 }
 
-const pg = await startBenchPostgres();
+const pg = await startDatabaseServer();
 try {
   console.log(`Profile of ${workload} — ${await machineLine()}\n${pg.description}\n`);
   const { url, sql } = await pg.database(`profile_${workload}`);

@@ -10,13 +10,13 @@
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { tableFromIPC } from 'apache-arrow';
 import type { DataFrame } from 'nodejs-polars';
+import { startDatabaseServer } from '../testkit/databaseServer.js';
 import { polars, requirePrerequisites, throwawayPostgres } from '../testkit/prerequisites.js';
+import { count, machineLine, mb, median, ms, printTable, ratio } from '../testkit/report.js';
+import { addSeriesFixture, dayAfterStart, MINUTES_PER_DAY, SERIES_START } from '../testkit/seriesFixture.js';
 import type { FloorMethod } from './lib/floor.js';
 import { timedGet } from './lib/http.js';
-import { startBenchPostgres } from './lib/postgres.js';
-import { addSeriesFixture, dayAfterStart, MINUTES_PER_DAY, SERIES_START } from './lib/seriesFixture.js';
 import { type ServerProcess, startServerProcess } from './lib/serverProcess.js';
-import { count, machineLine, mb, median, ms, printTable, ratio } from './lib/stats.js';
 
 requirePrerequisites([polars, throwawayPostgres]);
 // After the check: its native part may be what is missing.
@@ -39,7 +39,7 @@ const BINARY_CURSOR = 'binary cursor, decoded';
 const OURS_CSV = 'ours, CSV';
 const OURS_ARROW = 'ours, Arrow';
 
-const pg = await startBenchPostgres();
+const pg = await startDatabaseServer();
 try {
   console.log(`Series benchmark — ${await machineLine()}\n${pg.description}\n`);
   const { url, sql } = await pg.database('bench_series');

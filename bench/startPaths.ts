@@ -16,14 +16,15 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../src/db/embedded.js';
 import { SERVICE_NODE_OPTIONS } from '../src/heap.js';
-import { abortMany, countStatuses, seriesPath } from '../test/helpers/faults.js';
-import { addKey } from '../test/helpers/fixtures.js';
+import { seriesPath } from '../testkit/apiPaths.js';
+import { startDatabaseServer } from '../testkit/databaseServer.js';
+import { abortMany, countStatuses } from '../testkit/faults.js';
+import { addKey } from '../testkit/fixtures.js';
 import { requirePrerequisites, throwawayPostgres } from '../testkit/prerequisites.js';
 import { alive, childPids, peakMb, resetPeakMb, residentMb, stopProcess } from '../testkit/processes.js';
+import { machineLine, mb, median, printTable } from '../testkit/report.js';
+import { addSeriesFixture, dayAfterStart, SERIES_START } from '../testkit/seriesFixture.js';
 import { timedGet } from './lib/http.js';
-import { startBenchPostgres } from './lib/postgres.js';
-import { addSeriesFixture, dayAfterStart, SERIES_START } from './lib/seriesFixture.js';
-import { machineLine, mb, median, printTable } from './lib/stats.js';
 
 requirePrerequisites([throwawayPostgres]);
 
@@ -104,7 +105,7 @@ async function untilLive(base: string, child: ChildProcess): Promise<void> {
   throw new Error(`not listening within ${READY_TIMEOUT_MS} ms`);
 }
 
-const pg = await startBenchPostgres();
+const pg = await startDatabaseServer();
 try {
   console.log(`Start paths — ${await machineLine()}\n${pg.description}\nCheckout: ${CHECKOUT}\n`);
   execFileSync('npm', ['run', 'build'], { cwd: CHECKOUT, stdio: 'ignore' });

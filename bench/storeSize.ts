@@ -6,12 +6,12 @@
  *   node --import tsx bench/storeSize.ts [ROUNDS] [OTHER_TUBES]
  */
 import { seriesSelect } from '../src/engine/read/selects.js';
+import { startDatabaseServer } from '../testkit/databaseServer.js';
 import { requirePrerequisites, throwawayPostgres } from '../testkit/prerequisites.js';
+import { count, machineLine, median, ms, printTable, ratio } from '../testkit/report.js';
+import { addSeriesFixture, dayAfterStart, MINUTES_PER_DAY, SERIES_START } from '../testkit/seriesFixture.js';
 import { timedGet } from './lib/http.js';
-import { startBenchPostgres } from './lib/postgres.js';
-import { addSeriesFixture, dayAfterStart, MINUTES_PER_DAY, SERIES_START } from './lib/seriesFixture.js';
 import { type ServerProcess, startServerProcess } from './lib/serverProcess.js';
-import { count, machineLine, median, ms, printTable, ratio } from './lib/stats.js';
 
 requirePrerequisites([throwawayPostgres]);
 
@@ -20,7 +20,7 @@ const OTHER_TUBES = Number(process.argv[3] ?? 10);
 const YEAR_ROWS = 366 * MINUTES_PER_DAY;
 const TO = dayAfterStart(366);
 
-const pg = await startBenchPostgres();
+const pg = await startDatabaseServer();
 try {
   console.log(`Store size benchmark — ${await machineLine()}\n${pg.description}\n`);
   const small = await pg.database('bench_store_small');

@@ -25,10 +25,10 @@ import { measurementBatches, seriesSelect, shapeOf } from '../src/engine/read/se
 import { importMeasurements } from '../src/importers/measurements/measurements.js';
 import { changedMeasurementsSelect, currentSyncPoint, loadSyncSecret, syncGone } from '../src/sync/sql.js';
 import { issueSyncToken, readSyncToken, type SyncPoint } from '../src/sync/token.js';
+import { startDatabaseServer } from '../testkit/databaseServer.js';
 import { requirePrerequisites, throwawayPostgres } from '../testkit/prerequisites.js';
-import { startBenchPostgres } from './lib/postgres.js';
-import { addSeriesFixture, dayAfterStart, SERIES_START } from './lib/seriesFixture.js';
-import { count, machineLine, median, ms, printTable, quartiles, ratio } from './lib/stats.js';
+import { count, machineLine, median, ms, printTable, quartiles, ratio } from '../testkit/report.js';
+import { addSeriesFixture, dayAfterStart, SERIES_START } from '../testkit/seriesFixture.js';
 
 requirePrerequisites([throwawayPostgres]);
 
@@ -58,7 +58,7 @@ async function viaSource(sql: Sql, select: Select, before?: (tx: Queryable) => P
   return rows;
 }
 
-const pg = await startBenchPostgres();
+const pg = await startDatabaseServer();
 try {
   console.log(`Sync — ${await machineLine()}\n${pg.description}\n`);
   const { sql } = await pg.database('bench_sync');

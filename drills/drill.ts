@@ -1,6 +1,6 @@
 /**
- * Rolling restart and crash drill (drills/lib/rollingDrill.ts), then a migration under load
- * (drills/lib/migrationDrill.ts), with their reports: three `gwapi serve`
+ * Rolling restart and crash drill (testkit/drills/rollingDrill.ts), then a migration under load
+ * (testkit/drills/migrationDrill.ts), with their reports: three `gwapi serve`
  * replicas behind Debian's HAProxy running deploy/haproxy.cfg, one PostgreSQL, one Redis, a steady load
  * from many keys. Exit code 0 on PASS, 1 on FAIL.
  *
@@ -9,8 +9,12 @@
  */
 import { execFileSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { startBenchPostgres } from '../bench/lib/postgres.js';
-import { machineLine, printTable } from '../bench/lib/stats.js';
+import { startDatabaseServer } from '../testkit/databaseServer.js';
+import { addDrillFixture } from '../testkit/drills/drillFixture.js';
+import { describeReport } from '../testkit/drills/drillReport.js';
+import { HAPROXY_CONFIG } from '../testkit/drills/haproxy.js';
+import { printedMigrationDrill } from '../testkit/drills/migrationDrill.js';
+import { type DrillReport, runDrill } from '../testkit/drills/rollingDrill.js';
 import { throwawayFolder } from '../testkit/postgres.js';
 import {
   git,
@@ -20,11 +24,7 @@ import {
   throwawayRedis,
 } from '../testkit/prerequisites.js';
 import { redisOrThrowaway } from '../testkit/redis.js';
-import { addDrillFixture } from './lib/drillFixture.js';
-import { describeReport } from './lib/drillReport.js';
-import { HAPROXY_CONFIG } from './lib/haproxy.js';
-import { printedMigrationDrill } from './lib/migrationDrill.js';
-import { type DrillReport, runDrill } from './lib/rollingDrill.js';
+import { machineLine, printTable } from '../testkit/report.js';
 
 requirePrerequisites([haproxy, git, throwawayRedis, throwawayPostgres]);
 
@@ -37,7 +37,7 @@ const KEYS = 40;
 const HOLDERS = 4;
 const PERIOD_MS = 500;
 
-const pg = await startBenchPostgres();
+const pg = await startDatabaseServer();
 const redis = await redisOrThrowaway(process.env.REDIS_URL);
 const folder = await throwawayFolder('gwapi-drill-');
 let report: DrillReport | undefined;

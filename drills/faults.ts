@@ -13,6 +13,7 @@
  * Prints a table; exits 1 if anything was left behind or a round failed.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { seriesPath } from '../testkit/apiPaths.js';
 import {
   abortMany,
   countStatuses,
@@ -21,12 +22,11 @@ import {
   LIVE_MEMORY_GROWTH_BOUND_MB,
   pausedStreams,
   RECOVERED_WITHIN_MS,
-  seriesPath,
   startFaultReplica,
   timedAborts,
   within,
-} from '../test/helpers/faults.js';
-import { addKey, addRegularSeries, addWell } from '../test/helpers/fixtures.js';
+} from '../testkit/faults.js';
+import { addKey, addRegularSeries, addWell } from '../testkit/fixtures.js';
 import { startOwnPostgres } from '../testkit/postgres.js';
 import { embeddedPostgres, redisServer, requirePrerequisites } from '../testkit/prerequisites.js';
 import { startRedis } from '../testkit/redis.js';

@@ -19,14 +19,14 @@
  *   (DATABASE_URL and REDIS_URL, or a throwaway embedded PostgreSQL and redis-server)
  */
 import { Redis } from 'ioredis';
-import { startBenchPostgres } from '../bench/lib/postgres.js';
-import { count, machineLine, median, printTable } from '../bench/lib/stats.js';
 import { freePort } from '../src/db/embedded.js';
+import { startDatabaseServer } from '../testkit/databaseServer.js';
+import { heldSlots } from '../testkit/drills/heldSlots.js';
 import { type Replica, spawnReplica } from '../testkit/gwapi.js';
 import { inspectFlag } from '../testkit/inspector.js';
 import { requirePrerequisites, throwawayPostgres, throwawayRedis } from '../testkit/prerequisites.js';
 import { redisOrThrowaway } from '../testkit/redis.js';
-import { heldSlots } from './lib/heldSlots.js';
+import { count, machineLine, median, printTable } from '../testkit/report.js';
 import { type ServerSample, serverProbe } from './lib/serverProbe.js';
 import {
   crowdClient,
@@ -57,7 +57,7 @@ const TOLERANCE = 0.1;
 const CLIENTS = { discovery: 8, day: 8, year: 2 };
 const SERVER_APPLICATION_NAME = 'gwapi serve';
 
-const pg = await startBenchPostgres();
+const pg = await startDatabaseServer();
 const redis = await redisOrThrowaway(process.env.REDIS_URL);
 let replica: Replica | undefined;
 let failures: string[] = [];

@@ -1,5 +1,5 @@
 /**
- * Primary switch-over drill (drills/lib/switchoverDrill.ts) with its report: a PostgreSQL 15 primary
+ * Primary switch-over drill (testkit/drills/switchoverDrill.ts) with its report: a PostgreSQL 15 primary
  * and two streaming standbys (Debian's binaries), API replicas behind Debian's HAProxy running
  * deploy/haproxy.cfg, one Redis, the rolling drill's load, and what needs the primary beside it. The
  * primary is stopped, a standby promoted, the other made to follow it. Exit code 0 on PASS, 1 on FAIL,
@@ -9,18 +9,18 @@
  *   (REDIS_URL, or a throwaway redis-server)
  */
 import { execFileSync } from 'node:child_process';
-import { machineLine, printTable } from '../bench/lib/stats.js';
-import { throwawayFolder } from '../testkit/postgres.js';
-import { haproxy, postgres15, requirePrerequisites, throwawayRedis } from '../testkit/prerequisites.js';
-import { redisOrThrowaway } from '../testkit/redis.js';
-import { startReplicationCluster } from '../testkit/replication.js';
-import { addDrillFixture } from './lib/drillFixture.js';
+import { addDrillFixture } from '../testkit/drills/drillFixture.js';
 import {
   addSwitchoverFixture,
   freshKeysFor,
   runSwitchoverDrill,
   type SwitchoverReport,
-} from './lib/switchoverDrill.js';
+} from '../testkit/drills/switchoverDrill.js';
+import { throwawayFolder } from '../testkit/postgres.js';
+import { haproxy, postgres15, requirePrerequisites, throwawayRedis } from '../testkit/prerequisites.js';
+import { redisOrThrowaway } from '../testkit/redis.js';
+import { startReplicationCluster } from '../testkit/replication.js';
+import { machineLine, printTable } from '../testkit/report.js';
 import { describeSwitchover } from './lib/switchoverReport.js';
 
 requirePrerequisites([haproxy, throwawayRedis, postgres15]);

@@ -7,9 +7,10 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CAPTURE_DIR_VARIABLE } from '../testkit/outputCapture.js';
 import { postgresOrThrowaway } from '../testkit/postgres.js';
 import { redisOrThrowaway } from '../testkit/redis.js';
-import { CAPTURE_DIR_VARIABLE, scanCaptures } from './helpers/secrets.js';
+import { scanCaptures } from './helpers/secrets.js';
 
 const env = { ...process.env };
 // Test files run in parallel, each with databases of its own on this one server.

@@ -184,6 +184,6 @@ export function requirePrerequisites(needs: Prerequisite[]): void {
   if (process.env[RUNNER_ENV]) process.exit(0);
 }
 
-/** What bench/lib/postgres.ts and testkit/redis.ts start when DATABASE_URL / REDIS_URL are not set. */
+/** What testkit/databaseServer.ts and testkit/redis.ts start when DATABASE_URL / REDIS_URL are not set. */
 export const throwawayPostgres = unlessSet('DATABASE_URL', embeddedPostgres);
 export const throwawayRedis = unlessSet('REDIS_URL', redisServer);

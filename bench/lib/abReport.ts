@@ -7,7 +7,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { median, printTable, quartiles, ratio } from './stats.js';
+import { median, printTable, quartiles, ratio } from '../../testkit/report.js';
 
 /** How far from 1 the median ratio may be and still count as no change (issue item 9: "within 10 %"). */
 export const TOLERANCE = 0.1;

@@ -1,6 +1,6 @@
 /** The discovery benchmarks' registry: 1,000 wells × 3 tubes and a key that sees them all. */
 import type { Sql } from '../../src/db/connect.js';
-import { addKey } from '../../test/helpers/fixtures.js';
+import { addKey } from '../../testkit/fixtures.js';
 
 export const WELLS = 1000;
 export const TUBES_PER_WELL = 3;

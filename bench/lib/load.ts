@@ -5,7 +5,7 @@
  * for every target it is compared on. Responses must carry Content-Length (no chunked bodies).
  */
 import { connect, type Socket } from 'node:net';
-import { median } from './stats.js';
+import { median } from '../../testkit/report.js';
 
 export interface LoadResult {
   requests: number;

@@ -4,7 +4,7 @@
  * (NETWORK_WELLS × TUBES_PER_WELL tubes with a year of 15-minute data each, 35,136 rows per tube), each
  * with a key of its own; and the URLs of both endpoints over them.
  */
-import { startBenchPostgres } from './postgres.js';
+import { startDatabaseServer } from '../../testkit/databaseServer.js';
 import {
   addNetworkFixture,
   addSeriesFixture,
@@ -13,7 +13,7 @@ import {
   type NetworkFixture,
   SERIES_START,
   type SeriesFixture,
-} from './seriesFixture.js';
+} from '../../testkit/seriesFixture.js';
 
 export const YEAR_ROWS = 366 * MINUTES_PER_DAY;
 export const TUBES_PER_WELL = 4;
@@ -33,7 +33,7 @@ export interface BenchDatabase {
 
 /** A fresh database with both fixtures: the long series first, then `wells` wells of the network. */
 export async function startNetworkDatabase(name: string, wells: number): Promise<BenchDatabase> {
-  const pg = await startBenchPostgres();
+  const pg = await startDatabaseServer();
   try {
     const { url, sql } = await pg.database(name);
     const started = performance.now();

@@ -7,9 +7,10 @@
 import { randomUUID } from 'node:crypto';
 import { Agent } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { dayAfterStart } from '../../bench/lib/seriesFixture.js';
 import { API_VERSION } from '../../src/contract.js';
-import { type CountedGetOptions, type CountedResponse, countedGet } from './countedGet.js';
+import { seriesPath, WELLS_PATH } from '../../testkit/apiPaths.js';
+import { type CountedGetOptions, type CountedResponse, countedGet } from '../../testkit/drills/countedGet.js';
+import { dayAfterStart } from '../../testkit/seriesFixture.js';
 import type { Tally } from './soakTally.js';
 
 export interface SoakTube {
@@ -28,14 +29,10 @@ export interface SoakTarget {
   deadline: number;
 }
 
-export const WELLS_PATH = '/v1/groundwater-monitoring-wells';
 /** Stall limits: a day answers in milliseconds, a year streams in seconds on an idle machine. */
 const SMALL_STALL_MS = 15_000;
 const YEAR_STALL_MS = 30_000;
 const MB = 2 ** 20;
-
-export const seriesPath = (identifier: string, from: string, to: string) =>
-  `/v1/groundwater-monitoring-tubes/${identifier}/measurements?from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}`;
 
 /** Below the contract's sustained 0.5 requests per second, with some variation between clients. */
 export const POLITE_PERIOD_MS = 2500;

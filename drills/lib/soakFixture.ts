@@ -4,14 +4,14 @@
  * answer each must get certain (how many wells its discovery lists).
  */
 
+import type { Sql } from '../../src/db/connect.js';
+import { addKey, addRegularSeries, addWell } from '../../testkit/fixtures.js';
 import {
   addSeriesFixture,
   dayAfterStart,
   MINUTES_PER_DAY,
   SERIES_START,
-} from '../../bench/lib/seriesFixture.js';
-import type { Sql } from '../../src/db/connect.js';
-import { addKey, addRegularSeries, addWell } from '../../test/helpers/fixtures.js';
+} from '../../testkit/seriesFixture.js';
 import type { SoakTube } from './soakClients.js';
 
 const WELLS = 40;

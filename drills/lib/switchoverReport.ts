@@ -1,8 +1,9 @@
 /** The switch-over drill's report as tables: the phases, the timeline, and failures by kind. */
-import { count, ms } from '../../bench/lib/stats.js';
-import type { DrillRequest } from './drillLoad.js';
-import { causes, LOAD_HEADER, latencies, loadRow, percentile } from './drillReport.js';
-import type { Probe, SwitchoverReport } from './switchoverDrill.js';
+
+import type { DrillRequest } from '../../testkit/drills/drillLoad.js';
+import { causes, LOAD_HEADER, latencies, loadRow, percentile } from '../../testkit/drills/drillReport.js';
+import type { Probe, SwitchoverReport } from '../../testkit/drills/switchoverDrill.js';
+import { count, ms } from '../../testkit/report.js';
 
 const PROBE_KINDS: Probe['kind'][] = ['fresh key', 'import', 'revoked key'];
 

@@ -10,8 +10,8 @@ import { freePort } from '../../src/db/embedded.js';
 import { missingHeapOptions, SERVICE_NODE_OPTIONS } from '../../src/heap.js';
 import { spawnReplica } from '../../testkit/gwapi.js';
 import { evaluate, inspectFlag } from '../../testkit/inspector.js';
+import { captureProcess } from '../../testkit/outputCapture.js';
 import { freshDatabase, type TestDatabase } from '../helpers/database.js';
-import { captureProcess } from '../helpers/secrets.js';
 
 const HEAP_LIMIT_MB = 'process.getBuiltinModule("v8").getHeapStatistics().heap_size_limit / 2 ** 20';
 const sizeOf = (options: string[], flag: string) =>

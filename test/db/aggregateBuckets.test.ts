@@ -12,9 +12,9 @@ import { formatInstant, type Instant } from '../../src/domain/datetime.js';
 import { aggregateSelect, bucketFunctionOf, measurementBatches } from '../../src/engine/read/selects.js';
 import { instantText, numberText } from '../../src/engine/write/text.js';
 import { AGGREGATE_SECONDS, AGGREGATES, type Aggregate } from '../../src/v1/series/query.js';
+import { addMeasurements, addWell } from '../../testkit/fixtures.js';
 import { startTimescale } from '../../testkit/timescale.js';
 import { freshDatabase } from '../helpers/database.js';
-import { addMeasurements, addWell } from '../helpers/fixtures.js';
 
 const timescale = await startTimescale();
 t.teardown(() => timescale.stop());

@@ -8,12 +8,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import t, { type Test } from 'tap';
 import { connect, type Queryable } from '../../src/db/connect.js';
 import { pendingMigrations } from '../../src/db/migrate.js';
+import { addKey, addRegularSeries, addWell } from '../../testkit/fixtures.js';
+import { type OpenStream, openStream } from '../../testkit/openStream.js';
 import { findPgBouncer, type PgBouncer, startPgBouncer } from '../../testkit/pgbouncer.js';
 import { startApi } from '../helpers/api.js';
 import { runCli } from '../helpers/cli.js';
 import { freshDatabase, testDatabaseUrl } from '../helpers/database.js';
-import { addKey, addRegularSeries, addWell } from '../helpers/fixtures.js';
-import { get, type HttpResponse, type OpenStream, openStream } from '../helpers/http.js';
+import { get, type HttpResponse } from '../helpers/http.js';
 import { startReplica } from '../helpers/serve.js';
 import { until } from '../helpers/until.js';
 

@@ -7,10 +7,10 @@
 import t from 'tap';
 import { freePort } from '../../src/db/embedded.js';
 import { migrate } from '../../src/db/migrate.js';
+import { addKey, addRegularSeries, addWell, revokeKey } from '../../testkit/fixtures.js';
 import { startApi } from '../helpers/api.js';
 import { runCli } from '../helpers/cli.js';
 import { freshDatabase } from '../helpers/database.js';
-import { addKey, addRegularSeries, addWell, revokeKey } from '../helpers/fixtures.js';
 import { get, type HttpResponse } from '../helpers/http.js';
 import { startReplica } from '../helpers/serve.js';
 import { until } from '../helpers/until.js';

@@ -15,10 +15,11 @@ import { parse } from 'yaml';
 import { V1_PREFIX } from '../../src/contract.js';
 import { HEALTH_READY_PATH } from '../../src/health/routes.js';
 import { MEASUREMENTS_URL } from '../../src/v1/series/route.js';
+import { seriesPath, WELLS_PATH } from '../../testkit/apiPaths.js';
+import { fetchOutcome, pausedStreams, startFaultReplica } from '../../testkit/faults.js';
+import { addKey, addRegularSeries, addWell } from '../../testkit/fixtures.js';
 import { type PrometheusServer, type QueryAnswer, startPrometheus } from '../../testkit/prometheus.js';
 import { freshDatabase } from '../helpers/database.js';
-import { fetchOutcome, pausedStreams, seriesPath, startFaultReplica, WELLS } from '../helpers/faults.js';
-import { addKey, addRegularSeries, addWell } from '../helpers/fixtures.js';
 import {
   type Dashboard,
   interpolate,
@@ -144,8 +145,8 @@ t.test(
     const month = seriesPath(tube!.identifier, '2024-01-01T00:00:00Z', '2024-02-01T00:00:00Z');
     const year = seriesPath(tube!.identifier, '2024-01-01T00:00:00Z', '2025-01-01T00:00:00Z');
     const readerGets: [string, number][] = [
-      [WELLS, 200],
-      [WELLS, 200],
+      [WELLS_PATH, 200],
+      [WELLS_PATH, 200],
       [day, 200],
       [month, 200],
       [seriesPath('no-such-tube', '2024-01-01T00:00:00Z', '2024-01-02T00:00:00Z'), 404],
@@ -160,7 +161,7 @@ t.test(
     // One key's burst beyond its bucket: 429 by rate.
     const burst = await Promise.all(
       Array.from({ length: RATE_LIMIT_BURST + 5 }, () =>
-        fetchOutcome(replica.base, WELLS, { 'x-api-key': burster!.key }),
+        fetchOutcome(replica.base, WELLS_PATH, { 'x-api-key': burster!.key }),
       ),
     );
     t.ok(
@@ -198,7 +199,10 @@ t.test(
     const badKeys = [];
     for (let i = 0; i <= FAILED_AUTH_LIMIT; i++) {
       badKeys.push(
-        await fetchOutcome(replica.base, WELLS, { 'x-api-key': 'not-a-key', 'x-forwarded-for': address }),
+        await fetchOutcome(replica.base, WELLS_PATH, {
+          'x-api-key': 'not-a-key',
+          'x-forwarded-for': address,
+        }),
       );
     }
     t.equal(badKeys.at(-1)?.status, 429, 'bad keys beyond the limit: 429 by failed-auth', {

@@ -1,5 +1,5 @@
 /**
- * The rolling-restart and crash drill (drills/lib/rollingDrill.ts), shortened: three real `gwapi serve`
+ * The rolling-restart and crash drill (testkit/drills/rollingDrill.ts), shortened: three real `gwapi serve`
  * replicas behind Debian's HAProxy running deploy/haproxy.cfg, the suite's PostgreSQL, a Redis of its
  * own, a steady load from many keys. Each replica restarted with SIGTERM under load loses no request
  * and finishes the stream it was sending;
@@ -10,13 +10,13 @@ import { spawnSync } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { addDrillFixture } from '../../drills/lib/drillFixture.js';
-import { HAPROXY_CONFIG, localConfig } from '../../drills/lib/haproxy.js';
-import { checkTiming, runDrill } from '../../drills/lib/rollingDrill.js';
+import { addDrillFixture } from '../../testkit/drills/drillFixture.js';
+import { HAPROXY_CONFIG, localConfig } from '../../testkit/drills/haproxy.js';
+import { checkTiming, runDrill } from '../../testkit/drills/rollingDrill.js';
+import { captureProcess } from '../../testkit/outputCapture.js';
 import { startRedis } from '../../testkit/redis.js';
 import { freshDatabase } from '../helpers/database.js';
 import { unlessInstalled } from '../helpers/installed.js';
-import { captureProcess } from '../helpers/secrets.js';
 
 const noHaproxy = unlessInstalled('haproxy', 'haproxy');
 const source = await readFile(HAPROXY_CONFIG, 'utf8');

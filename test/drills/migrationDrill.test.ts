@@ -1,15 +1,15 @@
 /**
- * The migration drill (drills/lib/migrationDrill.ts), shortened: the previous release serves the load
+ * The migration drill (testkit/drills/migrationDrill.ts), shortened: the previous release serves the load
  * from a git worktree through HAProxy while imports write the change log, and this release's
  * `gwapi migrate` applies 007 under it: no request and no write fails, no lock wait exceeds the
  * migrations' lock_timeout, and the previous release stays up. `npm run drill` is the long run.
  */
 import t from 'tap';
-import { runMigrationDrill } from '../../drills/lib/migrationDrill.js';
+import { runMigrationDrill } from '../../testkit/drills/migrationDrill.js';
+import { captureProcess } from '../../testkit/outputCapture.js';
 import { startRedis } from '../../testkit/redis.js';
 import { freshDatabase } from '../helpers/database.js';
 import { unlessInstalled } from '../helpers/installed.js';
-import { captureProcess } from '../helpers/secrets.js';
 
 t.test(
   '007 applied under load while the previous release serves',

@@ -1,5 +1,5 @@
 /**
- * The primary switch-over drill (drills/lib/switchoverDrill.ts), shortened: a PostgreSQL 15 primary
+ * The primary switch-over drill (testkit/drills/switchoverDrill.ts), shortened: a PostgreSQL 15 primary
  * and two streaming standbys, two real `gwapi serve` replicas behind Debian's HAProxy, a Redis of its
  * own, the rolling drill's load, and beside it a never-used key, an import and a revoked key every
  * moment. The primary is stopped, a standby promoted, the other made to follow it. Series and discovery
@@ -8,18 +8,18 @@
  * the promotion. `npm run switchover` is the long run.
  */
 import t from 'tap';
-import { addDrillFixture } from '../../drills/lib/drillFixture.js';
+import { addDrillFixture } from '../../testkit/drills/drillFixture.js';
 import {
   addSwitchoverFixture,
   freshKeysFor,
   runSwitchoverDrill,
   WHOLE_WITHIN_MS,
-} from '../../drills/lib/switchoverDrill.js';
+} from '../../testkit/drills/switchoverDrill.js';
+import { captureProcess } from '../../testkit/outputCapture.js';
 import { haproxy, postgres15 } from '../../testkit/prerequisites.js';
 import { startRedis } from '../../testkit/redis.js';
 import { startReplicationCluster } from '../../testkit/replication.js';
 import { unlessInstalled } from '../helpers/installed.js';
-import { captureProcess } from '../helpers/secrets.js';
 
 const SETTLE_MS = 3000;
 

@@ -16,8 +16,8 @@ import {
 import { shapeOf } from '../../src/engine/read/selects.js';
 import type { SeriesRepresentation } from '../../src/engine/write/writer.js';
 import { acrossTubes, LISTED_TUBE } from '../../src/v1/network/sql.js';
+import { addRegularSeries, addWell } from '../../testkit/fixtures.js';
 import { freshDatabase } from '../helpers/database.js';
-import { addRegularSeries, addWell } from '../helpers/fixtures.js';
 
 const FROM = '2024-01-01T00:00:00Z';
 const TO = '2024-01-03T00:00:00Z';

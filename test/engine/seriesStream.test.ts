@@ -12,8 +12,8 @@ import { connect } from '../../src/db/connect.js';
 import { openSeriesStream } from '../../src/engine/document.js';
 import { jsonSeries } from '../../src/engine/write/json.js';
 import type { Client } from '../../src/keys/clients.js';
+import { addRegularSeries, addWell } from '../../testkit/fixtures.js';
 import { freshDatabase } from '../helpers/database.js';
-import { addRegularSeries, addWell } from '../helpers/fixtures.js';
 import { oldGenerationMb } from '../helpers/heap.js';
 import { seededRandom } from '../helpers/random.js';
 

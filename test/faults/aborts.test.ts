@@ -7,7 +7,7 @@
  * check.
  */
 import t from 'tap';
-import { freshDatabase } from '../helpers/database.js';
+import { seriesPath } from '../../testkit/apiPaths.js';
 import {
   abortMany,
   countStatuses,
@@ -17,11 +17,11 @@ import {
   fetchOutcome,
   LIVE_MEMORY_GROWTH_BOUND_MB,
   pausedStreams,
-  seriesPath,
   startFaultReplica,
   timedAborts,
-} from '../helpers/faults.js';
-import { addKey, addRegularSeries, addWell } from '../helpers/fixtures.js';
+} from '../../testkit/faults.js';
+import { addKey, addRegularSeries, addWell } from '../../testkit/fixtures.js';
+import { freshDatabase } from '../helpers/database.js';
 
 const ABORTS = Number(process.env.GWAPI_FAULT_ABORTS ?? 1000);
 /** Aborts before the baseline: every code path compiled, every pool and cache grown to its size. */

@@ -8,7 +8,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import t, { type Test } from 'tap';
-import { startOwnPostgres } from '../../testkit/postgres.js';
+import { seriesPath } from '../../testkit/apiPaths.js';
 import {
   describe,
   eventually,
@@ -16,11 +16,11 @@ import {
   pausedStreams,
   RECOVERED_WITHIN_MS,
   SERIES_START,
-  seriesPath,
   startFaultReplica,
   within,
-} from '../helpers/faults.js';
-import { addKey, addRegularSeries, addWell } from '../helpers/fixtures.js';
+} from '../../testkit/faults.js';
+import { addKey, addRegularSeries, addWell } from '../../testkit/fixtures.js';
+import { startOwnPostgres } from '../../testkit/postgres.js';
 
 t.test('PostgreSQL lost mid-stream', async (t) => {
   const pg = await startOwnPostgres(t);

@@ -6,18 +6,17 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import { VERSION_FRESH_MS } from '../../src/v1/wells/discoveryCache.js';
-import { startOwnPostgres } from '../../testkit/postgres.js';
+import { seriesPath, WELLS_PATH } from '../../testkit/apiPaths.js';
 import {
   describe,
   fetchOutcome,
   isServerProblem,
   type Outcome,
   RECOVERED_WITHIN_MS,
-  seriesPath,
   startFaultReplica,
-  WELLS,
-} from '../helpers/faults.js';
-import { addKey, addRegularSeries, addWell } from '../helpers/fixtures.js';
+} from '../../testkit/faults.js';
+import { addKey, addRegularSeries, addWell } from '../../testkit/fixtures.js';
+import { startOwnPostgres } from '../../testkit/postgres.js';
 
 t.test('PostgreSQL restarted while the service is idle', async (t) => {
   const pg = await startOwnPostgres(t);
@@ -43,9 +42,9 @@ t.test('PostgreSQL restarted while the service is idle', async (t) => {
   // A key the replica has never seen: its lookup is a query on a new connection too.
   const { key: freshKey } = await pg.query((sql) => addKey(sql, { allTubes: true }));
   const requests: [string, () => Promise<Outcome>][] = [
-    ['discovery', () => get(WELLS, warmKeys[3]!.key)],
+    ['discovery', () => get(WELLS_PATH, warmKeys[3]!.key)],
     ['series', () => get(series, warmKeys[4]!.key)],
-    ['a key not yet cached', () => get(WELLS, freshKey)],
+    ['a key not yet cached', () => get(WELLS_PATH, freshKey)],
   ];
   const outcomes: { name: string; outcome: Outcome }[] = [];
   for (const [name, send] of requests) {

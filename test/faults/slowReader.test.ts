@@ -9,9 +9,10 @@
 import { request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
+import { seriesPath } from '../../testkit/apiPaths.js';
+import { startFaultReplica } from '../../testkit/faults.js';
+import { addKey, addRegularSeries, addWell } from '../../testkit/fixtures.js';
 import { freshDatabase } from '../helpers/database.js';
-import { seriesPath, startFaultReplica } from '../helpers/faults.js';
-import { addKey, addRegularSeries, addWell } from '../helpers/fixtures.js';
 
 const ROWS_IN_YEAR = 366 * 24 * 60;
 /** Growth of resident memory allowed (as test/v1/series/memory.test.ts: most of it garbage not yet collected). */

@@ -10,8 +10,8 @@ import { loadSettings, type Settings } from '../../src/config.js';
 import { connect, type Sql } from '../../src/db/connect.js';
 import type { ServiceMetrics } from '../../src/http/observability/metrics.js';
 import type { ClientLimits } from '../../src/limits/types.js';
+import { logCapture } from '../../testkit/outputCapture.js';
 import { freshDatabase, type TestDatabase } from './database.js';
-import { logCapture } from './secrets.js';
 
 export interface TestApi {
   /** `http://127.0.0.1:PORT` */

@@ -1,7 +1,7 @@
 /** The database sessions of a test's app, and a streamed response cut off by ending its session. */
 import type { Test } from 'tap';
+import { openStream } from '../../testkit/openStream.js';
 import type { TestApi } from './api.js';
-import { openStream } from './http.js';
 
 /** States of the app's own database connections (its pool has an application_name of its own). */
 export async function appBackends(api: TestApi): Promise<{ pid: number; state: string }[]> {

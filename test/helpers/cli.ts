@@ -1,7 +1,7 @@
 /** Runs `gwapi` as the operator would (testkit/gwapi.ts), its output kept for the suite's key scan. */
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { type GwapiOptions, type GwapiOutcome, outcome, spawnGwapi } from '../../testkit/gwapi.js';
-import { captureProcess } from './secrets.js';
+import { captureProcess } from '../../testkit/outputCapture.js';
 
 export type CliResult = GwapiOutcome;
 

@@ -9,10 +9,10 @@ import type { Sql } from '../../src/db/connect.js';
 import { upsertRegistry } from '../../src/importers/registry/registry.js';
 import { createKey, grantKey } from '../../src/keys/store.js';
 import { VERSION_FRESH_MS } from '../../src/v1/wells/discoveryCache.js';
+import { rememberKey } from '../../testkit/outputCapture.js';
 import type { TestApi } from './api.js';
 import { get, type HttpResponse, send } from './http.js';
 import { OTHER, TUBE } from './importFixtures.js';
-import { rememberKey } from './secrets.js';
 
 export type ImportRows = (rows: [tube: string, observedAt: string, value: string][]) => Promise<unknown>;
 

@@ -6,7 +6,7 @@
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import type { Test } from 'tap';
 import type { Sql } from '../../src/db/connect.js';
-import { addMeasurements, addRegularSeries, addWell } from './fixtures.js';
+import { addMeasurements, addRegularSeries, addWell } from '../../testkit/fixtures.js';
 import { get, type HttpResponse } from './http.js';
 
 export const NETWORK = '/v1/groundwater-monitoring-measurements';

@@ -4,8 +4,8 @@ import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { captureProcess } from '../../testkit/outputCapture.js';
 import type { CliResult } from './cli.js';
-import { captureProcess } from './secrets.js';
 
 export const REPOSITORY_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 

@@ -3,9 +3,9 @@ import type { Test } from 'tap';
 import { connect } from '../../src/db/connect.js';
 import { upsertRegistry } from '../../src/importers/registry/registry.js';
 import { createKey } from '../../src/keys/store.js';
+import { rememberKey } from '../../testkit/outputCapture.js';
 import { type PgNode, type ReplicationCluster, startReplicationCluster } from '../../testkit/replication.js';
 import { rowImporter, TWO_TUBES } from './importFixtures.js';
-import { rememberKey } from './secrets.js';
 
 export interface ReplicatedData {
   cluster: ReplicationCluster;

@@ -2,61 +2,17 @@
  * No API key in any log line of the whole suite. `npm test` (test/run.ts) names a folder in
  * GWAPI_TEST_CAPTURE_DIR; while the suite runs, every log line of every app a test builds (startApi) and
  * all standard output and error of every `gwapi` process a test starts (spawnCli) are copied there, and
- * every key a test creates is written down. When tap is done, test/run.ts scans it all (scanCaptures)
+ * every key a test creates is written down (testkit/outputCapture.ts). When tap is done, test/run.ts scans it all (scanCaptures)
  * and fails the run on a key, or any 19 consecutive characters of a known key, anywhere but the two
  * places a key belongs: the output of `gwapi keys create` and the banner of `gwapi demo`.
  *
  * Without GWAPI_TEST_CAPTURE_DIR (tap run directly) nothing is captured.
  */
-import type { ChildProcess } from 'node:child_process';
-import { appendFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Source } from '../../testkit/outputCapture.js';
 
-export const CAPTURE_DIR_VARIABLE = 'GWAPI_TEST_CAPTURE_DIR';
-
-/** Output of these commands shows a key by design: `keys create` on its first line, `demo` in its banner. */
-export type Source = 'log' | 'process' | 'keys-create' | 'demo';
-
-const captureDir = () => process.env[CAPTURE_DIR_VARIABLE];
-
-let files = 0;
-
-/** A file of its own per stream: test files run in parallel processes. */
-function newFile(source: Source, label: string): string | undefined {
-  const dir = captureDir();
-  if (!dir) return undefined;
-  mkdirSync(join(dir, source), { recursive: true });
-  return join(dir, source, `${process.pid}-${++files}-${label.replace(/[^\w.-]+/g, '_').slice(0, 60)}`);
-}
-
-/** A sink for the log lines of one app: call it with every chunk the app writes. */
-export function logCapture(label: string): (chunk: string) => void {
-  const file = newFile('log', label);
-  return file ? (chunk) => appendFileSync(file, chunk) : () => {};
-}
-
-/** Copies standard output and error of a `gwapi` process started with `args`. */
-export function captureProcess(child: ChildProcess, args: readonly string[]): void {
-  const source: Source =
-    args[0] === 'keys' && args[1] === 'create' ? 'keys-create' : args[0] === 'demo' ? 'demo' : 'process';
-  const label = `${args.slice(0, 2).join('-')}-${child.pid}`;
-  const stdout = newFile(source, `${label}.stdout`);
-  // Standard error never shows a key, whatever the command.
-  const stderr = newFile('process', `${label}.stderr`);
-  if (stdout) child.stdout?.on('data', (chunk: Buffer) => appendFileSync(stdout, chunk));
-  if (stderr) child.stderr?.on('data', (chunk: Buffer) => appendFileSync(stderr, chunk));
-}
-
-/** Writes down a key a test created, so that fragments of it are looked for too. */
-export function rememberKey(key: string): void {
-  const dir = captureDir();
-  if (!dir) return;
-  mkdirSync(join(dir, 'keys'), { recursive: true });
-  appendFileSync(join(dir, 'keys', String(process.pid)), `${key}\n`);
-}
-
-// ---------------------------------------------------------------------------------------------------
-// The scan
+// The scan of what testkit/outputCapture.ts kept.
 
 /** A whole key (src/keys/format.ts): `gw_` and 43 base64url characters. */
 const KEY = /gw_[A-Za-z0-9_-]{43}/g;

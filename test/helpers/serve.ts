@@ -4,7 +4,7 @@
  */
 import type { Test } from 'tap';
 import { type Replica, spawnReplica } from '../../testkit/gwapi.js';
-import { captureProcess } from './secrets.js';
+import { captureProcess } from '../../testkit/outputCapture.js';
 
 export function startReplica(t: Test, env: Record<string, string | undefined>): Promise<Replica> {
   return spawnReplica(env, { owner: t, watch: captureProcess });

@@ -9,9 +9,10 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import t from 'tap';
 import { negotiateCoding } from '../../src/http/compression.js';
 import { VERSION_FRESH_MS } from '../../src/v1/wells/discoveryCache.js';
+import { addKey, addWell, addYearTube } from '../../testkit/fixtures.js';
+import { openStream } from '../../testkit/openStream.js';
 import { startApi, type TestApi } from '../helpers/api.js';
-import { addKey, addWell, addYearTube } from '../helpers/fixtures.js';
-import { get, openStream } from '../helpers/http.js';
+import { get } from '../helpers/http.js';
 
 const WELLS = '/v1/groundwater-monitoring-wells';
 const DECOMPRESS = { gzip: gunzipSync, br: brotliDecompressSync } as const;

@@ -13,9 +13,10 @@ import type { GateCounts } from '../../src/db/connectionGate.js';
 import { createMetrics, type ServiceMetrics } from '../../src/http/observability/metrics.js';
 import { createClientLimits } from '../../src/limits/createClientLimits.js';
 import { VERSION_FRESH_MS } from '../../src/v1/wells/discoveryCache.js';
+import { addKey, addRegularSeries, addWell, type KeyFixture } from '../../testkit/fixtures.js';
+import { openStream } from '../../testkit/openStream.js';
 import { startApi, type TestApi } from '../helpers/api.js';
-import { addKey, addRegularSeries, addWell, type KeyFixture } from '../helpers/fixtures.js';
-import { type HttpResponse, openStream, send } from '../helpers/http.js';
+import { type HttpResponse, send } from '../helpers/http.js';
 import { recordingLogger } from '../helpers/limits.js';
 
 const WAIT_SECONDS = 1;

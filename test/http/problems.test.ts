@@ -4,8 +4,8 @@
  */
 import { METHODS } from 'node:http';
 import t, { type Test } from 'tap';
+import { addKey, addWell } from '../../testkit/fixtures.js';
 import { startApi } from '../helpers/api.js';
-import { addKey, addWell } from '../helpers/fixtures.js';
 import { get, type HttpResponse, parseRaw, send, sendRaw } from '../helpers/http.js';
 
 const WELLS = '/v1/groundwater-monitoring-wells';

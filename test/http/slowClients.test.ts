@@ -6,9 +6,10 @@
 import { connect } from 'node:net';
 import t from 'tap';
 import { REQUEST_TIMEOUT_MS } from '../../src/app.js';
+import { addKey, addRegularSeries, addWell } from '../../testkit/fixtures.js';
+import { openStream } from '../../testkit/openStream.js';
 import { startApi } from '../helpers/api.js';
-import { addKey, addRegularSeries, addWell } from '../helpers/fixtures.js';
-import { openStream, parseRaw } from '../helpers/http.js';
+import { parseRaw } from '../helpers/http.js';
 
 const TIMEOUT_MS = 1500;
 /** Node looks for expired requests once a second (app.ts). */

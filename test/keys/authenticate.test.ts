@@ -3,9 +3,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import t, { type Test } from 'tap';
 import { loadSettings } from '../../src/config.js';
 import { generateApiKey } from '../../src/keys/format.js';
+import { addKey, addWell, revokeKey } from '../../testkit/fixtures.js';
+import { openStream } from '../../testkit/openStream.js';
 import { startApi } from '../helpers/api.js';
-import { addKey, addWell, revokeKey } from '../helpers/fixtures.js';
-import { get, type HttpResponse, openStream } from '../helpers/http.js';
+import { get, type HttpResponse } from '../helpers/http.js';
 import { scriptedLimits } from '../helpers/scriptedLimits.js';
 
 const WELLS = '/v1/groundwater-monitoring-wells';

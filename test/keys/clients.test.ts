@@ -5,8 +5,8 @@
 import t from 'tap';
 import { createClientResolver } from '../../src/keys/clients.js';
 import { generateApiKey } from '../../src/keys/format.js';
+import { addKey, revokeKey } from '../../testkit/fixtures.js';
 import { freshDatabase } from '../helpers/database.js';
-import { addKey, revokeKey } from '../helpers/fixtures.js';
 
 t.test('createClientResolver', async (t) => {
   const db = await freshDatabase(t);

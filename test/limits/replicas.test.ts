@@ -9,11 +9,12 @@
 import t, { type Test } from 'tap';
 import { generateApiKey } from '../../src/keys/format.js';
 import { createKey } from '../../src/keys/store.js';
+import { addRegularSeries, addWell } from '../../testkit/fixtures.js';
 import { INFO, logged, type Replica, WARN } from '../../testkit/gwapi.js';
+import { type OpenStream, openStream } from '../../testkit/openStream.js';
 import { type RedisServer, startRedis } from '../../testkit/redis.js';
 import { freshDatabase } from '../helpers/database.js';
-import { addRegularSeries, addWell } from '../helpers/fixtures.js';
-import { get, type HttpResponse, type OpenStream, openStream } from '../helpers/http.js';
+import { get, type HttpResponse } from '../helpers/http.js';
 import { sleep, unique } from '../helpers/limits.js';
 import { startReplica } from '../helpers/serve.js';
 

@@ -2,20 +2,20 @@
  * Expand, then contract: the previous release (testkit/previousRelease.ts), run from a git worktree of
  * its commit, serves against this release's schema (every migration of sql/ applied) while this
  * release imports: it is ready, and discovery, a series, its 304 and a sync delta of what this
- * release imported are right. The migration drill (drills/lib/migrationDrill.ts) runs it under load.
+ * release imported are right. The migration drill (testkit/drills/migrationDrill.ts) runs it under load.
  */
 import t from 'tap';
 import { readMigrations } from '../../src/db/migrate.js';
 import { upsertRegistry } from '../../src/importers/registry/registry.js';
 import { createKey } from '../../src/keys/store.js';
 import { type Replica, spawnReplica } from '../../testkit/gwapi.js';
+import { captureProcess, rememberKey } from '../../testkit/outputCapture.js';
 import { checkoutRelease, PREVIOUS_RELEASE } from '../../testkit/previousRelease.js';
 import { januaryRows, seriesPath, WELLS } from '../helpers/conditional.js';
 import { freshDatabase } from '../helpers/database.js';
 import { get } from '../helpers/http.js';
 import { OTHER, rowImporter, TUBE, TWO_TUBES } from '../helpers/importFixtures.js';
 import { networkPath } from '../helpers/network.js';
-import { captureProcess, rememberKey } from '../helpers/secrets.js';
 
 const JANUARY = { from: '2024-01-01T00:00:00Z', to: '2024-02-01T00:00:00Z' };
 

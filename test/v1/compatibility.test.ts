@@ -35,11 +35,11 @@ import { API_VERSION } from '../../src/contract.js';
 import { generateApiKey } from '../../src/keys/format.js';
 import { createClientLimits } from '../../src/limits/createClientLimits.js';
 import { FORMAT_MESSAGE } from '../../src/v1/series/query.js';
+import { addKey, addMeasurements, addRegularSeries, addWell, revokeKey } from '../../testkit/fixtures.js';
+import { rememberKey } from '../../testkit/outputCapture.js';
 import { startApi } from '../helpers/api.js';
-import { addKey, addMeasurements, addRegularSeries, addWell, revokeKey } from '../helpers/fixtures.js';
 import { recordingLogger, settingsWith } from '../helpers/limits.js';
 import { exchange, type RawResponse } from '../helpers/rawHttp.js';
-import { rememberKey } from '../helpers/secrets.js';
 
 const RECORDING = process.env.UPDATE_GOLDEN === '1';
 

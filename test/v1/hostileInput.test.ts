@@ -20,6 +20,7 @@ import t, { type Test } from 'tap';
 import { type Instant, microsBetween, parseDateTime } from '../../src/domain/datetime.js';
 import { SERIES_FORMATS, type SeriesFormat } from '../../src/engine/write/formats.js';
 import { AGGREGATE_SECONDS, AGGREGATES, type Aggregate } from '../../src/v1/series/query.js';
+import { addKey, addMeasurements, addWell, revokeKey } from '../../testkit/fixtures.js';
 import { startApi, type TestApi } from '../helpers/api.js';
 import {
   addMicros,
@@ -30,7 +31,6 @@ import {
   utcText,
   writeInstant,
 } from '../helpers/dateTimes.js';
-import { addKey, addMeasurements, addWell, revokeKey } from '../helpers/fixtures.js';
 import { exchange, field, type RawResponse } from '../helpers/rawHttp.js';
 
 /**

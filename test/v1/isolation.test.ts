@@ -16,9 +16,9 @@ import type { Sql } from '../../src/db/connect.js';
 import { naturalCompare } from '../../src/domain/naturalOrder.js';
 import { upsertRegistry } from '../../src/importers/registry/registry.js';
 import { createKey } from '../../src/keys/store.js';
+import { rememberKey } from '../../testkit/outputCapture.js';
 import { startApi } from '../helpers/api.js';
 import { exchange, type RawResponse } from '../helpers/rawHttp.js';
-import { rememberKey } from '../helpers/secrets.js';
 
 const KEYS = 20;
 const WELLS = '/v1/groundwater-monitoring-wells';

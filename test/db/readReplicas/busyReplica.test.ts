@@ -6,11 +6,12 @@
  */
 import t from 'tap';
 import { connect } from '../../../src/db/connect.js';
+import { startFaultReplica } from '../../../testkit/faults.js';
+import { addRegularSeries } from '../../../testkit/fixtures.js';
+import { openStream } from '../../../testkit/openStream.js';
 import { replicationMissing } from '../../../testkit/replication.js';
 import { seriesPath } from '../../helpers/conditional.js';
-import { startFaultReplica } from '../../helpers/faults.js';
-import { addRegularSeries } from '../../helpers/fixtures.js';
-import { get, openStream } from '../../helpers/http.js';
+import { get } from '../../helpers/http.js';
 import { OTHER, TUBE } from '../../helpers/importFixtures.js';
 import { replicatedData } from '../../helpers/replicas.js';
 

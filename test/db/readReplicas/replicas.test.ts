@@ -6,9 +6,9 @@
  * the metrics show each replica's state and lag throughout.
  */
 import t from 'tap';
+import { startFaultReplica } from '../../../testkit/faults.js';
 import { type PgNode, replicationMissing } from '../../../testkit/replication.js';
 import { seriesPath } from '../../helpers/conditional.js';
-import { startFaultReplica } from '../../helpers/faults.js';
 import { get } from '../../helpers/http.js';
 import { TUBE } from '../../helpers/importFixtures.js';
 import { replicatedData } from '../../helpers/replicas.js';

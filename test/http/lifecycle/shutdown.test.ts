@@ -11,9 +11,9 @@ import { type Agent, request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import t, { type Test } from 'tap';
+import { addKey, addRegularSeries, addWell } from '../../../testkit/fixtures.js';
 import type { Replica } from '../../../testkit/gwapi.js';
 import { freshDatabase } from '../../helpers/database.js';
-import { addKey, addRegularSeries, addWell } from '../../helpers/fixtures.js';
 import { parseRaw } from '../../helpers/http.js';
 import { startReplica } from '../../helpers/serve.js';
 

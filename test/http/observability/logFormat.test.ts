@@ -7,11 +7,11 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { stripVTControlCharacters } from 'node:util';
 import t from 'tap';
 import { chooseLogFormat } from '../../../src/http/observability/logging.js';
+import { addKey } from '../../../testkit/fixtures.js';
 import { GWAPI_CLI } from '../../../testkit/gwapi.js';
 import { exited, untilReady } from '../../../testkit/processes.js';
 import { runCli, spawnCli } from '../../helpers/cli.js';
 import { freshDatabase } from '../../helpers/database.js';
-import { addKey } from '../../helpers/fixtures.js';
 import { get } from '../../helpers/http.js';
 import { startReplica } from '../../helpers/serve.js';
 

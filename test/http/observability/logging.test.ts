@@ -1,8 +1,8 @@
 /** Log lines: one JSON line per request with the fields an operator needs, and never an API key. */
 import t from 'tap';
 import { generateApiKey } from '../../../src/keys/format.js';
+import { addKey, addMeasurements, addWell } from '../../../testkit/fixtures.js';
 import { startApi } from '../../helpers/api.js';
-import { addKey, addMeasurements, addWell } from '../../helpers/fixtures.js';
 import { get, sendRaw } from '../../helpers/http.js';
 
 t.test('request log and key redaction', async (t) => {

@@ -7,6 +7,8 @@ import { Readable } from 'node:stream';
 import t from 'tap';
 import { importMeasurements } from '../../../src/importers/measurements/measurements.js';
 import { createClientLimits } from '../../../src/limits/createClientLimits.js';
+import { addKey, addRegularSeries, addWell } from '../../../testkit/fixtures.js';
+import { openStream } from '../../../testkit/openStream.js';
 import { startApi } from '../../helpers/api.js';
 import {
   checkNotModified,
@@ -15,8 +17,7 @@ import {
   validatorsOf,
   WELLS,
 } from '../../helpers/conditional.js';
-import { addKey, addRegularSeries, addWell } from '../../helpers/fixtures.js';
-import { get, openStream } from '../../helpers/http.js';
+import { get } from '../../helpers/http.js';
 import { HEADER } from '../../helpers/importFixtures.js';
 import { recordingLogger, settingsWith } from '../../helpers/limits.js';
 

@@ -9,8 +9,8 @@
 import { existsSync } from 'node:fs';
 import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
 import t from 'tap';
+import { addKey, addMeasurements, addWell } from '../../../testkit/fixtures.js';
 import { startApi } from '../../helpers/api.js';
-import { addKey, addMeasurements, addWell } from '../../helpers/fixtures.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const WELLS = '/groundwater-monitoring-wells';

@@ -7,8 +7,8 @@ import { connect } from '../../../src/db/connect.js';
 import type { Client } from '../../../src/keys/clients.js';
 import { MAX_LISTED_TUBES } from '../../../src/v1/network/query.js';
 import { tubesInView } from '../../../src/v1/network/sql.js';
+import { addKey, addWell } from '../../../testkit/fixtures.js';
 import { startApi } from '../../helpers/api.js';
-import { addKey, addWell } from '../../helpers/fixtures.js';
 import { get, type HttpResponse, send } from '../../helpers/http.js';
 
 const PATH = '/v1/groundwater-monitoring-measurements';

@@ -5,8 +5,8 @@
 
 import t, { type Test } from 'tap';
 import { ARROW_MEDIA_TYPE as ARROW } from '../../../src/engine/write/arrowMessages.js';
+import { addKey } from '../../../testkit/fixtures.js';
 import { startApi } from '../../helpers/api.js';
-import { addKey } from '../../helpers/fixtures.js';
 import { get } from '../../helpers/http.js';
 import { addOrderedNetwork, LOCAL_JANUARY, networkPath } from '../../helpers/network.js';
 import { provesArrowAsJson } from '../../helpers/networkArrow.js';

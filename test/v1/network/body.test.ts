@@ -5,8 +5,8 @@
  * path: timescale.test.ts.
  */
 import t from 'tap';
+import { addKey, addMeasurements, addWell } from '../../../testkit/fixtures.js';
 import { startApi } from '../../helpers/api.js';
-import { addKey, addMeasurements, addWell } from '../../helpers/fixtures.js';
 import { get } from '../../helpers/http.js';
 import {
   addOrderedNetwork,

@@ -8,12 +8,12 @@
 import t from 'tap';
 import { upsertRegistry } from '../../../src/importers/registry/registry.js';
 import { createKey, grantKey } from '../../../src/keys/store.js';
+import { rememberKey } from '../../../testkit/outputCapture.js';
 import { startApi } from '../../helpers/api.js';
 import { januaryRows } from '../../helpers/conditional.js';
 import { type HttpResponse, send } from '../../helpers/http.js';
 import { OTHER, rowImporter, TUBE } from '../../helpers/importFixtures.js';
 import { networkPath } from '../../helpers/network.js';
-import { rememberKey } from '../../helpers/secrets.js';
 
 const JANUARY = { from: '2024-01-01T00:00:00Z', to: '2024-02-01T00:00:00Z' };
 const THIRD = '1b4e28ba-2fa1-11d2-883f-0016d3cca429';

@@ -6,11 +6,11 @@
 import t from 'tap';
 import { upsertRegistry } from '../../../src/importers/registry/registry.js';
 import { createKey } from '../../../src/keys/store.js';
+import { rememberKey } from '../../../testkit/outputCapture.js';
 import { startApi } from '../../helpers/api.js';
 import { januaryRows } from '../../helpers/conditional.js';
 import { type HttpResponse, send } from '../../helpers/http.js';
 import { OTHER, rowImporter, TUBE } from '../../helpers/importFixtures.js';
-import { rememberKey } from '../../helpers/secrets.js';
 
 const PATH = '/v1/groundwater-monitoring-measurements';
 const JANUARY = 'from=2024-01-01T00:00:00Z&to=2024-02-01T00:00:00Z';

@@ -6,9 +6,9 @@
  * (the tube list, heads, boundaries inside batches) must not make memory grow.
  */
 import t from 'tap';
+import { addKey, addNetwork } from '../../../testkit/fixtures.js';
 import { residentMb } from '../../../testkit/processes.js';
 import { freshDatabase } from '../../helpers/database.js';
-import { addKey, addNetwork } from '../../helpers/fixtures.js';
 import { get } from '../../helpers/http.js';
 import { networkPath } from '../../helpers/network.js';
 import { fetchWhileSampling, GROWTH_BOUND_MB, startTightServer } from '../../helpers/sampling.js';

@@ -9,9 +9,9 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
+import { addKey, addWell } from '../../../testkit/fixtures.js';
 import { startApi } from '../../helpers/api.js';
 import { recipe } from '../../helpers/clientGuide.js';
-import { addKey, addWell } from '../../helpers/fixtures.js';
 import { rowImporter } from '../../helpers/importFixtures.js';
 import { runNodeScript, typeCheckFolder } from '../../helpers/packageBin.js';
 

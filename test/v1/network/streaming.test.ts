@@ -5,10 +5,11 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import t, { type Test } from 'tap';
+import { addKey, addNetwork } from '../../../testkit/fixtures.js';
+import { openStream } from '../../../testkit/openStream.js';
 import { startApi } from '../../helpers/api.js';
 import { appBackends, cutOffAfterFirstChunk, inTransaction } from '../../helpers/appSessions.js';
-import { addKey, addNetwork } from '../../helpers/fixtures.js';
-import { get, openStream } from '../../helpers/http.js';
+import { get } from '../../helpers/http.js';
 import { networkPath } from '../../helpers/network.js';
 import { scriptedLimits } from '../../helpers/scriptedLimits.js';
 import { until } from '../../helpers/until.js';

@@ -6,9 +6,9 @@
  */
 import t from 'tap';
 import { migrate, usesTimescaleDb } from '../../../src/db/migrate.js';
+import { addKey, addMeasurements, addRegularSeries, addWell } from '../../../testkit/fixtures.js';
 import { startTimescale } from '../../../testkit/timescale.js';
 import { startApi } from '../../helpers/api.js';
-import { addKey, addMeasurements, addRegularSeries, addWell } from '../../helpers/fixtures.js';
 import { provesNetworkBody } from '../../helpers/network.js';
 import { provesArrowAsJson } from '../../helpers/networkArrow.js';
 

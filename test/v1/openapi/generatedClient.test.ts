@@ -8,8 +8,8 @@ import { copyFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import openapiTS, { astToString } from 'openapi-typescript';
 import t from 'tap';
+import { addKey, addMeasurements, addWell } from '../../../testkit/fixtures.js';
 import { startApi } from '../../helpers/api.js';
-import { addKey, addMeasurements, addWell } from '../../helpers/fixtures.js';
 import { get } from '../../helpers/http.js';
 import { runNodeScript, typeCheckFolder } from '../../helpers/packageBin.js';
 

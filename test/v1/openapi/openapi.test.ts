@@ -9,8 +9,8 @@ import addFormats from 'ajv-formats';
 import { tableFromIPC } from 'apache-arrow';
 import t from 'tap';
 import type { Problem } from '../../../src/http/problems/schema.js';
+import { addKey, addMeasurements, addWell } from '../../../testkit/fixtures.js';
 import { startApi } from '../../helpers/api.js';
-import { addKey, addMeasurements, addWell } from '../../helpers/fixtures.js';
 import { get, type HttpResponse, send } from '../../helpers/http.js';
 import { scriptedLimits } from '../../helpers/scriptedLimits.js';
 

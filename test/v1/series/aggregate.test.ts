@@ -7,8 +7,8 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import t from 'tap';
 import { formatInstant, parseDateTime } from '../../../src/domain/datetime.js';
 import { AGGREGATE_SECONDS, AGGREGATES } from '../../../src/v1/series/query.js';
+import { addKey, addMeasurements, addRegularSeries, addWell } from '../../../testkit/fixtures.js';
 import { startApi } from '../../helpers/api.js';
-import { addKey, addMeasurements, addRegularSeries, addWell } from '../../helpers/fixtures.js';
 import { get, type HttpResponse, send } from '../../helpers/http.js';
 import { seededRandom } from '../../helpers/random.js';
 

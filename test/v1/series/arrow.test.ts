@@ -8,10 +8,11 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { MessageHeader, tableFromIPC } from 'apache-arrow';
 import pl from 'nodejs-polars';
 import t, { type Test } from 'tap';
+import { addKey, addMeasurements, addRegularSeries, addWell } from '../../../testkit/fixtures.js';
+import { openStream } from '../../../testkit/openStream.js';
 import { startApi } from '../../helpers/api.js';
 import { arrowColumn, messageTypes, micros, mismatches } from '../../helpers/arrow.js';
-import { addKey, addMeasurements, addRegularSeries, addWell } from '../../helpers/fixtures.js';
-import { get, type HttpResponse, openStream, send } from '../../helpers/http.js';
+import { get, type HttpResponse, send } from '../../helpers/http.js';
 import { until } from '../../helpers/until.js';
 
 const ARROW = 'application/vnd.apache.arrow.stream';

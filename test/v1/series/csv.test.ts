@@ -8,9 +8,9 @@ import { execFile, spawnSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import t from 'tap';
+import { addKey, addMeasurements, addRegularSeries, addWell } from '../../../testkit/fixtures.js';
 import { startApi } from '../../helpers/api.js';
 import { recipe } from '../../helpers/clientGuide.js';
-import { addKey, addMeasurements, addRegularSeries, addWell } from '../../helpers/fixtures.js';
 import { get, type HttpResponse, send } from '../../helpers/http.js';
 
 const path = (id: string, query = '') => `/v1/groundwater-monitoring-tubes/${id}/measurements${query}`;

@@ -1,7 +1,7 @@
 /** The measurements endpoint over real HTTP: parameters, boundaries, precision, access. */
 import t from 'tap';
+import { addKey, addMeasurements, addWell } from '../../../testkit/fixtures.js';
 import { startApi } from '../../helpers/api.js';
-import { addKey, addMeasurements, addWell } from '../../helpers/fixtures.js';
 import { get, type HttpResponse, send } from '../../helpers/http.js';
 
 const path = (id: string, query = '') => `/v1/groundwater-monitoring-tubes/${id}/measurements${query}`;

@@ -7,9 +7,9 @@
  * streaming one completes, and its resident memory must grow by less than the 40 MB issue 5 allows.
  */
 import t from 'tap';
+import { addKey, addRegularSeries, addWell } from '../../../testkit/fixtures.js';
 import { residentMb } from '../../../testkit/processes.js';
 import { freshDatabase } from '../../helpers/database.js';
-import { addKey, addRegularSeries, addWell } from '../../helpers/fixtures.js';
 import { get } from '../../helpers/http.js';
 import { fetchWhileSampling, GROWTH_BOUND_MB, startTightServer } from '../../helpers/sampling.js';
 

@@ -11,8 +11,8 @@ import { BATCH_SIZE, openSeriesStream, READ_BEFORE_SENDING_BYTES } from '../../.
 import { instantText } from '../../../src/engine/write/text.js';
 import type { SeriesRepresentation } from '../../../src/engine/write/writer.js';
 import type { Client } from '../../../src/keys/clients.js';
+import { addRegularSeries, addWell } from '../../../testkit/fixtures.js';
 import { freshDatabase } from '../../helpers/database.js';
-import { addRegularSeries, addWell } from '../../helpers/fixtures.js';
 import { until } from '../../helpers/until.js';
 
 const FROM = '2024-01-01T00:00:00Z';

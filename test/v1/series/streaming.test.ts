@@ -5,10 +5,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import t, { type Test } from 'tap';
 import { createMetrics } from '../../../src/http/observability/metrics.js';
+import { addYearTube } from '../../../testkit/fixtures.js';
+import { openStream } from '../../../testkit/openStream.js';
 import { startApi } from '../../helpers/api.js';
 import { appBackends, cutOffAfterFirstChunk, inTransaction } from '../../helpers/appSessions.js';
-import { addYearTube } from '../../helpers/fixtures.js';
-import { get, openStream } from '../../helpers/http.js';
+import { get } from '../../helpers/http.js';
 import { scriptedLimits } from '../../helpers/scriptedLimits.js';
 
 const YEAR = '?from=2024-01-01T00:00:00Z&to=2025-01-01T00:00:00Z';

@@ -1,8 +1,8 @@
 /** Discovery over real HTTP: what a key sees, in what order, and nothing about what it does not. */
 import t from 'tap';
 import { groupWells } from '../../../src/v1/wells/route.js';
+import { addKey, addWell } from '../../../testkit/fixtures.js';
 import { startApi } from '../../helpers/api.js';
-import { addKey, addWell } from '../../helpers/fixtures.js';
 import { get, send } from '../../helpers/http.js';
 
 const WELLS = '/v1/groundwater-monitoring-wells';

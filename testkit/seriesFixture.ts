@@ -1,12 +1,12 @@
 /**
- * The data of the series benchmarks: one tube with 1-minute data from 2024-01-01 (a leap year, so 366
+ * The data of the series benchmarks and drills: one tube with 1-minute data from 2024-01-01 (a leap year, so 366
  * days are 527,040 rows), generated in SQL, and a key that reads it. Optionally other tubes with the
  * same amount of data each, written interleaved in time with ours (as loggers' imports of a network
  * arrive), so that our tube's index pages are scattered among theirs.
  */
-import type { Sql } from '../../src/db/connect.js';
-import { vacuumMeasurements } from '../../src/importers/measurements/measurements.js';
-import { addKey, addRegularSeries, addWell } from '../../test/helpers/fixtures.js';
+import type { Sql } from '../src/db/connect.js';
+import { vacuumMeasurements } from '../src/importers/measurements/measurements.js';
+import { addKey, addRegularSeries, addWell } from './fixtures.js';
 
 export const SERIES_START = '2024-01-01T00:00:00Z';
 export const MINUTES_PER_DAY = 1440;

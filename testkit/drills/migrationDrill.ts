@@ -7,14 +7,14 @@
  * pg_locks), and the previous release stays up and ready on the migrated schema.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { BenchPostgres } from '../../bench/lib/postgres.js';
-import { count, ms, printTable } from '../../bench/lib/stats.js';
 import { connect, type Sql } from '../../src/db/connect.js';
 import { MIGRATION_LOCK_TIMEOUT_MS, pendingMigrations } from '../../src/db/migrate.js';
 import { pruneChangeLog } from '../../src/importers/measurements/changeLog.js';
-import { outcome, spawnGwapi } from '../../testkit/gwapi.js';
-import { type LockWait, sampleLockWaits } from '../../testkit/lockWaits.js';
-import { checkoutRelease, PREVIOUS_RELEASE } from '../../testkit/previousRelease.js';
+import type { DatabaseServer } from '../databaseServer.js';
+import { outcome, spawnGwapi } from '../gwapi.js';
+import { type LockWait, sampleLockWaits } from '../lockWaits.js';
+import { checkoutRelease, PREVIOUS_RELEASE } from '../previousRelease.js';
+import { count, ms, printTable } from '../report.js';
 import { startApiFleet } from './apiFleet.js';
 import { addDrillFixture, drillTarget } from './drillFixture.js';
 import { steadyLoad } from './drillLoad.js';
@@ -208,7 +208,7 @@ export function describeMigrationDrill(report: MigrationDrillReport) {
 
 /** `npm run drill`'s migration phase on a database of its own of `pg`: prints its report, returns its problems. */
 export async function printedMigrationDrill(
-  pg: BenchPostgres,
+  pg: DatabaseServer,
   options: Pick<MigrationDrillOptions, 'redisUrl' | 'folder' | 'settleMs' | 'periodMs' | 'keys' | 'log'>,
 ): Promise<string[]> {
   const changeRows = 3_000_000;

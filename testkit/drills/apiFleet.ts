@@ -6,8 +6,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from '../../src/db/embedded.js';
-import { type Replica, type ReplicaOptions, spawnReplica } from '../../testkit/gwapi.js';
-import type { Owner } from '../../testkit/processes.js';
+import { type Replica, type ReplicaOptions, spawnReplica } from '../gwapi.js';
+import type { Owner } from '../processes.js';
 import { type Haproxy, startHaproxy } from './haproxy.js';
 
 export interface ApiFleetOptions {

@@ -5,8 +5,8 @@
  */
 import { Agent } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { seriesPath, WELLS_PATH } from '../apiPaths.js';
 import { type CountedResponse, countedGet } from './countedGet.js';
-import { seriesPath, WELLS_PATH } from './soakClients.js';
 
 export interface DrillTube {
   identifier: string;

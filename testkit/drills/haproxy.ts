@@ -10,7 +10,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Owner, stopProcess } from '../../testkit/processes.js';
+import { type Owner, stopProcess } from '../processes.js';
 
 export const HAPROXY_CONFIG = fileURLToPath(new URL('../../deploy/haproxy.cfg', import.meta.url));
 export const BACKEND = 'api';

@@ -1,5 +1,5 @@
 /** The drill's report as tables: what the clients saw in each phase, the kill, and throughput. */
-import { count, ms } from '../../bench/lib/stats.js';
+import { count, ms } from '../report.js';
 import type { DrillRequest } from './drillLoad.js';
 import type { PhaseWindow } from './phases.js';
 import type { DrillReport } from './rollingDrill.js';

@@ -1,18 +1,16 @@
 /**
- * What the fault tests (test/faults/) share: a `gwapi serve` replica with its metrics listener and
+ * What the fault tests (test/faults/) and the faults drill (drills/faults.ts) share: a `gwapi serve` replica with its metrics listener and
  * shared limits, requests that always come back with an outcome (a response, a cut-off body, or the
  * reason there was none: a test must fail, not hang), and readings of the replica's memory and metrics.
  */
 import { request } from 'node:http';
 import { connect } from 'node:net';
-import { freePort } from '../../src/db/embedded.js';
-import { type Replica, spawnReplica } from '../../testkit/gwapi.js';
-import { inspectFlag, liveMemoryMb } from '../../testkit/inspector.js';
-import { type Owner, processCpuMs, residentMb } from '../../testkit/processes.js';
-import { type OpenStream, openStream } from './http.js';
-import { captureProcess } from './secrets.js';
-
-export const WELLS = '/v1/groundwater-monitoring-wells';
+import { freePort } from '../src/db/embedded.js';
+import { type Replica, spawnReplica } from './gwapi.js';
+import { inspectFlag, liveMemoryMb } from './inspector.js';
+import { type OpenStream, openStream } from './openStream.js';
+import { captureProcess } from './outputCapture.js';
+import { type Owner, processCpuMs, residentMb } from './processes.js';
 
 /**
  * Growth of a server's live memory (what a full garbage collection leaves) allowed over a run of
@@ -23,9 +21,6 @@ export const LIVE_MEMORY_GROWTH_BOUND_MB = 4;
 
 /** How long every kind of request may take to be served again once PostgreSQL accepts connections. */
 export const RECOVERED_WITHIN_MS = 10_000;
-
-export const seriesPath = (tubeIdentifier: string, from: string, to: string) =>
-  `/v1/groundwater-monitoring-tubes/${tubeIdentifier}/measurements?from=${from}&to=${to}`;
 
 export interface FaultReplica extends Replica {
   /** `http://127.0.0.1:PORT` of its metrics listener. */

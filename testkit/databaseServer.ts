@@ -1,13 +1,13 @@
 /**
- * The PostgreSQL a benchmark runs against: DATABASE_URL when given, otherwise the testkit's throwaway
- * embedded cluster (testkit/postgres.ts). Each benchmark makes databases of its own in it,
+ * The PostgreSQL a benchmark or drill runs against: DATABASE_URL when given, otherwise the testkit's
+ * throwaway embedded cluster (testkit/postgres.ts). Each run makes databases of its own in it,
  * so two stores (say, one tube alone and the same tube among many) can be compared side by side.
  */
-import { connect, type Sql } from '../../src/db/connect.js';
-import { migrate } from '../../src/db/migrate.js';
-import { createDatabase, postgresOrThrowaway } from '../../testkit/postgres.js';
+import { connect, type Sql } from '../src/db/connect.js';
+import { migrate } from '../src/db/migrate.js';
+import { createDatabase, postgresOrThrowaway } from './postgres.js';
 
-export interface BenchPostgres {
+export interface DatabaseServer {
   /** A new, migrated database named `name` (dropped first if a previous run left it). */
   database(name: string): Promise<{ url: string; sql: Sql }>;
   /** A new database named `name` without any schema (dropped first if it exists); its URL. */
@@ -21,7 +21,7 @@ export interface BenchPostgres {
 }
 
 /** `settings`: of the throwaway server, on top of the testkit's fast ones (bench/lib/importFixture.ts). */
-export async function startBenchPostgres(settings: Record<string, string> = {}): Promise<BenchPostgres> {
+export async function startDatabaseServer(settings: Record<string, string> = {}): Promise<DatabaseServer> {
   const server = await postgresOrThrowaway(process.env.DATABASE_URL, settings);
   const admin = connect(server.url, { max: 1, applicationName: 'gwapi bench' });
   const [{ version }] = (await admin`select split_part(version(), ' ', 2) as version`) as [

@@ -1,5 +1,5 @@
-import type { ReplicaOptions } from '../../testkit/gwapi.js';
-import type { Owner } from '../../testkit/processes.js';
+import type { ReplicaOptions } from '../gwapi.js';
+import type { Owner } from '../processes.js';
 
 /** What every drill run is given: where its files go, its load's pace, and who sees what. */
 export interface DrillRunOptions {

@@ -3,12 +3,13 @@
  * with a year of it (long enough to hold a stream open unread), keys for the load that see every tube,
  * and keys that hold streams on the replica that is killed.
  */
-import { dayAfterStart, SERIES_START } from '../../bench/lib/seriesFixture.js';
+
 import type { Sql } from '../../src/db/connect.js';
 import { vacuumMeasurements } from '../../src/importers/measurements/measurements.js';
-import { addKey, addRegularSeries, addWell } from '../../test/helpers/fixtures.js';
+import { seriesPath } from '../apiPaths.js';
+import { addKey, addRegularSeries, addWell } from '../fixtures.js';
+import { dayAfterStart, SERIES_START } from '../seriesFixture.js';
 import type { DrillTarget, DrillTube } from './drillLoad.js';
-import { seriesPath } from './soakClients.js';
 
 const WELLS = 20;
 const TUBES_WITH_DATA = 8;

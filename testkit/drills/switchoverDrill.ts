@@ -17,14 +17,14 @@ import { connect, type Sql } from '../../src/db/connect.js';
 import { isDatabaseUnavailable } from '../../src/db/errorCodes.js';
 import { importMeasurements } from '../../src/importers/measurements/measurements.js';
 import { hashApiKey } from '../../src/keys/format.js';
-import { addKey, addWell, revokeKey } from '../../test/helpers/fixtures.js';
-import type { PgNode, ReplicationCluster } from '../../testkit/replication.js';
+import { WELLS_PATH } from '../apiPaths.js';
+import { addKey, addWell, revokeKey } from '../fixtures.js';
+import type { PgNode, ReplicationCluster } from '../replication.js';
 import { startApiFleet } from './apiFleet.js';
 import { countedGet } from './countedGet.js';
 import { type DrillFixture, drillTarget } from './drillFixture.js';
 import { type DrillRequest, steadyLoad } from './drillLoad.js';
 import { type DrillRunOptions, type PhaseWindow, phaseClock } from './phases.js';
-import { WELLS_PATH } from './soakClients.js';
 
 export interface SwitchoverFixture {
   /** Keys no replica has seen: each is used once, so its lookup must reach a database. */

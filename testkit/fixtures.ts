@@ -1,8 +1,8 @@
 /** Wells, tubes, measurements and keys written straight into a test database. */
 import { randomUUID } from 'node:crypto';
-import type { Sql } from '../../src/db/connect.js';
-import { generateApiKey, generateKeyId, hashApiKey } from '../../src/keys/format.js';
-import { rememberKey } from './secrets.js';
+import type { Sql } from '../src/db/connect.js';
+import { generateApiKey, generateKeyId, hashApiKey } from '../src/keys/format.js';
+import { rememberKey } from './outputCapture.js';
 
 export interface TubeSpec {
   number: string;

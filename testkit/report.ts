@@ -1,4 +1,4 @@
-/** Medians and plain-text tables: what every benchmark prints. */
+/** Medians and plain-text tables: what every benchmark and drill prints. */
 
 /** The median of the values that are numbers; NaN when there is none. */
 export function median(values: (number | undefined)[]): number {
