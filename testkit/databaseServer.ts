@@ -20,7 +20,7 @@ export interface DatabaseServer {
   stop(): Promise<void>;
 }
 
-/** `settings`: of the throwaway server, on top of the testkit's fast ones (bench/lib/importFixture.ts). */
+/** `settings`: of the throwaway server, on top of the testkit's fast ones (an import's benchmark wants fsync). */
 export async function startDatabaseServer(settings: Record<string, string> = {}): Promise<DatabaseServer> {
   const server = await postgresOrThrowaway(process.env.DATABASE_URL, settings);
   const admin = connect(server.url, { max: 1, applicationName: 'gwapi bench' });

@@ -141,7 +141,7 @@ export const embeddedPostgres: Prerequisite = {
 
 /**
  * Who needs it, as the user ran it: `npm run drill` when an npm script runs this file, otherwise its
- * path. A runner that checks its scripts first (bench/all.ts) names itself through RUNNER_ENV.
+ * path. A runner that checks its scripts first (bench/bench.ts) names itself through RUNNER_ENV.
  */
 function scriptName(): string {
   if (process.env[RUNNER_ENV]) return process.env[RUNNER_ENV];
@@ -168,7 +168,7 @@ export function missingPrerequisites(needs: Prerequisite[], who = scriptName()):
   return `${who} needs ${missing.map(({ label }) => label).join(', ')}: ${fixes.join('; ')}`;
 }
 
-/** Set by a runner (bench/all.ts) to its name: its scripts check their prerequisites and exit. */
+/** Set by a runner (bench/bench.ts) to its name: its scripts check their prerequisites and exit. */
 export const RUNNER_ENV = 'GWAPI_PREREQUISITES_ONLY_FOR';
 
 /**

@@ -1,7 +1,7 @@
 /**
  * The server side of the benchmarks, run as a child process of its own (serverProcess.ts) so that its
  * resident memory and CPU are its own. `api`: our app (buildApp, limits lifted, logging at info as in
- * production) plus the buffered baseline routes; it also runs the floor (a bare read of the rows) on request, so
+ * production); it also runs the floor (a bare read of the rows) on request, so
  * the floor is measured in the same kind of process, and profiles itself on request (V8's sampling
  * profiler through node:inspector), so that a profile holds the workload and not the start-up.
  * `bare`: a bare Fastify route returning a constant, and one returning a constant body of a given size.
@@ -16,7 +16,6 @@ import { buildApp } from '../../src/app.js';
 import { loadSettings } from '../../src/config.js';
 import { connect } from '../../src/db/connect.js';
 import { readFloor } from './floor.js';
-import { registerBaselines } from './naiveSeries.js';
 import { type ParentMessage, SERVER_APPLICATION_NAME, type ServerMessage } from './serverProtocol.js';
 
 const [kind, databaseUrl] = process.argv.slice(2);
@@ -54,7 +53,6 @@ async function start(): Promise<void> {
     applicationName: SERVER_APPLICATION_NAME,
   });
   const app = buildApp({ sql, settings });
-  registerBaselines(app, sql);
   send({ type: 'listening', base: await app.listen({ host: '127.0.0.1', port: 0 }) });
 
   const profiler = new Session();

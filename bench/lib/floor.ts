@@ -1,33 +1,41 @@
 /**
- * The floor of the series benchmarks, read in the server process with no HTTP and no serialization:
+ * The floor of the formats scenario, read in the server process with no HTTP and nothing written:
  *
- * - `copyText`: `COPY (the series select) TO STDOUT`, PostgreSQL's own text output, streamed into Node
- *   (the issue's floor: the database's own output path); every byte is counted, nothing is parsed.
- * - `copyBinary`: the endpoint's row source: the same select as binary COPY, decoded into batches.
- * - `binaryCursor`: the other binary candidate, `DECLARE … BINARY CURSOR` and FETCHes of BATCH_SIZE
- *   rows in the simple protocol (the extended one would ask for text), decoded from postgres.js's raw
- *   rows: measured beside the COPY to choose between them (bench/README.md, "Row source").
+ * - `copyText`: `COPY (the endpoint's select) TO STDOUT`, PostgreSQL's own text output, streamed into
+ *   Node; every byte is counted, nothing is parsed. The floor every format is divided by: what the
+ *   database's own output path costs for the same rows.
+ * - `copyBinary`: the endpoints' row source: the same select as binary COPY, decoded into batches
+ *   (what is left of a format's time above it is writing and sending).
+ *
+ * The rows are the series' (one tube) or the network's (its tubes in the list's order, each by the
+ * series' select), as the endpoints select them.
  */
 
 import type { Sql } from '../../src/db/connect.js';
 import { BATCH_SIZE } from '../../src/engine/document.js';
 import { measurementBatches, seriesSelect } from '../../src/engine/read/selects.js';
+import { acrossTubes, LISTED_TUBE } from '../../src/v1/network/sql.js';
 
-export type FloorMethod = 'copyText' | 'copyBinary' | 'binaryCursor';
+export type FloorMethod = 'copyText' | 'copyBinary';
 
 export interface FloorRequest {
   method: FloorMethod;
-  tubeId: number;
+  /** One tube: the series' select; several: the network's. */
+  tubeIds: number[];
   from: string;
   to: string;
 }
 
 const SNAPSHOT = 'isolation level repeatable read read only';
-const POSTGRES_EPOCH_MICROS = 946_684_800_000_000;
+
+const selectOf = ({ tubeIds, from, to }: FloorRequest) =>
+  tubeIds.length === 1
+    ? seriesSelect(tubeIds[0]!, from, to)
+    : acrossTubes(tubeIds, seriesSelect(LISTED_TUBE, from, to));
 
 /** Rows read (for copyText: lines, counted from the bytes). */
 export async function readFloor(sql: Sql, request: FloorRequest): Promise<number> {
-  const select = seriesSelect(request.tubeId, request.from, request.to);
+  const select = selectOf(request);
   let rows = 0;
   await sql.begin(SNAPSHOT, async (tx) => {
     if (request.method === 'copyText') {
@@ -35,26 +43,8 @@ export async function readFloor(sql: Sql, request: FloorRequest): Promise<number
       for await (const chunk of output as AsyncIterable<Buffer>) {
         for (let at = chunk.indexOf(10); at !== -1; at = chunk.indexOf(10, at + 1)) rows++;
       }
-    } else if (request.method === 'copyBinary') {
-      for await (const batch of measurementBatches(tx, select, 'raw', BATCH_SIZE)) rows += batch.length;
     } else {
-      await tx.unsafe(`declare floor_cursor no scroll binary cursor for ${select}`);
-      const observedAt = new Float64Array(BATCH_SIZE);
-      const value = new Float64Array(BATCH_SIZE);
-      while (true) {
-        const batch = (await tx
-          .unsafe(`fetch forward ${BATCH_SIZE} from floor_cursor`)
-          .simple()
-          .raw()) as unknown as Buffer[][];
-        for (let i = 0; i < batch.length; i++) {
-          const [, time, level] = batch[i]!;
-          observedAt[i] =
-            time!.readInt32BE(0) * 4_294_967_296 + time!.readUInt32BE(4) + POSTGRES_EPOCH_MICROS;
-          value[i] = level!.readDoubleBE(0);
-        }
-        rows += batch.length;
-        if (batch.length < BATCH_SIZE) break;
-      }
+      for await (const batch of measurementBatches(tx, select, 'raw', BATCH_SIZE)) rows += batch.length;
     }
   });
   return rows;

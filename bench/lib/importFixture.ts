@@ -1,5 +1,5 @@
 /**
- * The import benchmarks' input (bench/import.ts, bench/compareImport.ts): a year of 1-minute data for
+ * The import benchmarks' input (the import scenario): a year of 1-minute data for
  * one tube as a logger exports it, the registry that tube is in, and the server settings they import
  * under.
  */

@@ -1,6 +1,6 @@
 /**
- * The database of the bulk and client benchmarks (bench/bulk.ts, bench/client.ts): the year-long
- * series of bench/series.ts (one tube, 1-minute data, 527,040 rows) and, beside it, a monitoring network
+ * The database of the formats, memory, network and client scenarios: the year-long series (one tube,
+ * 1-minute data, 527,040 rows) and, beside it, a monitoring network
  * (NETWORK_WELLS × TUBES_PER_WELL tubes with a year of 15-minute data each, 35,136 rows per tube), each
  * with a key of its own; and the URLs of both endpoints over them.
  */
@@ -57,8 +57,8 @@ const interval = (days: number) => `from=${SERIES_START}&to=${dayAfterStart(days
 export const seriesUrl = (base: string, identifier: string, format: Format, days = 366) =>
   `${base}/v1/groundwater-monitoring-tubes/${identifier}/measurements?${interval(days)}&format=${format}`;
 
-/** The year (or `days`) of every tube the key reads, through the bulk endpoint. */
-export const bulkUrl = (base: string, format: Format, days = 366) =>
+/** The year (or `days`) of every tube the key reads, through the network endpoint. */
+export const networkUrl = (base: string, format: Format, days = 366) =>
   `${base}/v1/groundwater-monitoring-measurements?${interval(days)}&format=${format}`;
 
 /** The formats to run: all three, or those in BENCH_FORMATS (e.g. `json,csv`). */

@@ -43,11 +43,9 @@ export async function startServerProcess(
      * is not started through cli.ts, which would add them.
      */
     nodeArgs?: string[];
-    /** Another checkout's benchServer.ts (bench/compare.ts runs two versions of the service). */
-    entry?: string;
   } = {},
 ): Promise<ServerProcess> {
-  const child: ChildProcess = fork(options.entry ?? ENTRY, [kind, databaseUrl], {
+  const child: ChildProcess = fork(ENTRY, [kind, databaseUrl], {
     execArgv: ['--import', 'tsx', ...(options.nodeArgs ?? SERVICE_NODE_OPTIONS)],
     // Log lines go where a production server's would go if nobody read them.
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],

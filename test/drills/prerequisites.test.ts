@@ -65,25 +65,23 @@ t.test('npm run drill without haproxy, git and redis-server', async (t) => {
   t.same(made, [], 'no PostgreSQL cluster or drill folder made');
 });
 
-t.test('npm run bench checks every chosen benchmark before running any', async (t) => {
+t.test('npm run bench checks every chosen scenario before running any', async (t) => {
   const { code, stdout, lines, made } = await runBare(join(bare, 'npm'), [
     'run',
     'bench',
     '--',
-    'series',
-    'limits',
-    'limitsHttp',
+    'formats,limits',
   ]);
-  // limits and limitsHttp both lack redis-server: said once.
   t.same(lines, ['npm run bench needs redis-server (or REDIS_URL): apt-get install redis-server']);
   t.equal(code, 2);
-  t.notMatch(stdout, /===/, 'series, which has all it needs, did not run either');
+  t.notMatch(stdout, /===/, 'formats, which has all it needs, did not run either');
   t.same(made, []);
 });
 
-t.test('a script run by node names its path', async (t) => {
-  const { code, lines, made } = await runBare(join(bare, 'node'), ['--import', 'tsx', 'bench/limits.ts']);
-  t.same(lines, ['bench/limits.ts needs redis-server (or REDIS_URL): apt-get install redis-server']);
+t.test('a scenario run by node names its path', async (t) => {
+  const scenario = 'bench/scenarios/limits.ts';
+  const { code, lines, made } = await runBare(join(bare, 'node'), ['--import', 'tsx', scenario]);
+  t.same(lines, [`${scenario} needs redis-server (or REDIS_URL): apt-get install redis-server`]);
   t.equal(code, 2);
   t.same(made, []);
 });
@@ -124,12 +122,12 @@ t.test('tests skip on the same check, except in CI', async (t) => {
   t.equal(unlessInstalled('gwapi-test-no-command', 'some-package'), false, 'CI: run, and fail');
 });
 
-t.test('every drill and benchmark checks before it does anything else', async (t) => {
+t.test('every drill and benchmark scenario checks before it does anything else', async (t) => {
   const scripts = [
     ...(await readdir('drills')).map((name) => `drills/${name}`),
-    ...(await readdir('bench')).map((name) => `bench/${name}`),
-  ].filter((path) => path.endsWith('.ts') && path !== 'bench/all.ts'); // all.ts: its scripts check
-  t.ok(scripts.length > 20);
+    ...(await readdir('bench/scenarios')).map((name) => `bench/scenarios/${name}`),
+  ].filter((path) => path.endsWith('.ts'));
+  t.ok(scripts.length > 12);
   for (const script of scripts) {
     const source = await readFile(script, 'utf8');
     // What follows the header comment and the imports.

@@ -1,11 +1,11 @@
 /**
- * Bulk benchmark (issue 23): a monitoring network's year in one request of
+ * Network: a monitoring network's year in one request of
  * GET /v1/groundwater-monitoring-measurements, against one long series and against the same network
  * pulled tube by tube through the series endpoint, in each format (JSON, CSV, Arrow), over real HTTP
  * on loopback.
  *
  * - series: one tube's year of 1-minute data (527,040 rows), the series endpoint: rows per second;
- * - bulk: every tube of the network (WELLS × 4 tubes, a year of 15-minute data each: 35,136 rows per
+ * - network: every tube of the network (WELLS × 4 tubes, a year of 15-minute data each: 35,136 rows per
  *   tube), one request: rows per second, and its ratio to the series' of the same round (target ≥ 0.9×);
  * - tube by tube: the same network through the series endpoint, one request per tube, 2 at a time (the
  *   default concurrency limit), limits lifted: wall time. Under the default limits (a burst of 60
@@ -13,32 +13,30 @@
  *   times rather than waited for (limitedWallMs): it is the token bucket's, minutes to hours.
  *
  * Rounds run every variant once, format by format, so drift of the shared machine hits all alike;
- * medians of the rounds with their range. Then server memory: RSS peak minus idle of a fresh server per
- * run for the bulk year in each format (target < 40 MB).
+ * medians of the rounds with their range. The memory of a network's year: the memory scenario.
  *
- *   node --import tsx bench/bulk.ts [ROUNDS] [MEMORY_RUNS] [WELLS]   (defaults 3, 3, 50 wells = 200 tubes)
- *   BENCH_FORMATS=json,csv node --import tsx bench/bulk.ts            (a subset of the formats)
+ *   npm run bench -- network [ROUNDS] [WELLS]           (defaults 3 rounds, 50 wells = 200 tubes)
+ *   BENCH_FORMATS=json,csv npm run bench -- network     (a subset of the formats)
  */
-import { loadSettings } from '../src/config.js';
-import { requirePrerequisites, throwawayPostgres } from '../testkit/prerequisites.js';
-import { count, loadLine, machineLine, mb, median, ms, printTable, ratio } from '../testkit/report.js';
-import { rowCounter } from './lib/bodyRows.js';
-import { timedGet } from './lib/http.js';
+import { loadSettings } from '../../src/config.js';
+import { requirePrerequisites, throwawayPostgres } from '../../testkit/prerequisites.js';
+import { count, loadLine, machineLine, mb, median, ms, printTable, ratio } from '../../testkit/report.js';
+import { rowCounter } from '../lib/bodyRows.js';
+import { timedGet } from '../lib/http.js';
 import {
-  bulkUrl,
   chosenFormats,
   type Format,
+  networkUrl,
   seriesUrl,
   startNetworkDatabase,
   YEAR_ROWS,
-} from './lib/networkFixture.js';
-import { freshServerGrowthMb, type ServerProcess, startServerProcess } from './lib/serverProcess.js';
+} from '../lib/networkFixture.js';
+import { type ServerProcess, startServerProcess } from '../lib/serverProcess.js';
 
 requirePrerequisites([throwawayPostgres]);
 
 const ROUNDS = Number(process.argv[2] ?? 3);
-const MEMORY_RUNS = Number(process.argv[3] ?? 3);
-const WELLS = Number(process.argv[4] ?? 50);
+const WELLS = Number(process.argv[3] ?? 50);
 /** The issue's network, for the computed wall time under the default limits. */
 const ISSUE_NETWORK_TUBES = 3000;
 const FORMATS = chosenFormats();
@@ -49,8 +47,8 @@ const LIMITS = {
   concurrency: DEFAULTS.CONCURRENCY_LIMIT,
 };
 
-type Kind = 'series' | 'bulk' | 'tube by tube';
-const KINDS: Kind[] = ['series', 'bulk', 'tube by tube'];
+type Kind = 'series' | 'network' | 'tube by tube';
+const KINDS: Kind[] = ['series', 'network', 'tube by tube'];
 interface Sample {
   ms: number;
   cpuMs: number;
@@ -89,11 +87,11 @@ const minutes = (milliseconds: number) =>
     ? `${(milliseconds / 60_000).toFixed(1)} min`
     : `${(milliseconds / 1000).toFixed(1)} s`;
 
-const db = await startNetworkDatabase('bench_bulk', WELLS);
+const db = await startNetworkDatabase('bench_network', WELLS);
 try {
   const { series, network } = db;
   const tubes = network.tubes.length;
-  console.log(`Bulk benchmark — ${await machineLine()}\n${db.description}; ${await loadLine()}\n`);
+  console.log(`Network — ${await machineLine()}\n${db.description}; ${await loadLine()}\n`);
   console.log(
     `network: ${tubes} tubes × ${count(network.rows / tubes)} rows (15-minute data, a year) = ` +
       `${count(network.rows)} rows; series: ${count(YEAR_ROWS)} rows (1-minute data, a year); ` +
@@ -126,16 +124,16 @@ try {
     median(of(kind, format).map((sample) => sample[field]));
   const range = (values: number[], show: (value: number) => string) =>
     `${show(Math.min(...values))} – ${show(Math.max(...values))}`;
-  /** bulk rows/s over series rows/s, one per round. */
-  const bulkRatios = (format: Format) =>
-    of('bulk', format).map(
-      (bulk, round) => network.rows / bulk.ms / (YEAR_ROWS / of('series', format)[round]!.ms),
+  /** network rows/s over series rows/s, one per round. */
+  const networkRatios = (format: Format) =>
+    of('network', format).map(
+      (one, round) => network.rows / one.ms / (YEAR_ROWS / of('series', format)[round]!.ms),
     );
 
-  /** Server CPU per row, bulk over series, one per round. */
+  /** Server CPU per row, network over series, one per round. */
   const cpuRatios = (format: Format) =>
-    of('bulk', format).map(
-      (bulk, round) => bulk.cpuMs / network.rows / (of('series', format)[round]!.cpuMs / YEAR_ROWS),
+    of('network', format).map(
+      (one, round) => one.cpuMs / network.rows / (of('series', format)[round]!.cpuMs / YEAR_ROWS),
     );
 
   console.log(`${await loadLine()} after the rounds\n`);
@@ -144,7 +142,7 @@ try {
     FORMATS.flatMap((format) =>
       KINDS.map((kind) => {
         const total = medianOf(kind, format, 'ms');
-        const ratios = kind === 'series' ? [1] : kind === 'bulk' ? bulkRatios(format) : [];
+        const ratios = kind === 'series' ? [1] : kind === 'network' ? networkRatios(format) : [];
         const firstByte = medianOf(kind, format, 'firstByteMs');
         return [
           name(kind, format),
@@ -157,7 +155,7 @@ try {
           Number.isNaN(firstByte) ? '' : ms(firstByte),
           mb(medianOf(kind, format, 'bytes') / 1e6),
           count(rowsOf(kind) / (total / 1000)),
-          kind === 'bulk'
+          kind === 'network'
             ? `${ratio(median(ratios))} (${range(ratios, ratio)})`
             : kind === 'series'
               ? '1.00×'
@@ -167,27 +165,21 @@ try {
     ),
   );
 
-  const growth = await measureMemory();
   printTable(
     ['target', 'measured (median; range over rounds or runs)', 'met'],
     FORMATS.flatMap((format) => {
-      const ratios = bulkRatios(format);
+      const ratios = networkRatios(format);
       return [
         [
-          `bulk rows/s ≥ 0.9 × series rows/s, ${format}`,
+          `network rows/s ≥ 0.9 × series rows/s, ${format}`,
           `${ratio(median(ratios))} (${range(ratios, ratio)})`,
           median(ratios) >= 0.9 ? 'yes' : 'NO',
         ],
         [
-          // The server's CPU per row, bulk over series: on a shared machine it drifts less than the wall.
-          `(server CPU per row, bulk / series, ${format})`,
+          // The server's CPU per row, network over series: on a shared machine it drifts less than the wall.
+          `(server CPU per row, network / series, ${format})`,
           `${ratio(median(cpuRatios(format)))} (${range(cpuRatios(format), ratio)})`,
           '',
-        ],
-        [
-          `bulk server RSS growth < 40 MB, ${format}`,
-          `${mb(median(growth[format]))} (${growth[format].map(mb).join(', ')})`,
-          median(growth[format]) < 40 ? 'yes' : 'NO',
         ],
       ];
     }),
@@ -197,34 +189,34 @@ try {
   console.log(
     `Tube by tube: ${tubes} requests of the series endpoint, ${LIMITS.concurrency} at a time. Under the ` +
       `default limits (burst ${LIMITS.burst}, ${LIMITS.perSecond} a second, ${LIMITS.concurrency} concurrent) ` +
-      'computed from the limits and the median request time measured with them lifted; the bulk request ' +
+      'computed from the limits and the median request time measured with them lifted; the network request ' +
       'costs one token, so its time is the same under the limits.\n',
   );
   printTable(
     [
       'format',
-      'bulk, 1 request',
+      'network, 1 request',
       'tube by tube, lifted',
-      'vs bulk',
+      'vs network',
       'request (median)',
       `tube by tube, default limits (${tubes})`,
-      'vs bulk',
+      'vs network',
       `the same, ${count(ISSUE_NETWORK_TUBES)} tubes`,
     ],
     FORMATS.map((format) => {
-      const bulk = medianOf('bulk', format, 'ms');
+      const oneRequest = medianOf('network', format, 'ms');
       const lifted = medianOf('tube by tube', format, 'ms');
       const request = median(of('tube by tube', format).flatMap((sample) => sample.requestMs!));
       const limited = limitedWallMs(tubes, request, LIMITS);
       const issue = limitedWallMs(ISSUE_NETWORK_TUBES, request, LIMITS);
       return [
         format,
-        ms(bulk),
+        ms(oneRequest),
         ms(lifted),
-        ratio(lifted / bulk),
+        ratio(lifted / oneRequest),
         ms(request),
         minutes(limited),
-        ratio(limited / bulk),
+        ratio(limited / oneRequest),
         minutes(issue),
       ];
     }),
@@ -235,7 +227,9 @@ try {
     const headers = { 'x-api-key': kind === 'series' ? series.key : network.key };
     if (kind !== 'tube by tube') {
       const url =
-        kind === 'series' ? seriesUrl(server.base, series.identifier, format) : bulkUrl(server.base, format);
+        kind === 'series'
+          ? seriesUrl(server.base, series.identifier, format)
+          : networkUrl(server.base, format);
       const response = await timedGet(url, headers);
       if (response.status !== 200) throw new Error(`${kind} ${format}: ${response.status}`);
       return { ms: response.totalMs, cpuMs: 0, bytes: response.bytes, firstByteMs: response.firstByteMs };
@@ -258,35 +252,23 @@ try {
     return { ms: performance.now() - started, cpuMs: 0, bytes, requestMs };
   }
 
-  /** Before timing: each format's bulk body holds every row of every tube, and the series its year. */
+  /** Before timing: each format's network body holds every row of every tube, and the series its year. */
   async function checkBodies(server: ServerProcess): Promise<void> {
     for (const format of FORMATS) {
       for (const [kind, url, key, rows] of [
         ['series', seriesUrl(server.base, series.identifier, format), series.key, YEAR_ROWS],
-        ['bulk', bulkUrl(server.base, format), network.key, network.rows],
+        ['network', networkUrl(server.base, format), network.key, network.rows],
       ] as const) {
         const counter = rowCounter(format);
         const response = await timedGet(url, { 'x-api-key': key }, false, counter.onChunk);
         if (response.status !== 200) throw new Error(`${kind} ${format}: ${response.status}`);
         const found = counter.done();
         if (found.rows !== rows) throw new Error(`${kind} ${format}: ${found.rows} rows, not ${rows}`);
-        if (found.tubes !== undefined && kind === 'bulk' && found.tubes !== tubes) {
-          throw new Error(`bulk arrow: ${found.tubes} tubes in the dictionary, not ${tubes}`);
+        if (found.tubes !== undefined && kind === 'network' && found.tubes !== tubes) {
+          throw new Error(`network arrow: ${found.tubes} tubes in the dictionary, not ${tubes}`);
         }
       }
     }
-  }
-
-  /** Growth per format, each run on a fresh server warmed up on one day of the network. */
-  async function measureMemory(): Promise<Record<Format, number[]>> {
-    const growth = { json: [], csv: [], arrow: [] } as Record<Format, number[]>;
-    for (let run = 0; run < MEMORY_RUNS; run++) {
-      for (const format of FORMATS) {
-        const url = (base: string, warmUp: boolean) => bulkUrl(base, format, warmUp ? 1 : 366);
-        growth[format].push(await freshServerGrowthMb(db.url, url, { 'x-api-key': network.key }));
-      }
-    }
-    return growth;
   }
 } finally {
   await db.stop();

@@ -9,17 +9,17 @@
  * bytes through loopback costs with nothing else, the ceiling for discovery on this machine. The
  * difference in server CPU per request is what the service itself adds (key, log, metrics, headers).
  *
- *   node --import tsx bench/discovery.ts [ROUNDS] [SECONDS] [CONNECTIONS]
+ *   npm run bench -- discovery [ROUNDS] [SECONDS] [CONNECTIONS]
  */
 
-import { startDatabaseServer } from '../testkit/databaseServer.js';
-import { requirePrerequisites, throwawayPostgres } from '../testkit/prerequisites.js';
-import { count, machineLine, median, ms, printTable, ratio } from '../testkit/report.js';
-import { backendCpuMeter, ownCpuMs } from './lib/cpu.js';
-import { addDiscoveryFixture, TUBES_PER_WELL, WELLS } from './lib/discoveryFixture.js';
-import { timedGet } from './lib/http.js';
-import { type LoadResult, load } from './lib/load.js';
-import { SERVER_APPLICATION_NAME, startServerProcess } from './lib/serverProcess.js';
+import { startDatabaseServer } from '../../testkit/databaseServer.js';
+import { requirePrerequisites, throwawayPostgres } from '../../testkit/prerequisites.js';
+import { count, machineLine, median, ms, printTable, ratio } from '../../testkit/report.js';
+import { backendCpuMeter, ownCpuMs } from '../lib/cpu.js';
+import { addDiscoveryFixture, TUBES_PER_WELL, WELLS } from '../lib/discoveryFixture.js';
+import { timedGet } from '../lib/http.js';
+import { type LoadResult, load } from '../lib/load.js';
+import { SERVER_APPLICATION_NAME, startServerProcess } from '../lib/serverProcess.js';
 
 requirePrerequisites([throwawayPostgres]);
 

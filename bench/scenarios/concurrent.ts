@@ -4,16 +4,21 @@
  * rounds; medians. Aggregate measurements per second, and where the CPU went: the server process, its
  * database backends and this client process, each in ms of CPU, and the cores they kept busy together.
  *
- *   node --import tsx bench/concurrent.ts [ROUNDS]
+ *   npm run bench -- concurrent [ROUNDS]
  */
 
-import { startDatabaseServer } from '../testkit/databaseServer.js';
-import { requirePrerequisites, throwawayPostgres } from '../testkit/prerequisites.js';
-import { count, machineLine, median, ms, printTable, ratio } from '../testkit/report.js';
-import { addSeriesFixture, dayAfterStart, MINUTES_PER_DAY, SERIES_START } from '../testkit/seriesFixture.js';
-import { backendCpuMeter, ownCpuMs } from './lib/cpu.js';
-import { timedGet } from './lib/http.js';
-import { SERVER_APPLICATION_NAME, startServerProcess } from './lib/serverProcess.js';
+import { startDatabaseServer } from '../../testkit/databaseServer.js';
+import { requirePrerequisites, throwawayPostgres } from '../../testkit/prerequisites.js';
+import { count, machineLine, median, ms, printTable, ratio } from '../../testkit/report.js';
+import {
+  addSeriesFixture,
+  dayAfterStart,
+  MINUTES_PER_DAY,
+  SERIES_START,
+} from '../../testkit/seriesFixture.js';
+import { backendCpuMeter, ownCpuMs } from '../lib/cpu.js';
+import { timedGet } from '../lib/http.js';
+import { SERVER_APPLICATION_NAME, startServerProcess } from '../lib/serverProcess.js';
 
 requirePrerequisites([throwawayPostgres]);
 

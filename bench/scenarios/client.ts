@@ -9,29 +9,29 @@
  *   them, and observedAt parsed by `str.strptime(…, '%+')` into datetime[us, UTC].
  *
  * For the year of one tube (the series endpoint: 527,040 rows of 1-minute data) and for the year of a
- * network (the bulk endpoint: WELLS × 4 tubes of 15-minute data, 35,136 rows each). Every frame has
+ * network (the network endpoint: WELLS × 4 tubes of 15-minute data, 35,136 rows each). Every frame has
  * observedAt as datetime[us, UTC] and value as float64 (and, for the network, tubeIdentifier); the
  * frames of the three formats are checked to be equal before timing. Rounds run every variant once;
  * medians of the rounds, with their range. Before each variant the client's heap is collected, so that
  * one variant's garbage is not collected in the next one's time.
  *
- *   node --import tsx bench/client.ts [ROUNDS] [WELLS]     (defaults 3, 50 wells = 200 tubes)
+ *   npm run bench -- client [ROUNDS] [WELLS]     (defaults 3, 50 wells = 200 tubes)
  */
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { DataFrame } from 'nodejs-polars';
-import { polars, requirePrerequisites, throwawayPostgres } from '../testkit/prerequisites.js';
-import { count, loadLine, machineLine, mb, median, ms, printTable, ratio } from '../testkit/report.js';
-import { timedGet } from './lib/http.js';
+import { polars, requirePrerequisites, throwawayPostgres } from '../../testkit/prerequisites.js';
+import { count, loadLine, machineLine, mb, median, ms, printTable, ratio } from '../../testkit/report.js';
+import { timedGet } from '../lib/http.js';
 import {
-  bulkUrl,
   chosenFormats,
   type Format,
+  networkUrl,
   seriesUrl,
   startNetworkDatabase,
   YEAR_ROWS,
-} from './lib/networkFixture.js';
-import { startServerProcess } from './lib/serverProcess.js';
+} from '../lib/networkFixture.js';
+import { startServerProcess } from '../lib/serverProcess.js';
 
 requirePrerequisites([polars, throwawayPostgres]);
 // After the check: its native part may be what is missing.
@@ -97,7 +97,9 @@ try {
   try {
     const load = async (what: What, format: Format) => {
       const url =
-        what === 'series' ? seriesUrl(server.base, series.identifier, format) : bulkUrl(server.base, format);
+        what === 'series'
+          ? seriesUrl(server.base, series.identifier, format)
+          : networkUrl(server.base, format);
       collect();
       const response = await timedGet(
         url,

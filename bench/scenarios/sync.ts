@@ -15,20 +15,20 @@
  * columns). "with token work": the delta plus what a changedSince request adds before it
  * (readSyncToken, currentSyncPoint with the view of all tubes, syncGone).
  *
- *   node --import tsx bench/sync.ts [RUNS]        (default 40; DATABASE_URL, or an embedded PostgreSQL)
+ *   npm run bench -- sync [RUNS]        (default 40; DATABASE_URL, or an embedded PostgreSQL)
  *
  * Prints the median and quartiles of each, alternating kinds run by run, and the ratios of the medians.
  */
 import { Readable } from 'node:stream';
-import type { Queryable, Sql } from '../src/db/connect.js';
-import { measurementBatches, seriesSelect, shapeOf } from '../src/engine/read/selects.js';
-import { importMeasurements } from '../src/importers/measurements/measurements.js';
-import { changedMeasurementsSelect, currentSyncPoint, loadSyncSecret, syncGone } from '../src/sync/sql.js';
-import { issueSyncToken, readSyncToken, type SyncPoint } from '../src/sync/token.js';
-import { startDatabaseServer } from '../testkit/databaseServer.js';
-import { requirePrerequisites, throwawayPostgres } from '../testkit/prerequisites.js';
-import { count, machineLine, median, ms, printTable, quartiles, ratio } from '../testkit/report.js';
-import { addSeriesFixture, dayAfterStart, SERIES_START } from '../testkit/seriesFixture.js';
+import type { Queryable, Sql } from '../../src/db/connect.js';
+import { measurementBatches, seriesSelect, shapeOf } from '../../src/engine/read/selects.js';
+import { importMeasurements } from '../../src/importers/measurements/measurements.js';
+import { changedMeasurementsSelect, currentSyncPoint, loadSyncSecret, syncGone } from '../../src/sync/sql.js';
+import { issueSyncToken, readSyncToken, type SyncPoint } from '../../src/sync/token.js';
+import { startDatabaseServer } from '../../testkit/databaseServer.js';
+import { requirePrerequisites, throwawayPostgres } from '../../testkit/prerequisites.js';
+import { count, machineLine, median, ms, printTable, quartiles, ratio } from '../../testkit/report.js';
+import { addSeriesFixture, dayAfterStart, SERIES_START } from '../../testkit/seriesFixture.js';
 
 requirePrerequisites([throwawayPostgres]);
 

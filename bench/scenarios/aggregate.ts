@@ -4,17 +4,17 @@
  * database's own time for each query (EXPLAIN ANALYZE of the select the cursor runs). Then the plan of
  * the P1D query. Rounds interleave the variants, so drift of the shared machine hits all alike.
  *
- *   node --import tsx bench/aggregate.ts [ROUNDS]     (DATABASE_URL, or an embedded PostgreSQL)
+ *   npm run bench -- aggregate [ROUNDS]     (DATABASE_URL, or an embedded PostgreSQL)
  */
 
-import { aggregateSelect, bucketFunctionOf, seriesSelect } from '../src/engine/read/selects.js';
-import { AGGREGATE_SECONDS, type Aggregate } from '../src/v1/series/query.js';
-import { startDatabaseServer } from '../testkit/databaseServer.js';
-import { requirePrerequisites, throwawayPostgres } from '../testkit/prerequisites.js';
-import { machineLine, mb, median, ms, printTable, ratio } from '../testkit/report.js';
-import { addSeriesFixture, dayAfterStart, SERIES_START } from '../testkit/seriesFixture.js';
-import { timedGet } from './lib/http.js';
-import { startServerProcess } from './lib/serverProcess.js';
+import { aggregateSelect, bucketFunctionOf, seriesSelect } from '../../src/engine/read/selects.js';
+import { AGGREGATE_SECONDS, type Aggregate } from '../../src/v1/series/query.js';
+import { startDatabaseServer } from '../../testkit/databaseServer.js';
+import { requirePrerequisites, throwawayPostgres } from '../../testkit/prerequisites.js';
+import { machineLine, mb, median, ms, printTable, ratio } from '../../testkit/report.js';
+import { addSeriesFixture, dayAfterStart, SERIES_START } from '../../testkit/seriesFixture.js';
+import { timedGet } from '../lib/http.js';
+import { startServerProcess } from '../lib/serverProcess.js';
 
 requirePrerequisites([throwawayPostgres]);
 

@@ -5,16 +5,16 @@
  * nightly script sends them, limits lifted; per round the mean of its requests, then the median of
  * the rounds. Server CPU is read from /proc (10 ms resolution), so the short requests run in batches.
  *
- *   node --import tsx bench/conditional.ts [ROUNDS] [BATCH]     (DATABASE_URL, or an embedded PostgreSQL)
+ *   npm run bench -- conditional [ROUNDS] [BATCH]     (DATABASE_URL, or an embedded PostgreSQL)
  */
 
-import { startDatabaseServer } from '../testkit/databaseServer.js';
-import { requirePrerequisites, throwawayPostgres } from '../testkit/prerequisites.js';
-import { count, machineLine, median, ms, printTable } from '../testkit/report.js';
-import { addSeriesFixture, dayAfterStart, SERIES_START } from '../testkit/seriesFixture.js';
-import { addDiscoveryFixture } from './lib/discoveryFixture.js';
-import { timedGet } from './lib/http.js';
-import { startServerProcess } from './lib/serverProcess.js';
+import { startDatabaseServer } from '../../testkit/databaseServer.js';
+import { requirePrerequisites, throwawayPostgres } from '../../testkit/prerequisites.js';
+import { count, machineLine, median, ms, printTable } from '../../testkit/report.js';
+import { addSeriesFixture, dayAfterStart, SERIES_START } from '../../testkit/seriesFixture.js';
+import { addDiscoveryFixture } from '../lib/discoveryFixture.js';
+import { timedGet } from '../lib/http.js';
+import { startServerProcess } from '../lib/serverProcess.js';
 
 requirePrerequisites([throwawayPostgres]);
 

@@ -4,27 +4,27 @@
  * the profile. Writes a `.cpuprofile` (open it in Chrome DevTools' Performance panel or in speedscope)
  * and prints the functions with the most self time.
  *
- *   npm run profile -- series [RUNS] [OUT_DIR]       # a year-long series RUNS times (default 5)
- *   npm run profile -- discovery [SECONDS] [OUT_DIR] # discovery with gzip under load (default 5 s)
+ *   npm run bench -- profile series [RUNS] [OUT_DIR]       # a year-long series RUNS times (default 5)
+ *   npm run bench -- profile discovery [SECONDS] [OUT_DIR] # discovery with gzip under load (default 5 s)
  *
  * OUT_DIR defaults to bench/results (ignored by git).
  */
 import { mkdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { startDatabaseServer } from '../testkit/databaseServer.js';
-import { requirePrerequisites, throwawayPostgres } from '../testkit/prerequisites.js';
-import { count, machineLine, printTable } from '../testkit/report.js';
-import { addSeriesFixture, dayAfterStart, SERIES_START } from '../testkit/seriesFixture.js';
-import { addDiscoveryFixture } from './lib/discoveryFixture.js';
-import { timedGet } from './lib/http.js';
-import { load } from './lib/load.js';
-import { startServerProcess } from './lib/serverProcess.js';
+import { startDatabaseServer } from '../../testkit/databaseServer.js';
+import { requirePrerequisites, throwawayPostgres } from '../../testkit/prerequisites.js';
+import { count, machineLine, printTable } from '../../testkit/report.js';
+import { addSeriesFixture, dayAfterStart, SERIES_START } from '../../testkit/seriesFixture.js';
+import { addDiscoveryFixture } from '../lib/discoveryFixture.js';
+import { timedGet } from '../lib/http.js';
+import { load } from '../lib/load.js';
+import { startServerProcess } from '../lib/serverProcess.js';
 
 requirePrerequisites([throwawayPostgres]);
 
 const [workload = 'series', amount, outDir = 'bench/results'] = process.argv.slice(2);
 if (workload !== 'series' && workload !== 'discovery') {
-  console.error('usage: bench/profile.ts series [RUNS] [OUT_DIR] | discovery [SECONDS] [OUT_DIR]');
+  console.error('usage: npm run bench -- profile series [RUNS] [OUT_DIR] | discovery [SECONDS] [OUT_DIR]');
   process.exit(2);
 }
 const TOP = 25;

@@ -6,7 +6,7 @@
  * one stored row just after the file's range, see measurementsPaths.test.ts), and a re-import of the
  * same file.
  *
- *   node --import tsx bench/import.ts [ROWS] [RUNS]      (DATABASE_URL, or an embedded PostgreSQL)
+ *   npm run bench -- import [ROWS] [RUNS]      (DATABASE_URL, or an embedded PostgreSQL)
  *
  * Each run imports into an empty measurements table. Prints the best and the median of the runs: the
  * machine is shared, and noise only ever adds time.
@@ -16,14 +16,14 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { connect, type Sql } from '../src/db/connect.js';
-import { migrate } from '../src/db/migrate.js';
-import { formatInstant } from '../src/domain/datetime.js';
-import { openInput } from '../src/importers/inputFile.js';
-import { importMeasurements, vacuumMeasurements } from '../src/importers/measurements/measurements.js';
-import { upsertRegistry } from '../src/importers/registry/registry.js';
-import { postgresOrThrowaway } from '../testkit/postgres.js';
-import { requirePrerequisites, throwawayPostgres } from '../testkit/prerequisites.js';
+import { connect, type Sql } from '../../src/db/connect.js';
+import { migrate } from '../../src/db/migrate.js';
+import { formatInstant } from '../../src/domain/datetime.js';
+import { openInput } from '../../src/importers/inputFile.js';
+import { importMeasurements, vacuumMeasurements } from '../../src/importers/measurements/measurements.js';
+import { upsertRegistry } from '../../src/importers/registry/registry.js';
+import { postgresOrThrowaway } from '../../testkit/postgres.js';
+import { requirePrerequisites, throwawayPostgres } from '../../testkit/prerequisites.js';
 import {
   DURABLE_SETTINGS,
   IMPORT_REGISTRY,
@@ -31,7 +31,7 @@ import {
   timed,
   writeYearCsv,
   YEAR_ROWS,
-} from './lib/importFixture.js';
+} from '../lib/importFixture.js';
 
 requirePrerequisites([throwawayPostgres]);
 

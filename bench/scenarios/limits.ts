@@ -8,20 +8,20 @@
  * Rounds alternate between the three (drift on a shared machine hits them alike); medians of the
  * rounds. One connection: the latency a request pays. CONNECTIONS connections: the throughput of one
  * replica. CPU per request of the server process and, when this script started it, of redis-server.
- * bench/limits.ts measures the limiter alone, without HTTP.
+ * The limiter alone (no HTTP) costs 2–3 µs per admit and release: docs/decisions/, "Limits".
  *
- *   node --import tsx bench/limitsHttp.ts [ROUNDS] [SECONDS] [CONNECTIONS]
+ *   npm run bench -- limits [ROUNDS] [SECONDS] [CONNECTIONS]
  *   (DATABASE_URL and REDIS_URL, or a throwaway embedded PostgreSQL and redis-server)
  */
 
-import { startDatabaseServer } from '../testkit/databaseServer.js';
-import { addKey, addWell } from '../testkit/fixtures.js';
-import { type Replica, spawnReplica } from '../testkit/gwapi.js';
-import { requirePrerequisites, throwawayPostgres, throwawayRedis } from '../testkit/prerequisites.js';
-import { processCpuMs } from '../testkit/processes.js';
-import { redisOrThrowaway } from '../testkit/redis.js';
-import { count, machineLine, median, ms, printTable, ratio } from '../testkit/report.js';
-import { type LoadResult, load } from './lib/load.js';
+import { startDatabaseServer } from '../../testkit/databaseServer.js';
+import { addKey, addWell } from '../../testkit/fixtures.js';
+import { type Replica, spawnReplica } from '../../testkit/gwapi.js';
+import { requirePrerequisites, throwawayPostgres, throwawayRedis } from '../../testkit/prerequisites.js';
+import { processCpuMs } from '../../testkit/processes.js';
+import { redisOrThrowaway } from '../../testkit/redis.js';
+import { count, machineLine, median, ms, printTable, ratio } from '../../testkit/report.js';
+import { type LoadResult, load } from '../lib/load.js';
 
 requirePrerequisites([throwawayRedis, throwawayPostgres]);
 
