@@ -1,7 +1,7 @@
 /**
  * openSeriesStream in process, against a real PostgreSQL: a long series streams without leaving its
  * rows behind in V8's old generation, so the server's memory does not grow with the length of the
- * series (bench/series.ts measures the resident memory of a real server; this pins down the cause).
+ * series (`npm run bench -- memory` measures the resident memory of a real server; this pins down the cause).
  * (Until 1.1.0 the rows were objects of FETCH results, promoted unless each batch was emptied once
  * written; since 1.2 they are typed-array columns, and the test still holds the stream to it.)
  */
