@@ -10,9 +10,9 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
+import { addKey, addRegularSeries, addWell } from '../../testkit/fixtures.js';
 import { startApi } from '../helpers/api.js';
 import { codeBlocks, isRecipe, recipe } from '../helpers/clientGuide.js';
-import { addKey, addRegularSeries, addWell } from '../helpers/fixtures.js';
 import { get } from '../helpers/http.js';
 
 const PYTHON = '/usr/bin/python3';
