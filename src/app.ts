@@ -9,12 +9,9 @@ import type { DestinationStream } from 'pino';
 import type { Settings } from './config.js';
 import { V1_PREFIX } from './contract.js';
 import type { Sql } from './db/connect.js';
-import type { ReplicaMonitor } from './db/readReplicas/monitor.js';
-import type { ReplicaPool } from './db/readReplicas/readReplicas.js';
-import { primaryReads, replicaReads } from './db/readReplicas/readSources.js';
+import { openReads, type Reads } from './db/readReplicas/reads.js';
 import { Readiness } from './health/readiness.js';
 import { healthRoutes } from './health/routes.js';
-import { connectionGates } from './http/connectionGates.js';
 import { acceptEveryMethod } from './http/hooks/methods.js';
 import { closeConnectionsWithBodies } from './http/hooks/requestBodies.js';
 import { registerVersionHeader } from './http/hooks/version.js';
@@ -28,22 +25,13 @@ import { type ClientLimits, unlimited } from './limits/types.js';
 import { v1Api } from './v1/plugin.js';
 
 export interface AppDependencies {
-  /** Where wells, tubes, series and readiness are read when there are no `replicas`. */
+  /** DATABASE_URL's pool: API keys are looked up there, and everything is read there without `reads`. */
   sql: Sql;
   /**
-   * Read replicas (DATABASE_READ_URL) and their monitor: reads go to the usable ones, and to `keysSql`
-   * (the primary) as READ_FALLBACK says.
+   * Where wells, tubes and series are read, started (server.ts: with DATABASE_READ_URL's replicas);
+   * `sql` alone when not given.
    */
-  replicas?: {
-    pools: readonly ReplicaPool[];
-    monitor: Pick<ReplicaMonitor, 'status'>;
-    loadBalance: 'random' | 'disable';
-  };
-  /**
-   * Where API keys are looked up: the primary when `sql` is a read replica (commands/database.ts says
-   * why); `sql` when not given.
-   */
-  keysSql?: Sql;
+  reads?: Reads;
   settings: Settings;
   /** Client limits (429); lifted when not given. */
   limits?: ClientLimits;
@@ -97,23 +85,9 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
   acceptEveryMethod(app);
 
   const metrics = deps.metrics ?? createMetrics({ limits, poolMax: settings.DATABASE_POOL_MAX });
-  const keysSql = deps.keysSql ?? sql;
-  const replicas = deps.replicas;
   // Every use of a pool by a request passes its gate (src/db/connectionGate.ts).
-  const gates = connectionGates(settings, metrics, keysSql === sql, replicas?.pools.length);
-  const reads = replicas
-    ? replicaReads({
-        replicas: replicas.pools.map((pool, i) => ({ ...pool, gate: gates.replicaGates[i]! })),
-        primary: { sql: keysSql, gate: gates.keysGate },
-        monitor: replicas.monitor,
-        fallback: settings.READ_FALLBACK,
-        loadBalance: replicas.loadBalance,
-        onRead: metrics.readServed,
-        onUnavailable: metrics.readsUnavailable,
-      })
-    : primaryReads(sql, gates.gate, metrics.readServed);
-  metrics.watchReplicas(reads);
-  const readiness = new Readiness({ reads, keysSql, limits, logger: app.log });
+  const reads = deps.reads ?? openReads({ settings, primary: sql, metrics });
+  const readiness = new Readiness({ reads, keysSql: sql, limits, logger: app.log });
   // The first thing a close does: not ready from now on (lifecycle/shutdown.ts).
   app.addHook('preClose', async () => readiness.shutDown());
 
@@ -126,12 +100,12 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
   // Set by the key check inside /v1, read by the request log of every request.
   app.decorateRequest('client', null);
 
-  const resolver = createClientResolver(keysSql, {
+  const resolver = createClientResolver(sql, {
     cacheSeconds: settings.KEY_CACHE_SECONDS,
     onLookup: metrics.keyLookup,
-    withConnection: gates.keysGate.run,
+    withConnection: reads.primary.gate.run,
     // With replicas, through the read router: a usable replica, retried elsewhere if its connection goes.
-    ...(replicas && {
+    ...(reads.replicas().length > 0 && {
       whilePrimaryUnavailable: (lookup) => reads.read((source) => source.gate.run(() => lookup(source.sql))),
     }),
   });

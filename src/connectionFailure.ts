@@ -4,6 +4,7 @@
  * entering the server is left as it is.
  */
 import { hostLabel, parsePostgresUrl } from './db/postgresUrl.js';
+import { UserError } from './errors.js';
 
 export interface ConnectionTarget {
   /** The setting that names the server (DATABASE_URL, REDIS_URL, REDIS_SENTINELS). */
@@ -129,4 +130,10 @@ export function explainConnectionFailure(
     `cannot connect to ${target.service} at ${target.address} (${target.setting}${database}): ` +
     `${failure.what}.${separator}${failure.check}`
   );
+}
+
+/** `error` as a UserError in the operator's terms when it is a failure to connect; else as it is. */
+export function explainedError(error: unknown, target: ConnectionTarget): unknown {
+  const explained = explainConnectionFailure(error, target);
+  return explained ? new UserError(explained, { cause: error }) : error;
 }

@@ -6,11 +6,12 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import type { Database } from './commands/database.js';
 import type { Settings } from './config.js';
-import type { ReplicaMonitor } from './db/readReplicas/monitor.js';
+import { connectionTarget, explainedError } from './connectionFailure.js';
+import { NoReplicaAnswers, openReads, type Reads } from './db/readReplicas/reads.js';
 import { closeGracefully } from './http/lifecycle/shutdown.js';
 import { untilStopSignal } from './http/lifecycle/stopSignal.js';
 import { chooseLogFormat, createLogger, logDestination } from './http/observability/logging.js';
-import { createMetrics } from './http/observability/metrics.js';
+import { createMetrics, type ServiceMetrics } from './http/observability/metrics.js';
 import { listenForMetrics } from './http/observability/metricsServer.js';
 import { createClientLimits } from './limits/createClientLimits.js';
 import { sharedLimitsConfigured } from './limits/redisConnection.js';
@@ -37,30 +38,25 @@ async function startLimits(settings: Settings, logger: FastifyBaseLogger): Promi
 }
 
 /**
- * The read replicas' monitor, asked once before the first request; each change of a replica's state is
- * one log line (with the driver's words when it went down).
+ * Where requests read (src/db/readReplicas/reads.ts), started: with DATABASE_READ_URL one replica at
+ * least answers (none at all is most likely a wrong URL, told as for DATABASE_URL), and each change of a
+ * replica's state is one log line (with the driver's words when it went down).
  */
-async function startReplicaMonitor(
+async function startReads(
   settings: Settings,
   db: Database,
+  metrics: ServiceMetrics,
   logger: FastifyBaseLogger,
-): Promise<ReplicaMonitor | undefined> {
-  if (!db.replicas) return undefined;
-  const monitor = db.replicas.monitor({
-    maxLagSeconds: settings.READ_MAX_LAG_SECONDS,
-    onChange(replica, from, to, reason) {
-      const fields = {
-        replica,
-        from: from ?? 'starting',
-        to,
-        lagSeconds: monitor.status(replica).lagSeconds,
-      };
-      if (to === 'usable') logger.info(fields, 'read replica usable');
-      else logger.warn({ ...fields, ...(reason && { reason }) }, `read replica ${to}: no new reads`);
-    },
-  });
-  await monitor.start();
-  return monitor;
+): Promise<Reads> {
+  const { sql: primary, readUrl, applicationName } = db;
+  const reads = openReads({ settings, primary, readUrl, applicationName, metrics, logger });
+  try {
+    await reads.start();
+  } catch (error) {
+    if (!(error instanceof NoReplicaAnswers)) throw error;
+    throw explainedError(error.failure, connectionTarget('DATABASE_READ_URL', 'PostgreSQL', error.hostUrl));
+  }
+  return reads;
 }
 
 export async function runServer(
@@ -75,16 +71,21 @@ export async function runServer(
   const logger = createLogger(settings.LOG_LEVEL, await logDestination(format));
   const limits = await startLimits(settings, logger);
   const metrics = createMetrics({ limits, poolMax: settings.DATABASE_POOL_MAX });
-  const monitor = await startReplicaMonitor(settings, db, logger);
-  const replicas = db.replicas && monitor && { ...db.replicas, monitor };
-  const app = buildApp({ sql: db.sql, replicas, settings, limits, logger, metrics });
+  let reads: Reads | undefined;
   let metricsApp: FastifyInstance | undefined;
   try {
+    reads = await startReads(settings, db, metrics, logger);
+    const app = buildApp({ sql: db.sql, reads, settings, limits, logger, metrics });
     const address = await app.listen({ host: settings.HOST, port: settings.PORT });
     const database = db.embedded ? 'embedded' : 'DATABASE_URL';
-    const reads = replicas ? 'DATABASE_READ_URL' : database;
+    const replicas = reads.replicas().length;
     app.log.info(
-      { address, database, reads, ...(replicas && { replicas: replicas.pools.length }) },
+      {
+        address,
+        database,
+        reads: replicas ? 'DATABASE_READ_URL' : database,
+        ...(replicas > 0 && { replicas }),
+      },
       'gwapi listening',
     );
     metricsApp = await listenForMetrics(metrics, settings, logger);
@@ -98,7 +99,8 @@ export async function runServer(
     // After the server: responses still running hold slots until they end. A replica that cannot
     // release them (killed) leaves them to expire with their leases.
     await limits.close();
-    await monitor?.stop();
+    await reads?.stop();
+    // On a failed start too: the command ends with its error, nothing left open.
+    await db.close();
   }
-  await db.close();
 }

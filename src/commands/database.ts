@@ -1,27 +1,27 @@
 /** Opens the database a command works on: DATABASE_URL, or else the embedded PostgreSQL. */
 import type { Settings } from '../config.js';
-import { type ConnectionTarget, connectionTarget, explainConnectionFailure } from '../connectionFailure.js';
+import { type ConnectionTarget, connectionTarget, explainedError } from '../connectionFailure.js';
 import { type ConnectOptions, connect, type Sql } from '../db/connect.js';
 import { migrate, pendingMigrations } from '../db/migrate.js';
-import { hostUrl } from '../db/postgresUrl.js';
-import { openReadReplicas, type ReadReplicas } from '../db/readReplicas/readReplicas.js';
 import { UserError } from '../errors.js';
 
 export interface Database {
   sql: Sql;
   /**
-   * Where `gwapi serve` reads wells, tubes and series: DATABASE_READ_URL's replicas when asked for and
-   * set, otherwise `sql`. Everything that writes, and key lookups (a revocation must not wait for a
-   * replica to catch up), stays on `sql`.
+   * DATABASE_READ_URL when asked for and set: where `gwapi serve` reads wells, tubes and series
+   * (src/db/readReplicas/reads.ts opens it). Everything that writes, and key lookups (a revocation must
+   * not wait for a replica to catch up), stays on `sql`.
    */
-  replicas: ReadReplicas | undefined;
+  readUrl: string | undefined;
+  /** Shown in pg_stat_activity for this command's pools. */
+  applicationName: string;
   /** Whether this process runs the embedded server (and so must stop it). */
   embedded: boolean;
   close(): Promise<void>;
 }
 
 export interface OpenOptions {
-  /** Open a pool on each host of DATABASE_READ_URL too, if it is set (`gwapi serve` only). */
+  /** Read from DATABASE_READ_URL, if it is set (`gwapi serve` only). */
   readReplica?: boolean;
 }
 
@@ -52,35 +52,16 @@ export async function openDatabase(
   }
   const sql = connect(url, poolOptions(settings, applicationName));
   if (settings.DATABASE_URL) await reachable(sql, connectionTarget('DATABASE_URL', 'PostgreSQL', url));
-  // Their own application_name, so pg_stat_activity on a server that is both tells the pools apart.
-  const replicas = readUrl
-    ? openReadReplicas(readUrl, url, poolOptions(settings, applicationName))
-    : undefined;
-  if (readUrl && replicas) await someReplicaReachable(replicas, readUrl, sql);
   return {
     sql,
-    replicas,
+    readUrl,
+    applicationName,
     embedded: !settings.DATABASE_URL,
     async close() {
-      await Promise.all([sql.end({ timeout: 5 }), replicas?.close()]);
+      await sql.end({ timeout: 5 });
       await stopEmbedded();
     },
   };
-}
-
-/**
- * At start, one replica of DATABASE_READ_URL at least must answer: none at all is most likely a wrong
- * URL, told as for DATABASE_URL (the first host's failure). One that does not is the monitor's to skip
- * until it answers.
- */
-async function someReplicaReachable(replicas: ReadReplicas, readUrl: string, sql: Sql): Promise<void> {
-  const answers = await Promise.allSettled(replicas.pools.map((pool) => pool.sql`select 1`));
-  if (answers.some((answer) => answer.status === 'fulfilled')) return;
-  await Promise.all([replicas.close(), sql.end({ timeout: 0 })]);
-  const error = (answers[0] as PromiseRejectedResult).reason;
-  const target = connectionTarget('DATABASE_READ_URL', 'PostgreSQL', hostUrl(readUrl, 0));
-  const explained = explainConnectionFailure(error, target);
-  throw explained ? new UserError(explained, { cause: error }) : error;
 }
 
 /**
@@ -92,8 +73,7 @@ async function reachable(sql: Sql, target: ConnectionTarget): Promise<void> {
     await sql`select 1`;
   } catch (error) {
     await sql.end({ timeout: 0 });
-    const explained = explainConnectionFailure(error, target);
-    throw explained ? new UserError(explained, { cause: error }) : error;
+    throw explainedError(error, target);
   }
 }
 

@@ -163,3 +163,29 @@ export class ConnectionGate {
     this.onChange?.(this.counts());
   }
 }
+
+/**
+ * Gates reported together (one per pool of the app): `onChange` is told the counts summed over every
+ * gate made so far, since what matters to an operator is whether requests wait at all.
+ */
+export function gateGroup(
+  options: Omit<ConnectionGateOptions, 'onChange'>,
+  onChange?: (counts: GateCounts) => void,
+): () => ConnectionGate {
+  const gates: ConnectionGate[] = [];
+  const report = () =>
+    onChange?.(
+      gates.reduce<GateCounts>(
+        (sum, gate) => {
+          const counts = gate.counts();
+          return { held: sum.held + counts.held, waiting: sum.waiting + counts.waiting };
+        },
+        { held: 0, waiting: 0 },
+      ),
+    );
+  return () => {
+    const gate = new ConnectionGate({ ...options, onChange: report });
+    gates.push(gate);
+    return gate;
+  };
+}

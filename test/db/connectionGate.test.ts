@@ -4,14 +4,18 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
+import { loadSettings } from '../../src/config.js';
+import { connect } from '../../src/db/connect.js';
 import {
   ConnectionGate,
   ConnectionWaitAborted,
   ConnectionWaitTimeout,
   type GateCounts,
+  gateGroup,
   type Permit,
 } from '../../src/db/connectionGate.js';
-import { connectionGates } from '../../src/http/connectionGates.js';
+import { openReads } from '../../src/db/readReplicas/reads.js';
+import { testDatabaseUrl } from '../helpers/database.js';
 
 /** A gate whose every reported change is kept, to check that the reports match the counts. */
 function recordedGate(size: number, waitMs: number) {
@@ -197,21 +201,27 @@ t.test('refuses a size or wait that would make it useless', async (t) => {
   t.throws(() => new ConnectionGate({ size: 1, waitMs: Number.NaN }), RangeError);
 });
 
-t.test('the app has one gate per pool, reported together', async (t) => {
-  const settings = { DATABASE_POOL_MAX: 2, DATABASE_WAIT_SECONDS: 0.5 };
+t.test('one gate per pool, reported together; key lookups share the reads’ gate', async (t) => {
   const reports: GateCounts[] = [];
-  const metrics = { connectionGate: (counts: GateCounts) => reports.push(counts) };
-  const shared = connectionGates(settings, metrics, true);
-  t.equal(shared.keysGate, shared.gate, 'key lookups share the gate of the pool they share');
-  t.equal(shared.gate.size, 2);
-  t.equal(shared.gate.waitMs, 500);
-
-  const apart = connectionGates(settings, metrics, false);
-  t.not(apart.keysGate, apart.gate, 'a pool of their own, a gate of their own');
-  const reads = [await apart.gate.acquire(), await apart.gate.acquire()];
-  const key = await apart.keysGate.acquire();
+  const newGate = gateGroup({ size: 2, waitMs: 500 }, (counts) => reports.push(counts));
+  const [reads, keys] = [newGate(), newGate()];
+  t.equal(reads.size, 2);
+  t.equal(reads.waitMs, 500);
+  const held = [await reads.acquire(), await reads.acquire()];
+  const key = await keys.acquire();
   t.same(reports.at(-1), { held: 3, waiting: 0 }, 'the gauge shows both pools');
-  t.same(apart.keysGate.counts(), { held: 1, waiting: 0 }, 'a full reads pool leaves key lookups free');
-  for (const permit of [...reads, key]) permit.release();
+  t.same(keys.counts(), { held: 1, waiting: 0 }, 'a full reads pool leaves another pool’s gate free');
+  for (const permit of [...held, key]) permit.release();
   t.same(reports.at(-1), { held: 0, waiting: 0 });
+
+  const settings = loadSettings({ DATABASE_POOL_MAX: '3', DATABASE_WAIT_SECONDS: '0.25' });
+  const sql = connect(testDatabaseUrl(), { max: 1 });
+  t.teardown(() => sql.end({ timeout: 1 }));
+  const { primary, sources } = openReads({ settings, primary: sql });
+  t.same(sources, [primary], 'without replicas every read is on the primary');
+  t.same(
+    [primary.sql, primary.gate.size, primary.gate.waitMs],
+    [sql, 3, 250],
+    'its gate as large as its pool',
+  );
 });

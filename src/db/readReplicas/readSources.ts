@@ -80,18 +80,7 @@ export interface ReadSources {
 }
 
 /** DATABASE_URL alone: every read there; a lost connection is tried again once. */
-export function primaryReads(
-  sql: Sql,
-  gate: ConnectionGate,
-  onRead?: (source: ReadSource) => void,
-): ReadSources {
-  const source: ReadSource = {
-    name: 'primary',
-    sql,
-    gate,
-    replica: false,
-    heldThroughMs: () => Number.POSITIVE_INFINITY,
-  };
+export function primaryReads(source: ReadSource, onRead?: (source: ReadSource) => void): ReadSources {
   return {
     sources: [source],
     async read(work) {
@@ -104,16 +93,11 @@ export function primaryReads(
   };
 }
 
-export interface ReplicaSource {
-  name: string;
-  sql: Sql;
-  gate: ConnectionGate;
-}
-
 export interface ReplicaReadsOptions {
-  replicas: readonly ReplicaSource[];
-  /** The primary's pool and gate (DATABASE_URL: the keys' pool). */
-  primary: { sql: Sql; gate: ConnectionGate };
+  /** In DATABASE_READ_URL's order. */
+  replicas: readonly ReadSource[];
+  /** DATABASE_URL, the keys' pool. */
+  primary: ReadSource;
   monitor: Pick<ReplicaMonitor, 'status'>;
   fallback: ReadFallback;
   /** `random`: reads spread over the usable replicas; `disable`: the first usable in the URL's order. */
@@ -138,20 +122,7 @@ function rotated<T>(sources: T[]): T[] {
 
 /** Reads over the replicas of DATABASE_READ_URL, with the monitor's view of each. */
 export function replicaReads(options: ReplicaReadsOptions): ReadSources {
-  const { monitor } = options;
-  const replicas: ReadSource[] = options.replicas.map(({ name, sql, gate }) => ({
-    name,
-    sql,
-    gate,
-    replica: true,
-    heldThroughMs: () => monitor.status(name).heldThroughMs,
-  }));
-  const primary: ReadSource = {
-    name: 'primary',
-    ...options.primary,
-    replica: false,
-    heldThroughMs: () => Number.POSITIVE_INFINITY,
-  };
+  const { monitor, replicas, primary } = options;
   const usable = (status: ReplicaStatus) => status.state === 'usable';
 
   /**
