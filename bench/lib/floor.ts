@@ -13,8 +13,8 @@
 
 import type { Sql } from '../../src/db/connect.js';
 import { BATCH_SIZE } from '../../src/engine/document.js';
-import { measurementBatches, seriesSelect } from '../../src/engine/read/selects.js';
-import { acrossTubes, LISTED_TUBE } from '../../src/v1/network/sql.js';
+import { readBatches } from '../../src/engine/read/binaryCopy.js';
+import { acrossTubes, LISTED_TUBE, seriesSelect } from '../../src/engine/read/selects.js';
 
 export type FloorMethod = 'copyText' | 'copyBinary';
 
@@ -44,7 +44,7 @@ export async function readFloor(sql: Sql, request: FloorRequest): Promise<number
         for (let at = chunk.indexOf(10); at !== -1; at = chunk.indexOf(10, at + 1)) rows++;
       }
     } else {
-      for await (const batch of measurementBatches(tx, select, 'raw', BATCH_SIZE)) rows += batch.length;
+      for await (const batch of readBatches(tx, select, 'raw', BATCH_SIZE)) rows += batch.length;
     }
   });
   return rows;

@@ -7,8 +7,8 @@
  *   npm run bench -- aggregate [ROUNDS]     (DATABASE_URL, or an embedded PostgreSQL)
  */
 
+import { AGGREGATE_SECONDS, type Aggregate } from '../../src/contract.js';
 import { aggregateSelect, bucketFunctionOf, seriesSelect } from '../../src/engine/read/selects.js';
-import { AGGREGATE_SECONDS, type Aggregate } from '../../src/v1/series/query.js';
 import { startDatabaseServer } from '../../testkit/databaseServer.js';
 import { requirePrerequisites, throwawayPostgres } from '../../testkit/prerequisites.js';
 import { machineLine, mb, median, ms, printTable, ratio } from '../../testkit/report.js';

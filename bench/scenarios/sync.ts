@@ -11,7 +11,7 @@
  * each delta read (after its import, before the next) by changedMeasurementsSelect for the ten tubes
  * over the whole year and the day after, raw and by day, and a series of 1,000 rows (one tube, 1,000
  * minutes, seriesSelect). Each is read through the response's row source, in a REPEATABLE READ READ ONLY
- * transaction: measurementBatches (`COPY (…) TO STDOUT (FORMAT binary)` decoded into MeasurementBatch
+ * transaction: readBatches (`COPY (…) TO STDOUT (FORMAT binary)` decoded into MeasurementBatch
  * columns). "with token work": the delta plus what a changedSince request adds before it
  * (readSyncToken, currentSyncPoint with the view of all tubes, syncGone).
  *
@@ -21,7 +21,8 @@
  */
 import { Readable } from 'node:stream';
 import type { Queryable, Sql } from '../../src/db/connect.js';
-import { measurementBatches, seriesSelect, shapeOf } from '../../src/engine/read/selects.js';
+import { readBatches } from '../../src/engine/read/binaryCopy.js';
+import { seriesSelect, shapeOf } from '../../src/engine/read/selects.js';
 import { importMeasurements } from '../../src/importers/measurements/measurements.js';
 import { changedMeasurementsSelect, currentSyncPoint, loadSyncSecret, syncGone } from '../../src/sync/sql.js';
 import { issueSyncToken, readSyncToken, type SyncPoint } from '../../src/sync/token.js';
@@ -51,7 +52,7 @@ async function viaSource(sql: Sql, select: Select, before?: (tx: Queryable) => P
   let rows = 0;
   await sql.begin(SNAPSHOT, async (tx) => {
     await before?.(tx);
-    for await (const batch of measurementBatches(tx, select.text, shapeOf(select.aggregated), BATCH)) {
+    for await (const batch of readBatches(tx, select.text, shapeOf(select.aggregated), BATCH)) {
       rows += batch.length;
     }
   });

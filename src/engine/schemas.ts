@@ -1,8 +1,23 @@
-/** The measurements endpoint's one response shape: the series of a tube. */
+/** The shapes of what the measurements endpoints write: a tube identifier, a series, a network. */
 import { z } from 'zod';
+import { AGGREGATES, count, MOST_MINUTELY_MEASUREMENTS } from '../contract.js';
 import { FRACTION_DIGITS } from '../domain/datetime.js';
-import { AGGREGATES, count, MOST_MINUTELY_MEASUREMENTS } from '../v1/series/query.js';
-import { TubeIdentifier } from '../v1/wells/schemas.js';
+
+/** The tube identifier of the examples. */
+export const EXAMPLE_TUBE_IDENTIFIER = '2f1c7a4e-9b1d-4c3e-8f55-0a6d3c9e1b42';
+
+/** A tube identifier as the API returns it: a UUID in lower case. */
+export const TubeIdentifier = z.guid().meta({
+  description:
+    'Stable identifier of a tube (a UUID). The API returns it in lower case; in paths it is matched ' +
+    'case-insensitively.',
+  examples: [EXAMPLE_TUBE_IDENTIFIER],
+});
+
+/** The lower-case form of a well-formed identifier; undefined for a malformed one. */
+export function canonicalTubeIdentifier(text: string): string | undefined {
+  return TubeIdentifier.safeParse(text).success ? text.toLowerCase() : undefined;
+}
 
 const UTC_DATE_TIME = {
   type: 'string',
@@ -19,7 +34,7 @@ const bucketLevel = (which: string) =>
     .optional()
     .meta({ description: `The ${which} measurement of the bucket. ${ONLY_AGGREGATED}`, examples: [-1.23] });
 
-// Strict, as wells/schemas.ts's objects are, for the reason given there. The fields of an aggregated
+// Strict, as src/v1/wells/schemas.ts's objects are, for the reason given there. The fields of an aggregated
 // series are optional: the serializer leaves out what a row lacks, so a raw series is written as before.
 export const Measurement = z
   .strictObject({
@@ -75,7 +90,7 @@ const seriesFields = {
     .meta({ description: 'The requested `aggregate`. Present only in an aggregated series.' }),
 };
 
-// Strict: the network's body refers to it (see wells/schemas.ts).
+// Strict: the network's body refers to it (see src/v1/wells/schemas.ts).
 export const GroundwaterLevelSeries = z
   .strictObject({
     ...seriesFields,
@@ -94,3 +109,29 @@ export const GroundwaterLevelSeries = z
 /** Everything of a series before its measurements: written first, before the rows are read. */
 export const SeriesHead = z.object(seriesFields);
 export type SeriesHead = z.infer<typeof SeriesHead>;
+
+/** The network's JSON body: a head of its own, then the series of the endpoint for one tube. */
+/** The head's fields, taken from the series head so that they are described (and written) alike. */
+const { from, to, aggregate } = SeriesHead.shape;
+
+export const NetworkHead = z.object({
+  from,
+  to,
+  aggregate,
+  syncToken: z.string().meta({
+    description:
+      'The token of the snapshot this response was read from, as in the `Sync-Token` header: send it ' +
+      'as `changedSince` to get only what was written since. Opaque, URL-safe, at most 200 characters.',
+  }),
+});
+export type NetworkHead = z.infer<typeof NetworkHead>;
+
+export const GroundwaterLevelNetwork = NetworkHead.extend({
+  series: z.array(GroundwaterLevelSeries).meta({
+    description:
+      'Each element exactly the series the series endpoint gives for that tube with the same `from`, `to` ' +
+      'and `aggregate`, in discovery order (wells by name, tubes by number, both natural). Every selected ' +
+      'tube is listed, with `"measurements": []` when it has none, except with `changedSince`: then only ' +
+      'tubes with a changed measurement are.',
+  }),
+}).meta({ description: 'The measurements of many tubes over one interval, read from one snapshot.' });

@@ -26,7 +26,7 @@ const TAG_LENGTH = 20;
  * A strong tag for the representation made from `inputs`: every value that shapes its bytes, the API
  * version among them. JSON keeps the list unambiguous (no two lists give the same text).
  */
-export function representationTag(inputs: readonly (string | number | undefined)[]): string {
+export function entityTag(inputs: readonly (string | number | undefined)[]): string {
   const hash = createHash('sha256').update(JSON.stringify(inputs)).digest('base64url');
   return `"${hash.slice(0, TAG_LENGTH)}"`;
 }

@@ -11,8 +11,9 @@
  */
 import type { Queryable } from '../db/connect.js';
 import { bucketsOf } from '../engine/read/buckets.js';
-import { instantLiteral, int4ArrayLiteral, snapshotLiteral, xid8Literal } from '../engine/read/literals.js';
+import { instantLiteral, int4ArrayLiteral } from '../engine/read/literals.js';
 import type { Bucketing } from '../engine/read/selects.js';
+import { snapshotLiteral, xid8Literal } from './literals.js';
 import { type SyncPoint, seesAllOf, VIEW_BYTES } from './token.js';
 
 /** The HMAC key of the tokens (made by the migration); read once when the service starts. */

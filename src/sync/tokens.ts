@@ -1,5 +1,5 @@
 /**
- * Sync tokens (src/sync/) as the network endpoint uses them: the token of the response's snapshot,
+ * Sync tokens as the network endpoint uses them: the token of the response's snapshot,
  * the reading of a `changedSince`, the 410, and the select of what changed since a token. One
  * dependency of the route, so that it knows nothing of how a token is made, and the secret is read
  * from the database at the first use rather than when the app is built.

@@ -18,9 +18,9 @@ import { admitClient } from '../limits/admitClient.js';
 import { type ClientLimits, unlimited } from '../limits/types.js';
 import { syncTokens } from '../sync/tokens.js';
 import { docsRoute } from './docs/plugin.js';
-import { networkMeasurementsRoute } from './network/route.js';
+import { networkRoute } from './network/route.js';
 import { openApiRoute } from './openapi/route.js';
-import { measurementsRoute } from './series/route.js';
+import { seriesRoute } from './series/route.js';
 import { wellsRoute } from './wells/route.js';
 
 export interface V1Dependencies {
@@ -54,7 +54,7 @@ export async function v1Api(api: FastifyInstance, deps: V1Dependencies): Promise
     // Lifted limits admit every request and advertise nothing, so they need no hook at all.
     if (limits !== unlimited) data.addHook('onRequest', admitClient(limits, settings));
     await data.register(wellsRoute, { reads });
-    await data.register(measurementsRoute, { reads, metrics });
-    await data.register(networkMeasurementsRoute, { reads, metrics, sync });
+    await data.register(seriesRoute, { reads, metrics });
+    await data.register(networkRoute, { reads, metrics, sync });
   });
 }

@@ -6,12 +6,13 @@
  */
 import fc from 'fast-check';
 import t from 'tap';
+import { AGGREGATE_SECONDS, AGGREGATES, type Aggregate } from '../../src/contract.js';
 import { connect, type Sql } from '../../src/db/connect.js';
 import { migrate } from '../../src/db/migrate.js';
 import { formatInstant, type Instant } from '../../src/domain/datetime.js';
-import { aggregateSelect, bucketFunctionOf, measurementBatches } from '../../src/engine/read/selects.js';
+import { readBatches } from '../../src/engine/read/binaryCopy.js';
+import { aggregateSelect, bucketFunctionOf } from '../../src/engine/read/selects.js';
 import { instantText, numberText } from '../../src/engine/write/text.js';
-import { AGGREGATE_SECONDS, AGGREGATES, type Aggregate } from '../../src/v1/series/query.js';
 import { addMeasurements, addWell } from '../../testkit/fixtures.js';
 import { startTimescale } from '../../testkit/timescale.js';
 import { freshDatabase } from '../helpers/database.js';
@@ -71,7 +72,7 @@ async function buckets(sql: Sql, tubeId: number, from: bigint, to: bigint, aggre
       seconds: AGGREGATE_SECONDS[aggregate],
     });
     // Small batches, so that a series crosses several of them.
-    for await (const batch of measurementBatches(tx, select, 'aggregated', 7)) {
+    for await (const batch of readBatches(tx, select, 'aggregated', 7)) {
       for (let i = 0; i < batch.length; i++) {
         rows.push({
           observedAt: instantText(batch.observedAt[i]!),

@@ -9,7 +9,8 @@
 import t, { type Test } from 'tap';
 import { connect, type Sql } from '../../src/db/connect.js';
 import { migrate, readMigrations, usesTimescaleDb } from '../../src/db/migrate.js';
-import { measurementBatches, seriesSelect } from '../../src/engine/read/selects.js';
+import { readBatches } from '../../src/engine/read/binaryCopy.js';
+import { seriesSelect } from '../../src/engine/read/selects.js';
 import { instantText, numberText } from '../../src/engine/write/text.js';
 import { startTimescale } from '../../testkit/timescale.js';
 import { freshDatabase } from '../helpers/database.js';
@@ -68,7 +69,7 @@ async function series(sql: Sql, tube: number, from: string, to: string): Promise
 async function seriesByCursor(sql: Sql, tube: number, from: string, to: string): Promise<MeasurementRow[]> {
   const rows: MeasurementRow[] = [];
   await sql.begin('read only', async (tx) => {
-    for await (const batch of measurementBatches(tx, seriesSelect(tube, from, to), 'raw', 1000)) {
+    for await (const batch of readBatches(tx, seriesSelect(tube, from, to), 'raw', 1000)) {
       for (let i = 0; i < batch.length; i++) {
         rows.push({ observedAt: instantText(batch.observedAt[i]!), value: numberText(batch.value[i]!) });
       }

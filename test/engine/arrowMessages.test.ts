@@ -7,7 +7,7 @@ import { MessageHeader, tableFromIPC, tableToIPC } from 'apache-arrow';
 import pl from 'nodejs-polars';
 import t from 'tap';
 import { batchOf, type MeasurementValues } from '../../src/engine/batch.js';
-import { arrowSeries, seriesMetadata } from '../../src/engine/write/arrow.js';
+import { arrow, seriesMetadata } from '../../src/engine/write/arrow.js';
 import {
   batchFields,
   dictionaryBatchMessage,
@@ -16,6 +16,7 @@ import {
   recordBatchMessage,
   schemaMessage,
 } from '../../src/engine/write/arrowMessages.js';
+import { CutOffGuard } from '../../src/engine/write/document.js';
 import { messageTypes } from '../helpers/arrow.js';
 
 const HEAD = {
@@ -35,7 +36,7 @@ const ROWS: MeasurementValues[] = [
 
 /** A whole series stream as the representation writes it, batch by batch. */
 function series(aggregate: boolean, batches: MeasurementValues[][]): Buffer {
-  const representation = arrowSeries();
+  const representation = arrow.series();
   const rows = aggregate
     ? batches
     : batches.map((batch) => batch.map(({ observedAt, value }) => ({ observedAt, value })));
@@ -68,16 +69,35 @@ t.test('a series stream is what apache-arrow writes for the same table', async (
   t.same([...metadata.keys()], ['tubeIdentifier', 'from', 'to', 'aggregate', 'unit', 'verticalDatum']);
 });
 
-t.test('every chunk holds back the end of its last message: a cut between chunks is refused', async (t) => {
-  const representation = arrowSeries();
-  const head = representation.head(HEAD);
-  const first = representation.batch(batchOf(ROWS), true);
-  const cut = Buffer.concat([head, first]);
-  t.throws(() => tableFromIPC(cut), 'apache-arrow');
-  t.throws(() => pl.readIPCStream(cut), 'polars');
-  const whole = Buffer.concat([cut, representation.close()]);
-  t.equal(tableFromIPC(whole).numRows, 2, 'with the close, whole');
-  t.equal(pl.readIPCStream(whole).height, 2);
+t.test('the cut-off guard: a cut between chunks ends inside a message, and is refused', async (t) => {
+  const documents = {
+    series: () => {
+      const writer = arrow.series();
+      return { writer, chunks: [writer.head(HEAD), writer.batch(batchOf(ROWS), true)] };
+    },
+    network: () => {
+      const writer = arrow.network();
+      const opening = writer.open({ from: HEAD.from, to: HEAD.to, syncToken: 'token' }, [HEAD]);
+      return { writer, chunks: [opening, writer.head(HEAD), writer.batch(batchOf(ROWS), true)] };
+    },
+  };
+  for (const [kind, document] of Object.entries(documents)) {
+    const { writer, chunks } = document();
+    const unguarded = Buffer.concat(chunks);
+    t.equal(
+      tableFromIPC(unguarded).numRows,
+      2,
+      `${kind}: unguarded, a cut at a message boundary reads as whole`,
+    );
+    const guard = new CutOffGuard();
+    const cut = Buffer.concat(chunks.map((chunk) => guard.pass(chunk)));
+    t.throws(() => tableFromIPC(cut), `${kind}: apache-arrow refuses the guarded cut`);
+    t.throws(() => pl.readIPCStream(cut), `${kind}: polars refuses it`);
+    const whole = Buffer.concat([cut, guard.close(writer.close())]);
+    t.ok(whole.equals(Buffer.concat([unguarded, writer.close()])), `${kind}: with the close, the same bytes`);
+    t.equal(tableFromIPC(whole).numRows, 2, `${kind}: whole`);
+    t.equal(pl.readIPCStream(whole).height, 2);
+  }
 });
 
 t.test('dictionary-encoded utf8 columns: sent once, int32 indices, read by both readers', async (t) => {

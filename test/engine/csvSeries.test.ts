@@ -5,8 +5,10 @@
 import t from 'tap';
 import { batchOf, type MeasurementValues } from '../../src/engine/batch.js';
 import type { SeriesHead } from '../../src/engine/schemas.js';
-import { CSV_MEDIA_TYPE, csvColumns, csvField, csvSeries } from '../../src/engine/write/csv.js';
-import { jsonSeries } from '../../src/engine/write/json.js';
+import { csvColumns, csvField, csv as csvFormat, csvWriter } from '../../src/engine/write/csv.js';
+import { json as jsonFormat } from '../../src/engine/write/json.js';
+
+const jsonSeries = jsonFormat.series();
 
 const HEAD = {
   tubeIdentifier: '2f1c7a4e-9b1d-4c3e-8f55-0a6d3c9e1b42',
@@ -24,15 +26,11 @@ const ROWS: MeasurementValues[] = [
   { observedAt: '2024-01-01T00:00:02Z', value: -0 },
 ];
 
-const write = (
-  representation = csvSeries(),
-  head: SeriesHead = HEAD,
-  batches: MeasurementValues[][] = [ROWS],
-) =>
+const write = (writer = csvWriter(), head: SeriesHead = HEAD, batches: MeasurementValues[][] = [ROWS]) =>
   Buffer.concat([
-    representation.head(head),
-    ...batches.map((rows, i) => representation.batch(batchOf(rows), i === 0)),
-    representation.close(),
+    writer.head(head),
+    ...batches.map((rows, i) => writer.batch(batchOf(rows), i === 0)),
+    writer.close(),
   ]).toString();
 
 t.test('raw rows: header, lines after CRLF, numbers as the JSON writes them', async (t) => {
@@ -62,12 +60,12 @@ t.test('raw rows: header, lines after CRLF, numbers as the JSON writes them', as
     json.measurements.map((m: { observedAt: string }, i: number) => `${m.observedAt},${values[i]},m,NAP`),
     'the JSON text of every value',
   );
-  t.equal(csvSeries().mediaType, CSV_MEDIA_TYPE);
+  t.equal(csvFormat.mediaType, 'text/csv; charset=utf-8; header=present');
 });
 
 t.test('batches continue one another; an empty interval is the header line', async (t) => {
-  t.equal(write(csvSeries(), HEAD, [ROWS.slice(0, 2), ROWS.slice(2)]), write());
-  t.equal(write(csvSeries(), HEAD, []), 'observedAt,value,unit,verticalDatum\r\n');
+  t.equal(write(csvWriter(), HEAD, [ROWS.slice(0, 2), ROWS.slice(2)]), write());
+  t.equal(write(csvWriter(), HEAD, []), 'observedAt,value,unit,verticalDatum\r\n');
 });
 
 t.test('unit and datum: quoted once per response when RFC 4180 asks for it', async (t) => {
@@ -81,13 +79,13 @@ t.test('unit and datum: quoted once per response when RFC 4180 asks for it', asy
     ['', ''],
   ];
   for (const [text, written] of cases) t.equal(csvField(text), written, JSON.stringify(text));
-  const csv = write(csvSeries(), { ...HEAD, unit: 'c,m', verticalDatum: '"TAW"' }, [ROWS.slice(0, 1)]);
+  const csv = write(csvWriter(), { ...HEAD, unit: 'c,m', verticalDatum: '"TAW"' }, [ROWS.slice(0, 1)]);
   t.equal(csv, 'observedAt,value,unit,verticalDatum\r\n2024-01-01T00:00:00Z,-1.23,"c,m","""TAW"""\r\n');
 });
 
 t.test('each response has its own writer: the unit of one never reaches another', async (t) => {
-  const first = csvSeries();
-  const second = csvSeries();
+  const first = csvWriter();
+  const second = csvWriter();
   first.head({ ...HEAD, unit: 'cm' });
   second.head(HEAD);
   t.equal(first.batch(batchOf(ROWS.slice(0, 1)), true).toString(), '\r\n2024-01-01T00:00:00Z,-1.23,cm,NAP');
@@ -99,11 +97,11 @@ t.test('an aggregated series: its columns, chosen by the head', async (t) => {
     { observedAt: '2024-01-01T00:00:00Z', value: -1.2345, min: -2, max: 1e-5, count: 4 },
   ];
   t.equal(
-    write(csvSeries(), { ...HEAD, aggregate: 'PT1H' }, [rows]),
+    write(csvWriter(), { ...HEAD, aggregate: 'PT1H' }, [rows]),
     'observedAt,value,min,max,count,unit,verticalDatum\r\n2024-01-01T00:00:00Z,-1.2345,-2,0.00001,4,m,NAP\r\n',
   );
   t.equal(
-    write(csvSeries(), { ...HEAD, aggregate: 'P1D' }, []),
+    write(csvWriter(), { ...HEAD, aggregate: 'P1D' }, []),
     'observedAt,value,min,max,count,unit,verticalDatum\r\n',
   );
   t.equal(csvColumns([['observedAt', 'instant']]).header, 'observedAt,unit,verticalDatum', 'any column list');

@@ -1,21 +1,15 @@
 /**
- * The lifecycle (seriesStream.ts) with a document of many tubes, read from one select against a real
- * PostgreSQL, with a representation of the test's own: tube boundaries taken inside batches, the heads
+ * The lifecycle (src/engine/document.ts) with a document of many tubes, read from one select against a
+ * real PostgreSQL, with a writer of the test's own: tube boundaries taken inside batches, the heads
  * of tubes without rows (every tube) or none of them (a delta), a list of many empty tubes in bounded
  * chunks, and the rows of each tube in the network's select in the series' order.
  */
 import t from 'tap';
 import { connect } from '../../src/db/connect.js';
-import {
-  BATCH_SIZE,
-  type DocumentPlan,
-  measurementsSelect,
-  openDocumentStream,
-  seriesHead,
-} from '../../src/engine/document.js';
-import { shapeOf } from '../../src/engine/read/selects.js';
-import type { SeriesRepresentation } from '../../src/engine/write/writer.js';
-import { acrossTubes, LISTED_TUBE } from '../../src/v1/network/sql.js';
+import { BATCH_SIZE, type DocumentPlan, openDocument } from '../../src/engine/document.js';
+import { acrossTubes, LISTED_TUBE, measurementsSelect, shapeOf } from '../../src/engine/read/selects.js';
+import { seriesHead } from '../../src/engine/read/tubes.js';
+import type { SeriesWriter } from '../../src/engine/write/writer.js';
 import { addRegularSeries, addWell } from '../../testkit/fixtures.js';
 import { freshDatabase } from '../helpers/database.js';
 
@@ -25,8 +19,7 @@ const TO = '2024-01-03T00:00:00Z';
 const LONG_ROWS = 2 * 1440;
 
 /** One line per part: `O` the opening, `H <tube>` a head, `B <first?> <rows> <tube of the rows>`, `E`. */
-const lines = (): SeriesRepresentation => ({
-  mediaType: 'text/plain',
+const lines = (): SeriesWriter => ({
   head: (head) => Buffer.from(`H ${head.tubeIdentifier}\n`),
   batch: (rows, first) => Buffer.from(`B ${first} ${rows.length} ${rows.tube[0]}\n`),
   close: () => Buffer.from('E\n'),
@@ -52,27 +45,25 @@ t.test('a document of many tubes', async (t) => {
     ids = tubes.map((tube) => tube.id),
   ) {
     const chunks: string[] = [];
-    const stream = await openDocumentStream(
+    const opened = await openDocument(
       sql,
       {
         async plan(pool, tx) {
           const select = await measurementsSelect(pool, tx, LISTED_TUBE, { from: FROM, to: TO });
-          return {
+          const document: DocumentPlan = {
             ...plan,
             tubes: ids.map((_, i) =>
-              seriesHead(
-                { unit: 'm', verticalDatum: 'NAP' },
-                { tubeIdentifier: `t${i}`, from: FROM, to: TO },
-              ),
+              seriesHead({ unit: 'm', verticalDatum: 'NAP' }, `t${i}`, { from: FROM, to: TO }),
             ),
             select: acrossTubes(ids, select),
             shape: shapeOf(undefined),
           };
+          return { document };
         },
       },
       lines(),
     );
-    for await (const chunk of stream!) chunks.push((chunk as Buffer).toString());
+    for await (const chunk of opened!.body) chunks.push((chunk as Buffer).toString());
     return chunks;
   }
 

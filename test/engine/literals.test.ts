@@ -1,12 +1,7 @@
 /** The SQL literals of the row source's selects: what each writes, and what each refuses. */
 import t from 'tap';
-import {
-  instantLiteral,
-  int4ArrayLiteral,
-  integerLiteral,
-  snapshotLiteral,
-  xid8Literal,
-} from '../../src/engine/read/literals.js';
+import { instantLiteral, int4ArrayLiteral, integerLiteral } from '../../src/engine/read/literals.js';
+import { snapshotLiteral, xid8Literal } from '../../src/sync/literals.js';
 
 t.test('integers and int4 arrays', async (t) => {
   t.equal(integerLiteral(-42), '-42');

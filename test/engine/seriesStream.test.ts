@@ -1,5 +1,5 @@
 /**
- * openSeriesStream in process, against a real PostgreSQL: a long series streams without leaving its
+ * openSeries in process, against a real PostgreSQL: a long series streams without leaving its
  * rows behind in V8's old generation, so the server's memory does not grow with the length of the
  * series (`npm run bench -- memory` measures the resident memory of a real server; this pins down the cause).
  * (Until 1.1.0 the rows were objects of FETCH results, promoted unless each batch was emptied once
@@ -9,13 +9,13 @@ import { constants, type PerformanceEntry, PerformanceObserver } from 'node:perf
 import { setImmediate as tick } from 'node:timers/promises';
 import t from 'tap';
 import { connect } from '../../src/db/connect.js';
-import { openSeriesStream } from '../../src/engine/document.js';
-import { jsonSeries } from '../../src/engine/write/json.js';
+import { json } from '../../src/engine/write/json.js';
 import type { Client } from '../../src/keys/clients.js';
 import { addRegularSeries, addWell } from '../../testkit/fixtures.js';
 import { freshDatabase } from '../helpers/database.js';
 import { oldGenerationMb } from '../helpers/heap.js';
 import { seededRandom } from '../helpers/random.js';
+import { openSeries } from '../helpers/series.js';
 
 const FROM = '2024-01-01T00:00:00Z';
 /** 120 days of 1-minute data: 172,800 measurements, ~9 MB of JSON, ~86 batches. */
@@ -30,10 +30,10 @@ t.test('a long series leaves no rows behind in the old generation', async (t) =>
   const client: Client = { keyId: 'test', allTubes: true, grants: new Set() };
 
   async function drain(to: string): Promise<number> {
-    const stream = await openSeriesStream(
+    const stream = await openSeries(
       sql,
       { client, tubeIdentifier: tube!.identifier, from: FROM, to },
-      jsonSeries,
+      json.series(),
     );
     let bytes = 0;
     for await (const chunk of stream!) bytes += (chunk as Buffer).length;
@@ -114,7 +114,7 @@ t.test("values come out as JavaScript writes them, whatever PostgreSQL's text of
   const [rounding] = await sql`select current_setting('extra_float_digits') as setting`;
   t.equal(rounding?.setting, '-3', 'the connection rounds floats');
   const client: Client = { keyId: 'test', allTubes: true, grants: new Set() };
-  const stream = await openSeriesStream(
+  const stream = await openSeries(
     sql,
     {
       client,
@@ -122,7 +122,7 @@ t.test("values come out as JavaScript writes them, whatever PostgreSQL's text of
       from: '2024-01-01T00:00:00Z',
       to: '2024-01-02T00:00:00Z',
     },
-    jsonSeries,
+    json.series(),
   );
   let body = '';
   for await (const chunk of stream!) body += (chunk as Buffer).toString();

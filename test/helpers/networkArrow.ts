@@ -3,7 +3,10 @@
 import { MessageHeader, tableFromIPC } from 'apache-arrow';
 import pl from 'nodejs-polars';
 import type { Test } from 'tap';
-import { ARROW_MEDIA_TYPE as ARROW } from '../../src/engine/write/arrowMessages.js';
+import { arrow } from '../../src/engine/write/arrow.js';
+
+const ARROW = arrow.mediaType;
+
 import { arrowColumn, messageTypes, micros, mismatches } from './arrow.js';
 import { get } from './http.js';
 import { decodedBytes, type NetworkQuery, networkPath } from './network.js';

@@ -1,11 +1,11 @@
 /** Sync as the network endpoint runs it (src/sync/), for the tests of test/sync/. */
 import type { Queryable, Sql } from '../../src/db/connect.js';
 import type { BatchShape } from '../../src/engine/batch.js';
+import { readBatches } from '../../src/engine/read/binaryCopy.js';
 import {
   aggregateSelect,
   type BucketFunction,
   type Bucketing,
-  measurementBatches,
   shapeOf,
 } from '../../src/engine/read/selects.js';
 import {
@@ -49,7 +49,7 @@ function isoText(micros: number): string {
 /** The rows of `select` through the response's row source (binary COPY into MeasurementBatches). */
 export async function sourceRows(tx: Queryable, select: string, shape: BatchShape): Promise<SourceRow[]> {
   const rows: SourceRow[] = [];
-  for await (const batch of measurementBatches(tx, select, shape, BATCH_ROWS)) {
+  for await (const batch of readBatches(tx, select, shape, BATCH_ROWS)) {
     for (let i = 0; i < batch.length; i++) {
       const row: SourceRow = {
         tube: batch.tube[i]!,

@@ -1,6 +1,6 @@
 /** The parts of conditional requests that need no server: If-None-Match lists, HTTP-dates, tags. */
 import t from 'tap';
-import { parseHttpDate, parseIfNoneMatch, representationTag } from '../../src/http/conditional.js';
+import { entityTag, parseHttpDate, parseIfNoneMatch } from '../../src/http/conditional.js';
 import { seriesTag } from '../../src/v1/series/validators.js';
 
 t.test('If-None-Match: tags, weak or not, a list, *; anything else is not one', async (t) => {
@@ -59,5 +59,5 @@ t.test('a tag changes with each input of the representation', async (t) => {
   t.equal(tags.size, 9);
   t.equal(seriesTag(inputs), seriesTag({ ...inputs }), 'the same inputs, the same tag');
   // The list is unambiguous: moving text between inputs is another tag.
-  t.not(representationTag(['a,b', 'c']), representationTag(['a', 'b,c']));
+  t.not(entityTag(['a,b', 'c']), entityTag(['a', 'b,c']));
 });

@@ -34,7 +34,7 @@ import t, { type Test } from 'tap';
 import { API_VERSION } from '../../src/contract.js';
 import { generateApiKey } from '../../src/keys/format.js';
 import { createClientLimits } from '../../src/limits/createClientLimits.js';
-import { FORMAT_MESSAGE } from '../../src/v1/series/query.js';
+import { FORMAT_MESSAGE } from '../../src/v1/measurementsQuery.js';
 import { addKey, addMeasurements, addRegularSeries, addWell, revokeKey } from '../../testkit/fixtures.js';
 import { rememberKey } from '../../testkit/outputCapture.js';
 import { startApi } from '../helpers/api.js';

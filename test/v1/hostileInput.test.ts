@@ -17,9 +17,9 @@ import { METHODS, STATUS_CODES } from 'node:http';
 import { type Table, tableFromIPC } from 'apache-arrow';
 import fc from 'fast-check';
 import t, { type Test } from 'tap';
+import { AGGREGATE_SECONDS, AGGREGATES, type Aggregate } from '../../src/contract.js';
 import { type Instant, microsBetween, parseDateTime } from '../../src/domain/datetime.js';
-import { SERIES_FORMATS, type SeriesFormat } from '../../src/engine/write/formats.js';
-import { AGGREGATE_SECONDS, AGGREGATES, type Aggregate } from '../../src/v1/series/query.js';
+import { FORMAT_NAMES, type FormatName } from '../../src/engine/write/writer.js';
 import { addKey, addMeasurements, addWell, revokeKey } from '../../testkit/fixtures.js';
 import { startApi, type TestApi } from '../helpers/api.js';
 import {
@@ -76,7 +76,7 @@ interface Expected {
   /** On 200 of the network endpoint: a delta since the current token, so no series. */
   delta?: boolean;
   /** On 200: the format `format` or Accept asks for. */
-  format?: SeriesFormat;
+  format?: FormatName;
 }
 
 interface Generated {
@@ -591,7 +591,7 @@ const keyArb = (
  * The ranges of the Accept elements generated, and how specifically each matches the two formats (2 the
  * type itself, 1 its `type/*`, 0 `*\/*`); a range without `/` is no media range and matches neither.
  */
-const ACCEPT_RANGES: Record<string, Partial<Record<SeriesFormat, number>>> = {
+const ACCEPT_RANGES: Record<string, Partial<Record<FormatName, number>>> = {
   'text/csv': { csv: 2 },
   'TEXT/CSV': { csv: 2 },
   'application/json': { json: 2 },
@@ -906,7 +906,7 @@ function parameter(values: string[]): Instant | 'missing' | 'invalid' {
  * The weight Accept gives a format (RFC 9110 §12.5.1): the q of the most specific element that matches
  * it, the highest of equally specific ones; 0 when none matches.
  */
-function acceptWeight(elements: AcceptElement[], format: SeriesFormat): number {
+function acceptWeight(elements: AcceptElement[], format: FormatName): number {
   const matching = elements.flatMap(({ range, q }) => {
     const level = ACCEPT_RANGES[range]![format];
     return level === undefined ? [] : [{ level, q }];
@@ -916,8 +916,8 @@ function acceptWeight(elements: AcceptElement[], format: SeriesFormat): number {
 }
 
 /** `format` decides; else the format Accept weighs most, JSON, CSV, Arrow among equals. */
-function expectedFormat(given: string | undefined, accept: AcceptElement[] | undefined): SeriesFormat {
-  if ((SERIES_FORMATS as readonly string[]).includes(given ?? '')) return given as SeriesFormat;
+function expectedFormat(given: string | undefined, accept: AcceptElement[] | undefined): FormatName {
+  if ((FORMAT_NAMES as readonly string[]).includes(given ?? '')) return given as FormatName;
   if (accept === undefined) return 'json';
   const [json, csv, arrow] = (['json', 'csv', 'arrow'] as const).map((format) =>
     acceptWeight(accept, format),
@@ -1078,12 +1078,12 @@ function checkSeriesHeaders(world: World, response: RawResponse, expected: Expec
   checkFormatHeaders(response, expected, world.granted);
 }
 
-const MEDIA_TYPES: Record<SeriesFormat, string> = {
+const MEDIA_TYPES: Record<FormatName, string> = {
   json: 'application/json',
   csv: 'text/csv; charset=utf-8; header=present',
   arrow: 'application/vnd.apache.arrow.stream',
 };
-const EXTENSIONS: Record<SeriesFormat, string | undefined> = { json: undefined, csv: 'csv', arrow: 'arrows' };
+const EXTENSIONS: Record<FormatName, string | undefined> = { json: undefined, csv: 'csv', arrow: 'arrows' };
 
 /** Vary, the media type of the format, and the file name `<stem>_<from>_<to>.<extension>` of files. */
 function checkFormatHeaders(response: RawResponse, expected: Expected, stem: string) {
@@ -1371,7 +1371,7 @@ async function fuzz(t: Test, api: TestApi, world: World, endpoint: Endpoint) {
   for (const status of COVERAGE[endpoint].statuses) atLeast10(statuses, status, `${status} answered`);
   for (const key of COVERAGE[endpoint].errorKeys) atLeast10(named, key, `errors.${key} named`);
   t.comment(`formats of the 200s: ${JSON.stringify(Object.fromEntries(formats))}`);
-  for (const format of SERIES_FORMATS) atLeast10(formats, format, `${format} answered`);
+  for (const format of FORMAT_NAMES) atLeast10(formats, format, `${format} answered`);
 }
 
 /** A network response's Sync-Token, for a key. */

@@ -1,36 +1,19 @@
 /**
- * The SQL of the measurements endpoint. Measurements leave the database as binary COPY output, decoded
- * into columns (batch.ts): no time or number is printed as text and parsed back. COPY takes no bind
- * parameters, so its select carries its values as literals (literals.ts).
+ * The selects of measurements: one tube's series, its buckets, and many tubes' in one. They are read
+ * as binary COPY output (binaryCopy.ts), and COPY takes no bind parameters, so a select carries its
+ * values as literals (literals.ts).
  */
+
+import { AGGREGATE_SECONDS, type Aggregate } from '../../contract.js';
 import type { Queryable, Sql } from '../../db/connect.js';
 import { usesTimescaleDb } from '../../db/migrate.js';
-import { type BatchShape, CopyBinaryDecoder, type MeasurementBatch } from '../batch.js';
+import type { BatchShape } from '../batch.js';
 import { bucketsOf } from './buckets.js';
-import { instantLiteral, integerLiteral } from './literals.js';
-
-export interface TubeRow {
-  /** Internal id: what grants and measurements refer to. */
-  id: number;
-  unit: string;
-  verticalDatum: string;
-  /** What the series' validators derive from (sql/004): a bigint as text, and its time. */
-  seriesVersion: string;
-  seriesChangedAt: Date;
-}
-
-/** A tube by its identifier (canonical lower-case UUID text). */
-export async function findTube(sql: Queryable, identifier: string): Promise<TubeRow | undefined> {
-  const [tube] = await sql<TubeRow[]>`
-    select id, unit, vertical_datum as "verticalDatum", series_version::text as "seriesVersion",
-           series_changed_at as "seriesChangedAt"
-    from tubes where identifier = ${identifier}::uuid`;
-  return tube;
-}
+import { instantLiteral, int4ArrayLiteral, integerLiteral } from './literals.js';
 
 /**
  * Which tube a select reads and what it writes as its `tube`, as SQL expressions: for the series its
- * id and 0; for many tubes (networkMeasurements/sql.ts) the columns of the list it walks.
+ * id and 0; for many tubes the columns of the list it walks (LISTED_TUBE).
  */
 export interface TubeColumns {
   id: string;
@@ -75,7 +58,7 @@ export async function bucketFunctionOf(pool: Sql, sql: Queryable): Promise<Bucke
 
 export interface Bucketing {
   bucketFunction: BucketFunction;
-  /** The bucket length (query.ts, AGGREGATE_SECONDS). */
+  /** The bucket length (src/contract.ts, AGGREGATE_SECONDS). */
   seconds: number;
 }
 
@@ -116,137 +99,48 @@ export function aggregateSelect(
 /** The columns a select returns: aggregated when it has min, max and count. */
 export const shapeOf = (aggregate: unknown): BatchShape => (aggregate ? 'aggregated' : 'raw');
 
-/** Decoded batches waiting for the caller at most: the rest waits in the socket, holding back the server. */
-const BATCHES_AHEAD = 2;
+/** The list's columns as each tube's select sees them (acrossTubes): its id, and its place from 0. */
+export const LISTED_TUBE: TubeColumns = { id: 'listed.id', position: '(listed.position - 1)::int4' };
 
 /**
- * The stream postgres.js hands out for `COPY … TO STDOUT`: it calls `push` with each CopyData message's
- * bytes (one row each), pauses its socket when `push` returns false, resumes it in `_read`, and ends
- * the stream with `push(null)`.
+ * The rows of `tubeIds`, tube after tube in the list's order, each by its own select (`perTube`, made
+ * for LISTED_TUBE: the series' select or its buckets', measurements/sql.ts), so each tube is read as
+ * the series endpoint reads it. A list WITH ORDINALITY is known to come in that order,
+ * so the nested loop over it needs no sort; OFFSET 0 keeps each tube's select whole, ORDER BY included,
+ * rather than merged into the join.
  */
-interface CopyOutput {
-  push(chunk: Buffer | null): boolean;
-  _read(size: number): void;
-  read(): Buffer | null;
-  once(event: 'error' | 'end', listener: (error?: unknown) => void): unknown;
+export function acrossTubes(tubeIds: readonly number[], perTube: string): string {
+  return `select measured.* from unnest(${int4ArrayLiteral(tubeIds)}) with ordinality as listed(id, position)
+    cross join lateral (${perTube} offset 0) as measured
+    order by listed.position`;
 }
 
-/**
- * The rows of `select` (seriesSelect, aggregateSelect, or any select of the same columns) as
- * MeasurementBatches of `batchSize` rows, from `COPY (select) TO STDOUT (FORMAT binary)` on `tx`.
- * Must run in a transaction (the snapshot).
- *
- * The rows are decoded as postgres.js hands them over, through the output stream's own `push`: a
- * stream event per row would cost more than decoding it (bench/README.md, "Row source"). `push`
- * answers false while BATCHES_AHEAD batches wait, which pauses the socket, so a slow consumer holds
- * back the database; taking a batch resumes it.
- *
- * When the caller stops early, the COPY is cancelled and the rest of its output dropped, so the
- * connection is idle in the transaction again by the time this generator has returned. An output
- * without its trailer (a lost connection can end the stream early) is an error, never a short series.
- */
-export async function* measurementBatches(
+/** What a client asks of a tube's measurements: RFC 3339 UTC `Z` forms of [from, to), and the buckets. */
+export interface Interval {
+  from: string;
+  to: string;
+  /** The bucket length asked for; undefined for every measurement. */
+  aggregate?: Aggregate | undefined;
+}
+
+/** How `aggregate` cuts a series on the database behind `pool`; undefined for every measurement. */
+export async function bucketingOf(
+  pool: Sql,
   tx: Queryable,
-  select: string,
-  shape: BatchShape,
-  batchSize: number,
-): AsyncGenerator<MeasurementBatch> {
-  const query = tx.unsafe(`copy (${select}) to stdout (format binary)`);
-  const output = (await query.readable()) as unknown as CopyOutput;
-  const waiting: MeasurementBatch[] = [];
-  let failure: { error: unknown } | undefined;
-  let ended = false;
-  let dropping = false;
-  let paused = false;
-  let wake: (() => void) | undefined;
-  const decoder = new CopyBinaryDecoder(shape, batchSize, (batch) => {
-    waiting.push(batch);
-    wake?.();
-  });
-  const fail = (error: unknown) => {
-    failure ??= { error };
-    wake?.();
-  };
-  // The COPY is over once its output ended or failed: only then may the transaction send anything.
-  let outputOver!: () => void;
-  const over = new Promise<void>((resolve) => {
-    outputOver = resolve;
-  });
-  /** Lets postgres.js read its socket again (its `_read`); nothing to do once the connection is gone. */
-  const resume = () => {
-    paused = false;
-    try {
-      output._read(0);
-    } catch {
-      // The connection is gone, and its loss reaches the query.
-    }
-  };
-  const end = () => {
-    if (ended || dropping || failure) return;
-    try {
-      decoder.end();
-      ended = true;
-    } catch (error) {
-      fail(error);
-    }
-    wake?.();
-    // The COPY's last messages (its completion) may wait behind a paused socket.
-    if (paused) resume();
-  };
-  output.push = (chunk) => {
-    if (chunk === null) {
-      outputOver();
-      end();
-      return false;
-    }
-    if (dropping || failure) return true;
-    try {
-      decoder.write(chunk);
-    } catch (error) {
-      fail(error);
-      return true;
-    }
-    paused = waiting.length >= BATCHES_AHEAD;
-    return !paused;
-  };
-  output.once('error', (error) => {
-    outputOver();
-    fail(error);
-  });
-  // What arrived with the COPY's start (all of a short one, its end too) went through the stream's
-  // own push before this one took over: read from the stream, whose end then comes as its event.
-  output.once('end', () => {
-    outputOver();
-    end();
-  });
-  for (let early = output.read(); early !== null; early = output.read()) output.push(early);
-  try {
-    while (true) {
-      if (failure) throw failure.error;
-      const batch = waiting.shift();
-      if (batch) {
-        if (paused && waiting.length < BATCHES_AHEAD) resume();
-        yield batch;
-      } else if (ended) {
-        return;
-      } else {
-        await new Promise<void>((resolve) => {
-          wake = resolve;
-        });
-        wake = undefined;
-      }
-    }
-  } finally {
-    if (!ended) {
-      // Stopped early (or the output was malformed): the rest is dropped as it comes, until the
-      // cancelled COPY ends either way.
-      dropping = true;
-      resume();
-      // Delivered before the transaction goes on: a cancel that arrived later could hit a statement
-      // of the next request on this connection. One that finds the COPY over is ignored (idle backend).
-      const cancelled = Promise.resolve(query.cancel()).catch(() => {});
-      await over;
-      await cancelled;
-    }
-  }
+  aggregate: Aggregate | undefined,
+): Promise<Bucketing | undefined> {
+  return (
+    aggregate && { bucketFunction: await bucketFunctionOf(pool, tx), seconds: AGGREGATE_SECONDS[aggregate] }
+  );
+}
+
+/** The select of one tube's series, or of its buckets. */
+export async function measurementsSelect(
+  pool: Sql,
+  tx: Queryable,
+  tube: number | TubeColumns,
+  { from, to, aggregate }: Interval,
+): Promise<string> {
+  const bucketing = await bucketingOf(pool, tx, aggregate);
+  return bucketing ? aggregateSelect(tube, from, to, bucketing) : seriesSelect(tube, from, to);
 }

@@ -1,22 +1,28 @@
 /**
- * The series as an Apache Arrow IPC stream (v1.2.md, "Arrow IPC stream"): the schema with the series
- * head as its custom metadata, one record batch per batch of the source, and the end-of-stream marker
- * in the close, which the lifecycle writes only once the snapshot ended well: a cut-off stream lacks
- * it, and ends inside a message, on which a reader fails.
+ * Apache Arrow IPC streams (messages: arrowMessages.ts).
+ *
+ * A series: the schema with the series head as its custom metadata, one record batch per batch, and the
+ * end-of-stream marker in the close. A network: `tubeIdentifier`, the series' columns, then `unit` and
+ * `verticalDatum`; the three strings dictionary-encoded (int32 indices into utf8), each dictionary
+ * sent once, whole, after the schema and before the first batch: every tube of the document is known
+ * when it opens. A row's `tube` (its tube's position in the document) is its index into the
+ * identifiers' dictionary as it is.
  */
-
-import type { SeriesHead } from '../schemas.js';
+import type { NetworkHead, SeriesHead } from '../schemas.js';
 import {
   AGGREGATED_ARROW_COLUMNS,
-  ARROW_MEDIA_TYPE,
   type BatchColumn,
   batchFields,
+  dictionaryBatchMessage,
+  dictionaryField,
   END_OF_STREAM,
   RAW_ARROW_COLUMNS,
   recordBatchMessage,
   schemaMessage,
 } from './arrowMessages.js';
-import type { SeriesRepresentation } from './writer.js';
+import type { Format, NetworkWriter, SeriesWriter } from './writer.js';
+
+const NOTHING = Buffer.alloc(0);
 
 /** The head's fields as the schema's metadata, in the JSON head's order; `aggregate` when given. */
 export function seriesMetadata(head: SeriesHead): Map<string, string> {
@@ -31,34 +37,95 @@ export function seriesMetadata(head: SeriesHead): Map<string, string> {
   return metadata;
 }
 
-/**
- * Bytes each chunk holds back from the end of its last message and sends at the start of the next
- * chunk (or in the close): a body cut off between two chunks then ends inside a message, which every
- * reader refuses. Cut at a message boundary instead, a stream without its end-of-stream marker reads
- * as whole in apache-arrow and polars alike.
- */
-const HELD_BACK_BYTES = 8;
-
-/**
- * An Arrow writer for one response: it keeps the columns the head chose (raw or aggregated), and the
- * bytes held back from the last message.
- */
-export function arrowSeries(): SeriesRepresentation {
+/** A fresh one per response: it keeps the columns the head chose (raw or aggregated). */
+function seriesWriter(): SeriesWriter {
   let columns: readonly BatchColumn[] = RAW_ARROW_COLUMNS;
-  let heldBack = Buffer.alloc(0);
-  /** `message` after the bytes held back before it, less its own last bytes, which are held back now. */
-  const sendHoldingBack = (message: Buffer) => {
-    const sent = Buffer.concat([heldBack, message.subarray(0, message.length - HELD_BACK_BYTES)]);
-    heldBack = Buffer.from(message.subarray(message.length - HELD_BACK_BYTES));
-    return sent;
-  };
   return {
-    mediaType: ARROW_MEDIA_TYPE,
     head(head) {
       columns = head.aggregate ? AGGREGATED_ARROW_COLUMNS : RAW_ARROW_COLUMNS;
-      return sendHoldingBack(schemaMessage(batchFields(columns), seriesMetadata(head)));
+      return schemaMessage(batchFields(columns), seriesMetadata(head));
     },
-    batch: (batch) => sendHoldingBack(recordBatchMessage(batch, columns)),
-    close: () => Buffer.concat([heldBack, END_OF_STREAM]),
+    batch: (batch) => recordBatchMessage(batch, columns),
+    close: () => END_OF_STREAM,
   };
 }
+
+/** The dictionaries, by id: the order of their fields in the schema. */
+const TUBES = 0;
+const UNITS = 1;
+const DATUMS = 2;
+
+/** The distinct values of `texts` in order of appearance, and each text's index among them. */
+function dictionary(texts: readonly string[]): { values: string[]; indexOf: Int32Array } {
+  const indices = new Map<string, number>();
+  const indexOf = Int32Array.from(texts, (text) => {
+    const known = indices.get(text);
+    if (known !== undefined) return known;
+    indices.set(text, indices.size);
+    return indices.size - 1;
+  });
+  return { values: [...indices.keys()], indexOf };
+}
+
+/** The network head's fields as the schema's metadata: `aggregate` when given. */
+function networkMetadata({ from, to, aggregate, syncToken }: NetworkHead): Map<string, string> {
+  const metadata = new Map([
+    ['from', from],
+    ['to', to],
+  ]);
+  if (aggregate) metadata.set('aggregate', aggregate);
+  metadata.set('syncToken', syncToken);
+  return metadata;
+}
+
+/** A fresh one per response: it keeps the columns and each tube's unit and datum index. */
+function networkWriter(): NetworkWriter {
+  let columns: readonly BatchColumn[] = RAW_ARROW_COLUMNS;
+  let unitOf: Int32Array = new Int32Array(0);
+  let datumOf: Int32Array = new Int32Array(0);
+  return {
+    open(head, tubes) {
+      columns = head.aggregate ? AGGREGATED_ARROW_COLUMNS : RAW_ARROW_COLUMNS;
+      const units = dictionary(tubes.map((tube) => tube.unit));
+      const datums = dictionary(tubes.map((tube) => tube.verticalDatum));
+      unitOf = units.indexOf;
+      datumOf = datums.indexOf;
+      const fields = [
+        dictionaryField('tubeIdentifier', TUBES),
+        ...batchFields(columns),
+        dictionaryField('unit', UNITS),
+        dictionaryField('verticalDatum', DATUMS),
+      ];
+      return Buffer.concat([
+        schemaMessage(fields, networkMetadata(head)),
+        dictionaryBatchMessage(
+          TUBES,
+          tubes.map((tube) => tube.tubeIdentifier),
+        ),
+        dictionaryBatchMessage(UNITS, units.values),
+        dictionaryBatchMessage(DATUMS, datums.values),
+      ]);
+    },
+    head: () => NOTHING,
+    // The lifecycle hands over one tube's rows at a time: its identifier, unit and datum are one index
+    // each.
+    batch(rows) {
+      const tube = rows.tube[0]!;
+      return recordBatchMessage(
+        rows,
+        columns,
+        [{ constant: tube }],
+        [{ constant: unitOf[tube]! }, { constant: datumOf[tube]! }],
+      );
+    },
+    close: () => END_OF_STREAM,
+  };
+}
+
+export const arrow: Format = {
+  name: 'arrow',
+  mediaType: 'application/vnd.apache.arrow.stream',
+  extension: 'arrows',
+  series: seriesWriter,
+  network: networkWriter,
+};

@@ -33,8 +33,6 @@ import type { MeasurementBatch } from '../batch.js';
 // Typed arrays are copied into the body as they are: their bytes must already be Arrow's order.
 if (endianness() !== 'LE') throw new Error('the Arrow writer needs a little-endian machine');
 
-export const ARROW_MEDIA_TYPE = 'application/vnd.apache.arrow.stream';
-
 /** The end of an IPC stream: a continuation marker and a metadata length of 0. */
 export const END_OF_STREAM: Buffer = Buffer.from([0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0]);
 

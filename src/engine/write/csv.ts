@@ -1,6 +1,7 @@
 /**
- * The series as `text/csv` (RFC 4180, v1.1.md "CSV"): a header line, then one line per measurement,
- * each repeating the tube's unit and vertical datum. Times and numbers are written as in the JSON.
+ * CSV (RFC 4180): a header line, then one line per measurement, each repeating the tube's unit and
+ * vertical datum; in a network's file each line starts with its tube's identifier. Times and numbers
+ * are written as in the JSON.
  *
  * Every line after the header starts with the CRLF that ends the line before it, and the last CRLF is
  * the close, which the lifecycle writes only once the snapshot ended well. So, as the JSON's `]}`, a
@@ -10,9 +11,7 @@
 import type { MeasurementBatch } from '../batch.js';
 import type { SeriesHead } from '../schemas.js';
 import { AsciiWriter } from './text.js';
-import type { SeriesRepresentation } from './writer.js';
-
-export const CSV_MEDIA_TYPE = 'text/csv; charset=utf-8; header=present';
+import type { Format, NetworkWriter } from './writer.js';
 
 const CRLF = '\r\n';
 const CRLF_BYTES = Buffer.from(CRLF);
@@ -110,18 +109,13 @@ const TUBE_COLUMN = 'tubeIdentifier';
 
 const NOTHING = Buffer.alloc(0);
 
-export interface CsvWriter extends SeriesRepresentation {
-  /** The header line, for a file whose tubes' heads write none (`tubeColumn`). */
-  open(head: Pick<SeriesHead, 'aggregate'>): Buffer;
-}
-
 /**
  * A CSV writer for one response: it keeps what the head says for its lines, the columns (raw or
- * aggregated) and the unit and datum, quoted once. A fresh one per response, unlike jsonSeries, for
- * that reason. With `tubeColumn`, each line starts with its tube's identifier, so the lines of many
+ * aggregated) and the unit and datum, quoted once: a fresh one per response for that reason. With
+ * `tubeColumn`, each line starts with its tube's identifier, so the lines of many
  * tubes make one file: the header then comes from `open`, and a tube's head writes nothing.
  */
-export function csvSeries({ tubeColumn = false } = {}): CsvWriter {
+export function csvWriter({ tubeColumn = false } = {}): NetworkWriter {
   let columns = RAW_COLUMNS;
   let pieces = linePieces(NOTHING, NOTHING);
   const header = ({ aggregate }: Pick<SeriesHead, 'aggregate'>) => {
@@ -129,7 +123,6 @@ export function csvSeries({ tubeColumn = false } = {}): CsvWriter {
     return Buffer.from(tubeColumn ? `${TUBE_COLUMN},${columns.header}` : columns.header);
   };
   return {
-    mediaType: CSV_MEDIA_TYPE,
     open: header,
     head(head) {
       pieces = linePieces(
@@ -143,20 +136,10 @@ export function csvSeries({ tubeColumn = false } = {}): CsvWriter {
   };
 }
 
-/** `2024-01-01T00:00:00.5Z` → `20240101T000000.5Z`: ISO 8601's basic form, fractions kept. */
-const compactInstant = (instant: string) => instant.replace(/[-:]/g, '');
-
-/**
- * The Content-Disposition of a series' file: `<tubeIdentifier>_<from>_<to>.<extension>` in compact UTC
- * form. Fractions of a second are kept, so that different intervals never share a name; every
- * character is one a file name may hold on any common system, and none needs escaping in the quoted
- * string.
- */
-export const seriesAttachment = (
-  { tubeIdentifier, from, to }: Pick<SeriesHead, 'tubeIdentifier' | 'from' | 'to'>,
-  extension: 'csv' | 'arrows',
-) => `attachment; filename="${tubeIdentifier}_${compactInstant(from)}_${compactInstant(to)}.${extension}"`;
-
-/** The Content-Disposition of a series' CSV (v1.1.md, "CSV"). */
-export const csvAttachment = (head: Pick<SeriesHead, 'tubeIdentifier' | 'from' | 'to'>) =>
-  seriesAttachment(head, 'csv');
+export const csv: Format = {
+  name: 'csv',
+  mediaType: 'text/csv; charset=utf-8; header=present',
+  extension: 'csv',
+  series: () => csvWriter(),
+  network: () => csvWriter({ tubeColumn: true }),
+};

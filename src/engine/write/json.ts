@@ -1,13 +1,15 @@
 /**
- * The series as `application/json`: a GroundwaterLevelSeries object whose head is written by a
- * serializer compiled at startup and whose `measurements` array is written batch by batch from the
- * batch's numbers (measurementText.ts): the bytes fast-json-stringify wrote for the same rows.
+ * JSON. A series is a GroundwaterLevelSeries object whose head is written by a serializer compiled at
+ * startup and whose `measurements` array is written batch by batch from the batch's numbers (text.ts):
+ * the bytes fast-json-stringify wrote for the same rows. A network is its head, then `"series"`, whose
+ * elements are written by the series' own writer, so that each is byte for byte what the series
+ * endpoint gives for its tube.
  */
 import { compileSerializer } from '../../domain/jsonSchema.js';
 import type { MeasurementBatch } from '../batch.js';
-import { SeriesHead } from '../schemas.js';
+import { NetworkHead, SeriesHead } from '../schemas.js';
 import { AsciiWriter } from './text.js';
-import type { SeriesRepresentation } from './writer.js';
+import type { Format, NetworkWriter, SeriesWriter } from './writer.js';
 
 const serializeHead = compileSerializer(SeriesHead);
 
@@ -51,9 +53,48 @@ function measurementsJson(batch: MeasurementBatch, first: boolean): Buffer {
   return first ? json.subarray(1) : json;
 }
 
-export const jsonSeries: SeriesRepresentation = {
-  mediaType: 'application/json',
+/** Stateless: one writer serves every series response. */
+const seriesWriter: SeriesWriter = {
   head: (head) => Buffer.from(`${serializeHead(head).slice(0, -1)},"measurements":[`),
   batch: measurementsJson,
   close: () => CLOSING,
+};
+
+/**
+ * The network's head but its token, whose place is last: the serializer writes optional fields
+ * (`aggregate`) after required ones, and the head's order is from, to, aggregate, syncToken.
+ */
+const serializeInterval = compileSerializer(NetworkHead.omit({ syncToken: true }));
+
+/** What ends one element before the next begins: the series' own close, then a comma. */
+const BETWEEN_SERIES = Buffer.concat([CLOSING, Buffer.from(',')]);
+const NETWORK_CLOSING = Buffer.from(']}');
+
+/** A fresh one per response: it knows whether a series has begun, which then needs its close. */
+function networkWriter(): NetworkWriter {
+  let seriesBegun = false;
+  return {
+    open: ({ syncToken, ...interval }) =>
+      Buffer.from(
+        `${serializeInterval(interval).slice(0, -1)},"syncToken":${JSON.stringify(syncToken)},"series":[`,
+      ),
+    head(head) {
+      const series = seriesWriter.head(head);
+      if (!seriesBegun) {
+        seriesBegun = true;
+        return series;
+      }
+      return Buffer.concat([BETWEEN_SERIES, series]);
+    },
+    batch: measurementsJson,
+    close: () => (seriesBegun ? Buffer.concat([CLOSING, NETWORK_CLOSING]) : NETWORK_CLOSING),
+  };
+}
+
+export const json: Format = {
+  name: 'json',
+  mediaType: 'application/json',
+  extension: undefined,
+  series: () => seriesWriter,
+  network: networkWriter,
 };

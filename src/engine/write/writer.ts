@@ -1,19 +1,40 @@
 /**
- * How a series is written: the seam between the stream's lifecycle (seriesStream.ts: snapshot, cursor,
- * backpressure, abort, cut-off) and the bytes of one media type. A new format is one module that
- * implements this; the lifecycle stays as it is.
+ * The seam between a document's lifecycle (src/engine/document.ts: snapshot, backpressure, abort,
+ * cut-off) and the bytes of one format. A new format is one module that implements Format; the
+ * lifecycle stays as it is.
  */
-
 import type { MeasurementBatch } from '../batch.js';
-import type { SeriesHead } from '../schemas.js';
+import type { NetworkHead, SeriesHead } from '../schemas.js';
 
-export interface SeriesRepresentation {
+/** The formats, in the order that breaks a tie of an Accept header's q-values. */
+export const FORMAT_NAMES = ['json', 'csv', 'arrow'] as const;
+export type FormatName = (typeof FORMAT_NAMES)[number];
+
+/** Writes one response: a fresh one per response, as a writer may keep what its head said. */
+export interface SeriesWriter {
+  /** Everything of a tube before its first measurement. */
+  head(head: SeriesHead): Buffer;
+  /** One batch of one tube's measurements, in order; `first` for the batch right after its head. */
+  batch(rows: MeasurementBatch, first: boolean): Buffer;
+  /** Written only once the snapshot ended well, so that a cut-off document is never mistaken for whole. */
+  close(): Buffer;
+}
+
+/** A writer of many tubes' series in one document, after a head of the whole document. */
+export interface NetworkWriter extends SeriesWriter {
+  /**
+   * Everything before the first tube, written even when no tube follows; `tubes` are the heads of
+   * every tube the document may write (for a format that lists them up front, as Arrow's dictionaries).
+   */
+  open(head: NetworkHead, tubes: readonly SeriesHead[]): Buffer;
+}
+
+export interface Format {
+  readonly name: FormatName;
   /** The response's Content-Type. */
   readonly mediaType: string;
-  /** Everything before the first measurement. */
-  head(head: SeriesHead): Buffer;
-  /** One batch of measurements, in order; `first` for the batch written right after the head. */
-  batch(rows: MeasurementBatch, first: boolean): Buffer;
-  /** Written only once the snapshot ended well, so that a cut-off response is never mistaken for whole. */
-  close(): Buffer;
+  /** The file name extension, for a format that comes as a file; undefined for JSON. */
+  readonly extension: string | undefined;
+  series(): SeriesWriter;
+  network(): NetworkWriter;
 }

@@ -178,8 +178,8 @@ export function createMetrics(sources: MetricsSources) {
       measurements.inc(count);
     },
 
-    /** A series failed after its first byte: the client got an incomplete body. */
-    seriesCutOff(): void {
+    /** A document failed after its first byte: the client got an incomplete body. */
+    documentCutOff(): void {
       cutOff.inc();
     },
 

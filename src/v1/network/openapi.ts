@@ -7,23 +7,27 @@ import { z } from 'zod';
 import { formatInstant } from '../../domain/datetime.js';
 import { jsonSchemaOf } from '../../domain/jsonSchema.js';
 import { batchOf, type MeasurementValues } from '../../engine/batch.js';
-import { GroundwaterLevelNetwork } from '../../engine/networkSchemas.js';
-import type { SeriesHead } from '../../engine/schemas.js';
-import { arrowNetwork } from '../../engine/write/arrowNetwork.js';
-import { CSV_MEDIA_TYPE } from '../../engine/write/csv.js';
-import { csvNetwork } from '../../engine/write/csvNetwork.js';
-import { jsonNetwork } from '../../engine/write/jsonNetwork.js';
-import type { NetworkRepresentation } from '../../engine/write/networkWriter.js';
+import { EXAMPLE_TUBE_IDENTIFIER, GroundwaterLevelNetwork, type SeriesHead } from '../../engine/schemas.js';
+import { arrow } from '../../engine/write/arrow.js';
+import { csv } from '../../engine/write/csv.js';
+import { json } from '../../engine/write/json.js';
+import type { NetworkWriter } from '../../engine/write/writer.js';
+import { attachment } from '../../http/attachment.js';
 import { invalidParameter } from '../../http/problems/problems.js';
 import { issueSyncToken, VIEW_BYTES } from '../../sync/token.js';
-import { ConditionalHeaders, dataResponses, problemExample, problemResponse } from '../openapi/components.js';
+import { MeasurementsQuery } from '../measurementsQuery.js';
+import {
+  arrowContent,
+  ConditionalHeaders,
+  dataResponses,
+  problemExample,
+  problemResponse,
+  VARY_HEADER,
+} from '../openapi/components.js';
 import { type DocumentPart, openApiPath, readOnlyPathItem, type Tag } from '../openapi/pathItem.js';
-import { arrowContent, VARY_HEADER } from '../series/openapi.js';
-import { SeriesQuery } from '../series/query.js';
-import { EXAMPLE_TUBE_IDENTIFIER } from '../wells/schemas.js';
 import { MAX_LISTED_TUBES, NetworkQuery } from './query.js';
 import { changesGone, listedTubeNotFound, TOKEN_NOT_ISSUED } from './refusals.js';
-import { NETWORK_MEASUREMENTS_URL, networkAttachment, SYNC_TOKEN_HEADER } from './route.js';
+import { FILE_NAME_STEM, NETWORK_URL, SYNC_TOKEN_HEADER } from './route.js';
 
 const TAG: Tag = {
   name: 'Networks',
@@ -31,7 +35,7 @@ const TAG: Tag = {
 };
 
 const EXAMPLE_QUERY = { from: '2024-03-01T01:00:00+01:00', to: '2024-03-01T02:00:00+01:00' };
-const { from: exampleFrom, to: exampleTo } = SeriesQuery.parse(EXAMPLE_QUERY);
+const { from: exampleFrom, to: exampleTo } = MeasurementsQuery.parse(EXAMPLE_QUERY);
 const from = formatInstant(exampleFrom);
 const to = formatInstant(exampleTo);
 /** A token as the service writes one, of a made-up snapshot, view and secret. */
@@ -56,19 +60,19 @@ const EXAMPLE_TUBES: [SeriesHead, MeasurementValues[]][] = [
   [{ tubeIdentifier: SECOND_TUBE, from, to, unit: 'cm', verticalDatum: 'TAW' }, []],
 ];
 
-/** The example network, written by `representation` as the service writes one. */
-function written(representation: NetworkRepresentation): Buffer {
+/** The example network, written by `writer` as the service writes one. */
+function written(writer: NetworkWriter): Buffer {
   const heads = EXAMPLE_TUBES.map(([head]) => head);
-  const parts = [representation.open({ from, to, syncToken: EXAMPLE_SYNC_TOKEN }, heads)];
+  const parts = [writer.open({ from, to, syncToken: EXAMPLE_SYNC_TOKEN }, heads)];
   for (const [head, rows] of EXAMPLE_TUBES) {
-    parts.push(representation.head(head));
-    if (rows.length > 0) parts.push(representation.batch(batchOf(rows), true));
+    parts.push(writer.head(head));
+    if (rows.length > 0) parts.push(writer.batch(batchOf(rows), true));
   }
-  parts.push(representation.close());
+  parts.push(writer.close());
   return Buffer.concat(parts);
 }
 
-const example = JSON.parse(written(jsonNetwork()).toString());
+const example = JSON.parse(written(json.network()).toString());
 const EXAMPLE_SUMMARY = 'Two tubes of an hour, one without measurements';
 const ok = dataResponses(
   'The series of the selected tubes, in discovery order. As CSV (`format=csv`, or `Accept: text/csv`) ' +
@@ -94,7 +98,7 @@ const response200 = {
       description:
         'CSV and Arrow: a file name `groundwater-measurements_<from>_<to>.csv` (`.arrows` for Arrow) with ' +
         'the interval in compact UTC form.',
-      schema: jsonSchemaOf(z.string().meta({ examples: [networkAttachment(from, to, 'csv')] })),
+      schema: jsonSchemaOf(z.string().meta({ examples: [attachment(FILE_NAME_STEM, from, to, 'csv')] })),
     },
   },
   content: {
@@ -102,7 +106,7 @@ const response200 = {
       schema: GroundwaterLevelNetwork,
       examples: { network: { summary: EXAMPLE_SUMMARY, value: example } },
     },
-    [CSV_MEDIA_TYPE]: {
+    [csv.mediaType]: {
       schema: z.string().meta({
         description:
           'RFC 4180 with CRLF line ends and a header line: `tubeIdentifier,observedAt,value,unit,verticalDatum`, ' +
@@ -110,7 +114,7 @@ const response200 = {
           'measurement (or bucket), tube by tube in discovery order, each tube in time order. Written as the ' +
           "series' CSV. Only the header line when nothing is selected. A whole file ends in CRLF.",
       }),
-      example: written(csvNetwork()).toString(),
+      example: written(csv.network()).toString(),
     },
     ...arrowContent(
       "An Apache Arrow IPC stream: the series' columns with `tubeIdentifier` first and `unit` and " +
@@ -119,12 +123,12 @@ const response200 = {
         'holds `from`, `to`, `aggregate` when given, and `syncToken`. Rows tube by tube in discovery ' +
         'order, each tube in time order; nothing selected gives the schema, the dictionaries and the ' +
         'end-of-stream marker. A cut-off stream lacks the marker, and readers refuse it.',
-      { network: { summary: EXAMPLE_SUMMARY, bytes: written(arrowNetwork()) } },
+      { network: { summary: EXAMPLE_SUMMARY, bytes: written(arrow.network()) } },
     ),
   },
 };
 
-const url = NETWORK_MEASUREMENTS_URL;
+const url = NETWORK_URL;
 
 const badRequest = problemResponse(
   'A query parameter is missing, repeated or malformed, the interval is not valid, `tubes` holds an ' +
@@ -149,7 +153,7 @@ const gone = problemResponse(
   problemExample(changesGone(), url),
 );
 
-export const networkMeasurementsDocumentPart: DocumentPart = {
+export const networkDocumentPart: DocumentPart = {
   tag: TAG,
   paths: {
     [openApiPath(url)]: readOnlyPathItem({

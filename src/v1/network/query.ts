@@ -1,11 +1,11 @@
 /**
- * The query of the network measurements endpoint: the series query (from, to, aggregate, format, with
+ * The query of the network measurements endpoint: the measurements query (from, to, aggregate, format, with
  * its interval rule) extended by `tubes` and `changedSince`. The route validates with this schema and
  * the OpenAPI document lists its parameters from it, as for the series.
  */
 import { z } from 'zod';
-import { GIVEN_TWICE, SeriesQuery } from '../series/query.js';
-import { EXAMPLE_TUBE_IDENTIFIER } from '../wells/schemas.js';
+import { EXAMPLE_TUBE_IDENTIFIER } from '../../engine/schemas.js';
+import { GIVEN_TWICE, MeasurementsQuery } from '../measurementsQuery.js';
 
 /** The most tubes one request may list (v1.2.md); without `tubes`, every readable tube is included. */
 export const MAX_LISTED_TUBES = 200;
@@ -65,7 +65,7 @@ const changedSinceParameter = z
     },
   });
 
-export const NetworkQuery = SeriesQuery.safeExtend({
+export const NetworkQuery = MeasurementsQuery.safeExtend({
   tubes: tubesParameter,
   changedSince: changedSinceParameter,
 });

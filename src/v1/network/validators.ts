@@ -1,13 +1,13 @@
-/** The validators of a network response (v1.2.md): from its tube list and parameters, no measurement read. */
+/** The validators of a network response: from its tube list and parameters, no measurement read. */
 
+import type { Aggregate } from '../../contract.js';
 import { API_VERSION } from '../../contract.js';
 import type { Coding } from '../../http/compression.js';
-import { representationTag, type Validators } from '../../http/conditional.js';
+import { entityTag, type Validators } from '../../http/conditional.js';
 import type { Client } from '../../keys/clients.js';
-import type { Aggregate } from '../series/query.js';
 import type { NetworkTubeRow } from './sql.js';
 
-export interface NetworkRepresentationInputs {
+export interface NetworkTagInputs {
   /** The response's tubes, in its order: their identifiers and series versions are its view. */
   tubes: readonly NetworkTubeRow[];
   /** RFC 3339 UTC forms of the interval. */
@@ -15,7 +15,7 @@ export interface NetworkRepresentationInputs {
   to: string;
   coding: Coding | undefined;
   aggregate: Aggregate | undefined;
-  /** The format: the representation's media type. */
+  /** The format's name. */
   variant: string;
   /** The token the response is a delta since, undefined for everything. */
   changedSince: string | undefined;
@@ -28,9 +28,9 @@ export interface NetworkRepresentationInputs {
  * Each tube's series version (sql/004) moves with every change of its rows or registry fields, and
  * the list's order with the wells' names.
  */
-export function networkTag(inputs: NetworkRepresentationInputs): string {
+export function networkTag(inputs: NetworkTagInputs): string {
   const { tubes, from, to, coding, aggregate, variant, changedSince } = inputs;
-  const strong = representationTag([
+  const strong = entityTag([
     API_VERSION,
     'network',
     tubes.map((tube) => `${tube.identifier}:${tube.seriesVersion}`).join(','),
@@ -54,6 +54,6 @@ function lastChange(tubes: readonly NetworkTubeRow[], client: Client): Date {
   return latest;
 }
 
-export function networkValidators(inputs: NetworkRepresentationInputs, client: Client): Validators {
+export function networkValidators(inputs: NetworkTagInputs, client: Client): Validators {
   return { etag: networkTag(inputs), lastModified: lastChange(inputs.tubes, client) };
 }

@@ -8,7 +8,10 @@ import type { ZodOpenApiResponseObject } from 'zod-openapi';
 import type { Settings } from '../../config.js';
 import { API_VERSION, V1_PREFIX } from '../../contract.js';
 import { jsonSchemaOf } from '../../domain/jsonSchema.js';
-import { CACHE_CONTROL, representationTag } from '../../http/conditional.js';
+import { EXAMPLE_TUBE_IDENTIFIER } from '../../engine/schemas.js';
+import { arrow } from '../../engine/write/arrow.js';
+import { CACHE_CONTROL, entityTag } from '../../http/conditional.js';
+import { NEGOTIATED_VARY } from '../../http/negotiation.js';
 import {
   expectationFailed,
   forbidden,
@@ -21,7 +24,6 @@ import { PROBLEM_MEDIA_TYPE, Problem } from '../../http/problems/schema.js';
 import { unauthorized } from '../../keys/authenticate.js';
 import { rateLimit, rateLimitPolicy, tooManyRequests } from '../../limits/admitClient.js';
 import { WELLS_URL } from '../wells/route.js';
-import { EXAMPLE_TUBE_IDENTIFIER } from '../wells/schemas.js';
 
 /** The request id of the examples. */
 const EXAMPLE_REQUEST_ID = '0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9';
@@ -67,7 +69,7 @@ export function headers(settings: Settings) {
     ETag: stringHeader(
       'Strong entity tag of this representation (its coding, format and parameters included); send it ' +
         'back in If-None-Match to get a 304 while it is unchanged.',
-      representationTag(['example']),
+      entityTag(['example']),
     ),
     'Last-Modified': stringHeader(
       'When what this representation derives from last changed, to the second. Send it back in ' +
@@ -186,7 +188,7 @@ export const ConditionalHeaders = z.object({
           'representation. Checked after the key, the limits (it takes a token), the parameters and ' +
           'access, so a 400, 403 or 404 is never hidden. A malformed value is ignored.',
       },
-      examples: [representationTag(['example'])],
+      examples: [entityTag(['example'])],
     }),
   'If-Modified-Since': z
     .string()
@@ -224,5 +226,38 @@ export function dataResponses(description: string, body: z.ZodType, example: unk
       'InternalServerError',
       'ServiceUnavailable',
     ),
+  };
+}
+
+/** Vary of a streamed series response, on every endpoint that writes one. */
+export const VARY_HEADER = {
+  description: 'The format follows Accept unless `format` is given, and the coding Accept-Encoding.',
+  required: true,
+  schema: jsonSchemaOf(z.literal(NEGOTIATED_VARY)),
+};
+
+/**
+ * An Arrow IPC stream as a response body : raw bytes, so a string of that media type (OpenAPI
+ * 3.1's binary body). A JSON document cannot hold the bytes themselves: each example holds them in
+ * base64, and says so.
+ */
+export function arrowContent(
+  description: string,
+  examples: Record<string, { summary: string; bytes: Buffer }>,
+) {
+  return {
+    [arrow.mediaType]: {
+      schema: { type: 'string' as const, contentMediaType: arrow.mediaType, description },
+      examples: Object.fromEntries(
+        Object.entries(examples).map(([name, { summary, bytes }]) => [
+          name,
+          {
+            summary,
+            description: 'The bytes of the stream in base64; the body is the bytes themselves.',
+            value: bytes.toString('base64'),
+          },
+        ]),
+      ),
+    },
   };
 }

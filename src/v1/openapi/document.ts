@@ -8,13 +8,19 @@
 import { readFileSync } from 'node:fs';
 import { createDocument } from 'zod-openapi';
 import type { Settings } from '../../config.js';
-import { API_VERSION, V1_PREFIX } from '../../contract.js';
+import {
+  API_VERSION,
+  count,
+  MAX_INTERVAL_DAYS,
+  MAX_INTERVAL_RULE,
+  MOST_MINUTELY_MEASUREMENTS,
+  V1_PREFIX,
+} from '../../contract.js';
 import { DATE_TIME_FORM } from '../../domain/datetime.js';
 import { ALLOWED_METHODS } from '../../http/problems/problems.js';
 import { Problem } from '../../http/problems/schema.js';
-import { networkMeasurementsDocumentPart } from '../network/openapi.js';
-import { measurementsDocumentPart } from '../series/openapi.js';
-import { count, MAX_INTERVAL_DAYS, MAX_INTERVAL_RULE, MOST_MINUTELY_MEASUREMENTS } from '../series/query.js';
+import { networkDocumentPart } from '../network/openapi.js';
+import { seriesDocumentPart } from '../series/openapi.js';
 import { wellsDocumentPart } from '../wells/openapi.js';
 import { headers, problemResponses } from './components.js';
 import { OPENAPI_VERSION, openApiDocumentPart, TITLE } from './ownPart.js';
@@ -28,8 +34,8 @@ const LICENSE: string = JSON.parse(
 /** Every endpoint's part, in the order of the document's paths. */
 export const PARTS: readonly DocumentPart[] = [
   wellsDocumentPart,
-  measurementsDocumentPart,
-  networkMeasurementsDocumentPart,
+  seriesDocumentPart,
+  networkDocumentPart,
   openApiDocumentPart,
 ];
 

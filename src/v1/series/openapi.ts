@@ -5,21 +5,32 @@
 
 import { z } from 'zod';
 import type { ZodOpenApiOverrideMetaContext, ZodOpenApiResponseObject } from 'zod-openapi';
+import { type Aggregate, MAX_INTERVAL_DAYS } from '../../contract.js';
 import { formatInstant } from '../../domain/datetime.js';
 import { jsonSchemaOf } from '../../domain/jsonSchema.js';
 import { batchOf, type MeasurementValues } from '../../engine/batch.js';
-import { GroundwaterLevelSeries, Measurement } from '../../engine/schemas.js';
-import { arrowSeries } from '../../engine/write/arrow.js';
-import { ARROW_MEDIA_TYPE } from '../../engine/write/arrowMessages.js';
-import { CSV_MEDIA_TYPE, csvAttachment, csvSeries } from '../../engine/write/csv.js';
-import { SERIES_VARY } from '../../engine/write/formats.js';
-import { jsonSeries } from '../../engine/write/json.js';
-import type { SeriesRepresentation } from '../../engine/write/writer.js';
+import {
+  EXAMPLE_TUBE_IDENTIFIER,
+  GroundwaterLevelSeries,
+  Measurement,
+  TubeIdentifier,
+} from '../../engine/schemas.js';
+import { arrow } from '../../engine/write/arrow.js';
+import { csv } from '../../engine/write/csv.js';
+import { json } from '../../engine/write/json.js';
+import type { SeriesWriter } from '../../engine/write/writer.js';
+import { attachment } from '../../http/attachment.js';
 import { refusalOf, tubeNotFound } from '../../http/problems/problems.js';
-import { ConditionalHeaders, dataResponses, problemExample, problemResponse } from '../openapi/components.js';
+import { MeasurementsQuery } from '../measurementsQuery.js';
+import {
+  arrowContent,
+  ConditionalHeaders,
+  dataResponses,
+  problemExample,
+  problemResponse,
+  VARY_HEADER,
+} from '../openapi/components.js';
 import { type DocumentPart, openApiPath, readOnlyPathItem, type Tag } from '../openapi/pathItem.js';
-import { EXAMPLE_TUBE_IDENTIFIER, TubeIdentifier } from '../wells/schemas.js';
-import { type Aggregate, MAX_INTERVAL_DAYS, SeriesQuery } from './query.js';
 import { MEASUREMENTS_URL } from './route.js';
 
 /** The path parameter as documented (the route reads it itself: a malformed one is a 404, route.ts). */
@@ -41,7 +52,7 @@ const TAG: Tag = {
 /** The interval of the examples, as a client might send it: with an offset, normalised in the answer. */
 const EXAMPLE_QUERY = { from: '2024-03-01T01:00:00+01:00', to: '2024-03-01T02:00:00+01:00' };
 
-const { from: exampleFrom, to: exampleTo } = SeriesQuery.parse(EXAMPLE_QUERY);
+const { from: exampleFrom, to: exampleTo } = MeasurementsQuery.parse(EXAMPLE_QUERY);
 const EXAMPLE_HEAD = {
   tubeIdentifier: EXAMPLE_TUBE_IDENTIFIER,
   from: formatInstant(exampleFrom),
@@ -50,17 +61,17 @@ const EXAMPLE_HEAD = {
   verticalDatum: 'NAP',
 };
 
-/** A series of the example interval, written by `representation` as the service writes one. */
-function written(representation: SeriesRepresentation, rows: MeasurementValues[], aggregate?: Aggregate) {
+/** A series of the example interval, written by `writer` as the service writes one. */
+function written(writer: SeriesWriter, rows: MeasurementValues[], aggregate?: Aggregate) {
   return Buffer.concat([
-    representation.head({ ...EXAMPLE_HEAD, ...(aggregate && { aggregate }) }),
-    representation.batch(batchOf(rows), true),
-    representation.close(),
+    writer.head({ ...EXAMPLE_HEAD, ...(aggregate && { aggregate }) }),
+    writer.batch(batchOf(rows), true),
+    writer.close(),
   ]);
 }
 
 const writtenExample = (rows: MeasurementValues[], aggregate?: Aggregate) =>
-  JSON.parse(written(jsonSeries, rows, aggregate).toString());
+  JSON.parse(written(json.series(), rows, aggregate).toString());
 
 /** An hour of quarter-hourly measurements. */
 const EXAMPLE_ROWS: MeasurementValues[] = [
@@ -74,39 +85,6 @@ const EXAMPLE_ROWS: MeasurementValues[] = [
 const EXAMPLE_BUCKETS: MeasurementValues[] = [
   { observedAt: '2024-03-01T00:00:00Z', value: -1.2425, min: -1.26, max: -1.23, count: 4 },
 ];
-
-/** Vary of a streamed series response, on every endpoint that writes one. */
-export const VARY_HEADER = {
-  description: 'The format follows Accept unless `format` is given, and the coding Accept-Encoding.',
-  required: true,
-  schema: jsonSchemaOf(z.literal(SERIES_VARY)),
-};
-
-/**
- * An Arrow IPC stream as a response body (v1.2.md): raw bytes, so a string of that media type (OpenAPI
- * 3.1's binary body). A JSON document cannot hold the bytes themselves: each example holds them in
- * base64, and says so.
- */
-export function arrowContent(
-  description: string,
-  examples: Record<string, { summary: string; bytes: Buffer }>,
-) {
-  return {
-    [ARROW_MEDIA_TYPE]: {
-      schema: { type: 'string' as const, contentMediaType: ARROW_MEDIA_TYPE, description },
-      examples: Object.fromEntries(
-        Object.entries(examples).map(([name, { summary, bytes }]) => [
-          name,
-          {
-            summary,
-            description: 'The bytes of the stream in base64; the body is the bytes themselves.',
-            value: bytes.toString('base64'),
-          },
-        ]),
-      ),
-    },
-  };
-}
 
 const ok = dataResponses(
   'The series; `measurements` is `[]` when the interval holds none. As CSV (`format=csv`, or ' +
@@ -124,7 +102,11 @@ const seriesResponse = {
       description:
         'CSV and Arrow: a file name `<tubeIdentifier>_<from>_<to>.csv` (`.arrows` for Arrow) with the ' +
         'interval in compact UTC form (`20240101T000000Z`, fractions of a second kept).',
-      schema: jsonSchemaOf(z.string().meta({ examples: [csvAttachment(EXAMPLE_HEAD)] })),
+      schema: jsonSchemaOf(
+        z.string().meta({
+          examples: [attachment(EXAMPLE_HEAD.tubeIdentifier, EXAMPLE_HEAD.from, EXAMPLE_HEAD.to, 'csv')],
+        }),
+      ),
     },
   },
   content: {
@@ -138,7 +120,7 @@ const seriesResponse = {
         },
       },
     },
-    [CSV_MEDIA_TYPE]: {
+    [csv.mediaType]: {
       schema: z.string().meta({
         description:
           'RFC 4180 with CRLF line ends and a header line: `observedAt,value,unit,verticalDatum`, or ' +
@@ -148,10 +130,10 @@ const seriesResponse = {
           'interval gives the header line only. A whole file ends in CRLF; a cut-off one does not.',
       }),
       examples: {
-        measurements: { summary: 'Every measurement', value: written(csvSeries(), EXAMPLE_ROWS).toString() },
+        measurements: { summary: 'Every measurement', value: written(csv.series(), EXAMPLE_ROWS).toString() },
         aggregated: {
           summary: 'Aggregated (`aggregate=PT1H`)',
-          value: written(csvSeries(), EXAMPLE_BUCKETS, 'PT1H').toString(),
+          value: written(csv.series(), EXAMPLE_BUCKETS, 'PT1H').toString(),
         },
       },
     },
@@ -164,10 +146,10 @@ const seriesResponse = {
         '`verticalDatum`. An empty interval gives the schema and the end-of-stream marker. A cut-off ' +
         'stream lacks the marker, and readers refuse it.',
       {
-        measurements: { summary: 'Every measurement', bytes: written(arrowSeries(), EXAMPLE_ROWS) },
+        measurements: { summary: 'Every measurement', bytes: written(arrow.series(), EXAMPLE_ROWS) },
         aggregated: {
           summary: 'Aggregated (`aggregate=PT1H`)',
-          bytes: written(arrowSeries(), EXAMPLE_BUCKETS, 'PT1H'),
+          bytes: written(arrow.series(), EXAMPLE_BUCKETS, 'PT1H'),
         },
       },
     ),
@@ -176,7 +158,7 @@ const seriesResponse = {
 
 /** The 400 this endpoint answers when `to` is not later than `from`, as the service writes it. */
 function refusedExample() {
-  const refusal = refusalOf(SeriesQuery, { from: EXAMPLE_QUERY.to, to: EXAMPLE_QUERY.from });
+  const refusal = refusalOf(MeasurementsQuery, { from: EXAMPLE_QUERY.to, to: EXAMPLE_QUERY.from });
   if (!refusal) throw new Error('the example of a refused query was accepted');
   return problemExample(refusal, MEASUREMENTS_URL);
 }
@@ -203,7 +185,7 @@ const notFound: ZodOpenApiResponseObject = {
   ),
 };
 
-export const measurementsDocumentPart: DocumentPart = {
+export const seriesDocumentPart: DocumentPart = {
   tag: TAG,
   paths: {
     [openApiPath(MEASUREMENTS_URL)]: readOnlyPathItem({
@@ -215,7 +197,7 @@ export const measurementsDocumentPart: DocumentPart = {
         'tube. Streamed: the series fields come first, then the measurements. With `aggregate`, the ' +
         'database aggregates the interval into buckets (mean, min, max, count) and those are listed ' +
         'instead.',
-      requestParams: { path: pathParameters, query: SeriesQuery, header: ConditionalHeaders },
+      requestParams: { path: pathParameters, query: MeasurementsQuery, header: ConditionalHeaders },
       responses: {
         ...ok,
         '200': seriesResponse,

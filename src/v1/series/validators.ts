@@ -1,11 +1,11 @@
-/** The validators of a series (v1.1.md, "Conditional requests"), from the tube's row alone. */
+/** The validators of a series, from the tube's row alone: no measurement is read. */
 
+import type { Aggregate } from '../../contract.js';
 import { API_VERSION } from '../../contract.js';
 import type { Coding } from '../../http/compression.js';
-import { representationTag, type Validators } from '../../http/conditional.js';
-import type { Aggregate } from './query.js';
+import { entityTag, type Validators } from '../../http/conditional.js';
 
-export interface SeriesRepresentationInputs {
+export interface SeriesTagInputs {
   /** Canonical (lower-case) tube identifier. */
   tubeIdentifier: string;
   /** The tube's series version (sql/004): raised by every change of its rows or registry fields. */
@@ -22,9 +22,9 @@ export interface SeriesRepresentationInputs {
 }
 
 /** The strong tag of one representation of a series. */
-export function seriesTag(inputs: SeriesRepresentationInputs): string {
+export function seriesTag(inputs: SeriesTagInputs): string {
   const { tubeIdentifier, seriesVersion, from, to, coding, aggregate, variant } = inputs;
-  return representationTag([
+  return entityTag([
     API_VERSION,
     'series',
     tubeIdentifier,
@@ -37,6 +37,6 @@ export function seriesTag(inputs: SeriesRepresentationInputs): string {
   ]);
 }
 
-export function seriesValidators(inputs: SeriesRepresentationInputs, seriesChangedAt: Date): Validators {
+export function seriesValidators(inputs: SeriesTagInputs, seriesChangedAt: Date): Validators {
   return { etag: seriesTag(inputs), lastModified: seriesChangedAt };
 }

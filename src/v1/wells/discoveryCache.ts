@@ -16,7 +16,7 @@
 import { createHash } from 'node:crypto';
 import { API_VERSION } from '../../contract.js';
 import { type Coding, compressBody } from '../../http/compression.js';
-import { representationTag } from '../../http/conditional.js';
+import { entityTag } from '../../http/conditional.js';
 import type { Client } from '../../keys/clients.js';
 
 export interface CachedBody {
@@ -124,7 +124,7 @@ export function createDiscoveryCache(source: DiscoverySource, options: { maxByte
       etag(coding) {
         let tag = tags.get(coding);
         if (tag === undefined) {
-          tag = representationTag([API_VERSION, 'discovery', digest, coding ?? 'identity']);
+          tag = entityTag([API_VERSION, 'discovery', digest, coding ?? 'identity']);
           tags.set(coding, tag);
         }
         return tag;

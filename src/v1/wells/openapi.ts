@@ -1,8 +1,11 @@
 /** Discovery's part of the OpenAPI document: its operation, and the schemas that write its body. */
+
+import { groupWells } from '../../domain/discoveryOrder.js';
+import { EXAMPLE_TUBE_IDENTIFIER } from '../../engine/schemas.js';
 import { ConditionalHeaders, dataResponses } from '../openapi/components.js';
 import { type DocumentPart, openApiPath, readOnlyPathItem, type Tag } from '../openapi/pathItem.js';
-import { groupWells, serializeWells, WELLS_URL } from './route.js';
-import { EXAMPLE_TUBE_IDENTIFIER, Tube, Well, WellList } from './schemas.js';
+import { serializeWells, WELLS_URL } from './route.js';
+import { Tube, Well, WellList } from './schemas.js';
 
 const TAG: Tag = {
   name: 'Discovery',

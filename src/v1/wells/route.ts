@@ -1,8 +1,8 @@
 /** GET /v1/groundwater-monitoring-wells: the wells and tubes the key may read, from discoveryCache.ts. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ReadSources } from '../../db/readReplicas/readSources.js';
+import { groupWells } from '../../domain/discoveryOrder.js';
 import { compileSerializer } from '../../domain/jsonSchema.js';
-import { naturalCompare } from '../../domain/naturalOrder.js';
 import { clientGoneSignal } from '../../http/clientGone.js';
 import { type Coding, negotiateCoding } from '../../http/compression.js';
 import { isNotModified, sendNotModified, setValidators, type Validators } from '../../http/conditional.js';
@@ -10,25 +10,12 @@ import { READ_METHODS } from '../../http/hooks/methods.js';
 import { forbidden } from '../../http/problems/problems.js';
 import { type Client, readsNothing } from '../../keys/clients.js';
 import { type CachedBody, createDiscoveryCache, worthCompressing } from './discoveryCache.js';
-import { type Well, WellList } from './schemas.js';
-import { registryVersion, type VisibleTubeRow, visibleTubes } from './sql.js';
+import { WellList } from './schemas.js';
+import { registryVersion, visibleTubes } from './sql.js';
 
 export const WELLS_URL = '/groundwater-monitoring-wells';
 
 export const serializeWells = compileSerializer(WellList);
-
-/** Rows of (well, tube) → wells with their tubes, both in natural order (decisions.md). */
-export function groupWells(rows: VisibleTubeRow[]): Well[] {
-  const wells = new Map<string, Well>();
-  for (const { wellName, identifier, number } of rows) {
-    const well = wells.get(wellName) ?? { name: wellName, tubes: [] };
-    well.tubes.push({ identifier, number });
-    wells.set(wellName, well);
-  }
-  const sorted = [...wells.values()].sort((a, b) => naturalCompare(a.name, b.name));
-  for (const well of sorted) well.tubes.sort((a, b) => naturalCompare(a.number, b.number));
-  return sorted;
-}
 
 export async function wellsRoute(app: FastifyInstance, options: { reads: ReadSources }): Promise<void> {
   const { reads } = options;

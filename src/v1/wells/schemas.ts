@@ -1,16 +1,6 @@
 /** Discovery: the wells and tubes a key may see (named in the OpenAPI document by wells/openapi.ts). */
 import { z } from 'zod';
-
-/** The tube identifier of the examples. */
-export const EXAMPLE_TUBE_IDENTIFIER = '2f1c7a4e-9b1d-4c3e-8f55-0a6d3c9e1b42';
-
-/** A tube identifier as the API returns it: a UUID in lower case. */
-export const TubeIdentifier = z.guid().meta({
-  description:
-    'Stable identifier of a tube (a UUID). The API returns it in lower case; in paths it is matched ' +
-    'case-insensitively.',
-  examples: [EXAMPLE_TUBE_IDENTIFIER],
-});
+import { TubeIdentifier } from '../../engine/schemas.js';
 
 /*
  * Objects another named schema refers to are strict (closed), as their JSON Schema is in a response

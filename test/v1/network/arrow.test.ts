@@ -4,7 +4,10 @@
  */
 
 import t, { type Test } from 'tap';
-import { ARROW_MEDIA_TYPE as ARROW } from '../../../src/engine/write/arrowMessages.js';
+import { arrow } from '../../../src/engine/write/arrow.js';
+
+const ARROW = arrow.mediaType;
+
 import { addKey } from '../../../testkit/fixtures.js';
 import { startApi } from '../../helpers/api.js';
 import { get } from '../../helpers/http.js';

@@ -5,8 +5,8 @@
  */
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import t from 'tap';
+import { AGGREGATE_SECONDS, AGGREGATES } from '../../../src/contract.js';
 import { formatInstant, parseDateTime } from '../../../src/domain/datetime.js';
-import { AGGREGATE_SECONDS, AGGREGATES } from '../../../src/v1/series/query.js';
 import { addKey, addMeasurements, addRegularSeries, addWell } from '../../../testkit/fixtures.js';
 import { startApi } from '../../helpers/api.js';
 import { get, type HttpResponse, send } from '../../helpers/http.js';

@@ -14,14 +14,14 @@ import { loadSettings } from '../../../src/config.js';
 import { formatInstant } from '../../../src/domain/datetime.js';
 import { READ_METHODS } from '../../../src/http/hooks/methods.js';
 import { INVALID_QUERY_DETAIL, registerProblems } from '../../../src/http/problems/problems.js';
+import { MeasurementsQuery } from '../../../src/v1/measurementsQuery.js';
 import { dataResponses } from '../../../src/v1/openapi/components.js';
 import { openApiDocument } from '../../../src/v1/openapi/document.js';
 import { openApiPath, readOnlyPathItem } from '../../../src/v1/openapi/pathItem.js';
 import { v1Routes } from '../../../src/v1/plugin.js';
-import { SeriesQuery } from '../../../src/v1/series/query.js';
 
 const URL = '/series';
-const Extended = SeriesQuery.safeExtend({
+const Extended = MeasurementsQuery.safeExtend({
   extra: z.enum(['one', 'two']).optional().meta({ description: 'An extension, as 1.1 adds `format`.' }),
 });
 const DAY = 'from=2024-01-01T00:00:00Z&to=2024-01-02T00:00:00Z';

@@ -1,5 +1,5 @@
 /**
- * The series lifecycle (seriesStream.ts) with a representation of the test's own, against a real
+ * The series lifecycle (src/engine/document.ts) with a writer of the test's own, against a real
  * PostgreSQL: whatever the format, the head comes first, every measurement once and in order, the close
  * only after the snapshot ended well; a representation that fails midway cuts the stream off without
  * its close; a reader that stops early ends the transaction; and each way out gives the connection
@@ -7,12 +7,13 @@
  */
 import t from 'tap';
 import { connect } from '../../../src/db/connect.js';
-import { BATCH_SIZE, openSeriesStream, READ_BEFORE_SENDING_BYTES } from '../../../src/engine/document.js';
+import { BATCH_SIZE, READ_BEFORE_SENDING_BYTES } from '../../../src/engine/document.js';
 import { instantText } from '../../../src/engine/write/text.js';
-import type { SeriesRepresentation } from '../../../src/engine/write/writer.js';
+import type { SeriesWriter } from '../../../src/engine/write/writer.js';
 import type { Client } from '../../../src/keys/clients.js';
 import { addRegularSeries, addWell } from '../../../testkit/fixtures.js';
 import { freshDatabase } from '../../helpers/database.js';
+import { openSeries } from '../../helpers/series.js';
 import { until } from '../../helpers/until.js';
 
 const FROM = '2024-01-01T00:00:00Z';
@@ -26,10 +27,9 @@ const client: Client = { keyId: 'test', allTubes: true, grants: new Set() };
  * One line per part: the head's fields, each batch as `B <first?> <count> <first instant>`, then `E`.
  * `padTo`: each batch line is filled with dots to that many bytes (a document that starts before its end).
  */
-function lines(failAtBatch = Number.POSITIVE_INFINITY, padTo = 0): SeriesRepresentation {
+function lines(failAtBatch = Number.POSITIVE_INFINITY, padTo = 0): SeriesWriter {
   let batches = 0;
   return {
-    mediaType: 'text/plain',
     head: (head) => Buffer.from(`H ${head.tubeIdentifier} ${head.from} ${head.to} ${head.unit}\n`),
     batch(rows, first) {
       if (++batches >= failAtBatch) throw new Error('representation failed');
@@ -48,9 +48,9 @@ t.test('the lifecycle, written once for every representation', async (t) => {
   t.teardown(() => sql.end({ timeout: 1 }));
 
   /** Opens the series; counts how often the connection was given back. */
-  async function open(identifier: string, representation: SeriesRepresentation) {
+  async function open(identifier: string, representation: SeriesWriter) {
     const connection = { held: 0, released: 0 };
-    const stream = await openSeriesStream(
+    const stream = await openSeries(
       sql,
       {
         client,
@@ -115,7 +115,7 @@ t.test('the lifecycle, written once for every representation', async (t) => {
     // Three small batches: the whole document is read before the stream would begin.
     const connection = { held: 0, released: 0 };
     await t.rejects(
-      openSeriesStream(
+      openSeries(
         sql,
         {
           client,

@@ -1,6 +1,6 @@
 /** Discovery over real HTTP: what a key sees, in what order, and nothing about what it does not. */
 import t from 'tap';
-import { groupWells } from '../../../src/v1/wells/route.js';
+import { groupWells } from '../../../src/domain/discoveryOrder.js';
 import { addKey, addWell } from '../../../testkit/fixtures.js';
 import { startApi } from '../../helpers/api.js';
 import { get, send } from '../../helpers/http.js';

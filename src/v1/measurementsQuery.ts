@@ -1,37 +1,13 @@
 /**
- * The query of the measurements endpoint: the interval, as a client sends it. The route validates with
- * this schema and the OpenAPI document lists its parameters from it (required unless optional), so a
+ * The query of every measurements endpoint (a series, a network): the interval, its aggregation and
+ * the format, as a client sends them. A route validates with this schema (extended by its own
+ * parameters) and the OpenAPI document lists its parameters from it (required unless optional), so a
  * parameter added here is validated, named in a 400's `errors` and documented, with no edit elsewhere.
  */
 import { z } from 'zod';
-import {
-  DATE_TIME_FORM,
-  EXAMPLE,
-  type Instant,
-  microsBetween,
-  parseDateTime,
-} from '../../domain/datetime.js';
-import { SERIES_FORMATS } from '../../engine/write/formats.js';
-
-const SECONDS_PER_DAY = 86_400;
-
-/** The longest interval a request may ask for, in days of 86,400 seconds (decisions.md). */
-export const MAX_INTERVAL_DAYS = 366;
-export const MAX_INTERVAL_SECONDS = MAX_INTERVAL_DAYS * SECONDS_PER_DAY;
-/** The same, exactly: one microsecond more is 400. */
-export const MAX_INTERVAL_MICROS = MAX_INTERVAL_SECONDS * 1_000_000;
-
-/** The most measurements a series holds: one a minute over the longest interval (decisions.md). */
-export const MOST_MINUTELY_MEASUREMENTS = MAX_INTERVAL_DAYS * 24 * 60;
-
-/** A count as English text writes it: `31,622,400`. */
-export const count = (n: number): string => n.toLocaleString('en-US');
-
-/** `366 days (31,622,400 seconds)`: the limit as messages and the document state it. */
-export const MAX_INTERVAL_TEXT = `${MAX_INTERVAL_DAYS} days (${count(MAX_INTERVAL_SECONDS)} seconds)`;
-
-/** `366 × 86,400 seconds exactly`: the rule as the document's overview states it. */
-export const MAX_INTERVAL_RULE = `${MAX_INTERVAL_DAYS} × ${count(SECONDS_PER_DAY)} seconds exactly`;
+import { AGGREGATES, MAX_INTERVAL_DAYS, MAX_INTERVAL_MICROS, MAX_INTERVAL_TEXT } from '../contract.js';
+import { DATE_TIME_FORM, EXAMPLE, type Instant, microsBetween, parseDateTime } from '../domain/datetime.js';
+import { FORMAT_NAMES } from '../engine/write/writer.js';
 
 /** The message of a parameter given more than once. */
 export const GIVEN_TWICE = 'was given more than once: give it exactly once';
@@ -79,14 +55,6 @@ const INTERVAL_READ = {
     issues.every(({ path }) => path?.[0] !== 'from' && path?.[0] !== 'to'),
 };
 
-/**
- * The bucket lengths `aggregate` offers, in seconds: ISO 8601 durations taken as fixed steps (a day is
- * 86,400 seconds, whatever the calendar or a time zone says), as v1.1.md fixes them.
- */
-export const AGGREGATE_SECONDS = { PT15M: 900, PT1H: 3_600, P1D: 86_400, P7D: 604_800 } as const;
-export type Aggregate = keyof typeof AGGREGATE_SECONDS;
-export const AGGREGATES = Object.keys(AGGREGATE_SECONDS) as [Aggregate, ...Aggregate[]];
-
 const aggregateParameter = z
   .enum(AGGREGATES, {
     error: (issue) =>
@@ -106,9 +74,9 @@ const aggregateParameter = z
   });
 
 /** `must be json, csv or arrow`: the formats in the order a tie is broken. */
-export const FORMAT_MESSAGE = `must be ${SERIES_FORMATS.slice(0, -1).join(', ')} or ${SERIES_FORMATS.at(-1)}`;
+export const FORMAT_MESSAGE = `must be ${FORMAT_NAMES.slice(0, -1).join(', ')} or ${FORMAT_NAMES.at(-1)}`;
 
-export const SeriesQuery = z
+export const MeasurementsQuery = z
   .object({
     from: dateTimeParameter('Start of the interval, inclusive.'),
     to: dateTimeParameter(
@@ -117,7 +85,7 @@ export const SeriesQuery = z
     ),
     aggregate: aggregateParameter,
     format: z
-      .enum(SERIES_FORMATS, {
+      .enum(FORMAT_NAMES, {
         error: (issue) => (Array.isArray(issue.input) ? GIVEN_TWICE : FORMAT_MESSAGE),
       })
       .optional()
@@ -145,4 +113,4 @@ export const SeriesQuery = z
     }
   }, INTERVAL_READ);
 
-export type SeriesQuery = z.output<typeof SeriesQuery>;
+export type MeasurementsQuery = z.output<typeof MeasurementsQuery>;

@@ -1,0 +1,163 @@
+/**
+ * The one skeleton of a streamed document response (a series, a network), written once: the format and
+ * the coding negotiated, the plan read first (the validators, and what else the endpoint states in
+ * headers), then HEAD, 304 or the body streamed from the plan's snapshot. An endpoint brings its plan
+ * and its refusals; it never learns its headers from inside the stream.
+ */
+import type { Readable } from 'node:stream';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Queryable } from '../db/connect.js';
+import type { Permit } from '../db/connectionGate.js';
+import type { ReadSource, ReadSources } from '../db/readReplicas/readSources.js';
+import { type DocumentRequest, openDocument, type Planned, readPlan } from '../engine/document.js';
+import { FORMAT_LIST, FORMATS } from '../engine/write/formats.js';
+import type { Format, FormatName, SeriesWriter } from '../engine/write/writer.js';
+import { attachment } from './attachment.js';
+import { clientGoneSignal } from './clientGone.js';
+import { type Coding, compressStream, negotiateCoding } from './compression.js';
+import {
+  isConditional,
+  isNotModified,
+  sendNotModified,
+  setValidators,
+  type Validators,
+} from './conditional.js';
+import { NEGOTIATED_VARY, negotiate } from './negotiation.js';
+import type { ServiceMetrics } from './observability/metrics.js';
+
+/** What an endpoint's plan holds besides the document: its validators and headers of its own. */
+export interface ResponsePlan extends Planned {
+  validators: Validators;
+  /** Headers the plan states (a network's Sync-Token), on a HEAD and a 200. */
+  headers?: Readonly<Record<string, string>>;
+}
+
+export interface StreamedDocument<P extends ResponsePlan, W extends SeriesWriter> {
+  /** The `format` parameter, when given: it decides over Accept. */
+  format: FormatName | undefined;
+  /** The writer of one response in `format`: a series' or a network's. */
+  writer(format: Format): W;
+  /**
+   * The plan, read on `tx` in the snapshot of the document it answers for; undefined for nothing. Its
+   * validators tell the negotiated format and coding apart.
+   */
+  plan(source: ReadSource, tx: Queryable, negotiated: Negotiated<W>): Promise<P | undefined>;
+  /** What a plan of nothing is answered with. */
+  notFound(): Error;
+  /** A file's name: `<stem>_<from>_<to>.<extension>`, for a format that comes as a file. */
+  file: { stem: string; from: string; to: string };
+}
+
+/** What the request chose: the format and its writer, and the content coding (undefined: identity). */
+export interface Negotiated<W extends SeriesWriter> {
+  format: Format;
+  writer: W;
+  coding: Coding | undefined;
+}
+
+export interface StreamDependencies {
+  reads: ReadSources;
+  metrics: ServiceMetrics;
+}
+
+/**
+ * The document of `source`, with a permit of its connection gate for as long as it holds its pooled
+ * connection: the permit goes back with `connection.released`. Each attempt takes its own permit, so a
+ * retry after a lost connection waits its turn like any request.
+ */
+async function openGatedDocument<P extends Planned>(
+  { sql, gate }: ReadSource,
+  metrics: ServiceMetrics,
+  document: Omit<DocumentRequest<P>, 'connection'>,
+  writer: SeriesWriter,
+  signal: AbortSignal,
+) {
+  // Created first, so the stream gauge counts the wait at the gate as waiting.
+  const use = metrics.streamConnection();
+  let permit: Permit;
+  try {
+    permit = await gate.acquire(signal);
+  } catch (error) {
+    use.released();
+    throw error;
+  }
+  const connection = {
+    held: () => use.held(),
+    released() {
+      use.released();
+      permit.release();
+    },
+  };
+  return openDocument(sql, { ...document, connection }, writer);
+}
+
+/**
+ * Answers `request` with the document `endpoint` plans. HEAD and a conditional GET read the plan alone:
+ * no measurement. A GET reads the plan and then the body in one snapshot, from a source it reads again
+ * (elsewhere, when there is another) if the connection is lost or the source cannot answer exactly
+ * before anything is sent; its rows are counted for the request log and the metrics, and a failure
+ * after the first byte is logged and counted as a cut-off (Fastify then destroys the socket, and the
+ * client sees an incomplete body).
+ */
+export async function sendDocument<P extends ResponsePlan, W extends SeriesWriter>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  { reads, metrics }: StreamDependencies,
+  endpoint: StreamedDocument<P, W>,
+): Promise<FastifyReply> {
+  const format = endpoint.format ? FORMATS[endpoint.format] : negotiate(request.headers.accept, FORMAT_LIST);
+  const coding = negotiateCoding(request.headers['accept-encoding']);
+  const writer = endpoint.writer(format);
+  const negotiated = { format, writer, coding };
+  // Vary on the 304 too: it says which request headers chose the representation.
+  const varied = () => reply.header('Vary', NEGOTIATED_VARY);
+  const withHeaders = (plan: P) => {
+    setValidators(varied().type(format.mediaType), plan.validators);
+    if (plan.headers) reply.headers(plan.headers);
+    if (format.extension) {
+      const { stem, from, to } = endpoint.file;
+      reply.header('Content-Disposition', attachment(stem, from, to, format.extension));
+    }
+    if (coding) reply.header('Content-Encoding', coding);
+    return reply;
+  };
+  const signal = clientGoneSignal(reply);
+
+  if (request.method === 'HEAD' || isConditional(request)) {
+    const { plan, heldThroughMs } = await reads.read(async (source) => ({
+      // Before the read: what the source held then, it holds in the read's snapshot too.
+      heldThroughMs: source.heldThroughMs(),
+      plan: await source.gate.run(
+        () => readPlan(source.sql, (_pool, tx) => endpoint.plan(source, tx, negotiated)),
+        signal,
+      ),
+    }));
+    if (!plan) throw endpoint.notFound();
+    if (isNotModified(request, plan.validators, heldThroughMs))
+      return sendNotModified(varied(), plan.validators);
+    if (request.method === 'HEAD') return withHeaders(plan).send();
+  }
+
+  request.rowsStreamed = 0;
+  const onRows = (count: number) => {
+    request.rowsStreamed = (request.rowsStreamed ?? 0) + count;
+    metrics.measurementsStreamed(count);
+  };
+  const opened = await reads.read((source) =>
+    openGatedDocument(
+      source,
+      metrics,
+      { plan: (_pool, tx) => endpoint.plan(source, tx, negotiated), onRows },
+      writer,
+      signal,
+    ),
+  );
+  if (!opened) throw endpoint.notFound();
+  const { plan, body } = opened;
+  body.once('error', (error) => {
+    request.log.error({ err: error }, 'document stream failed after the first byte; response cut off');
+    metrics.documentCutOff();
+  });
+  const sent: Readable = coding ? compressStream(body, coding) : body;
+  return withHeaders(plan).send(sent);
+}
