@@ -4,6 +4,8 @@ import { request } from 'node:http';
 export interface OpenStream {
   /** Resolves with the first chunk of the body. */
   firstChunk: Promise<Buffer>;
+  /** Resolves once at least `bytes` of the body have arrived (never, if the body is shorter). */
+  arrived(bytes: number): Promise<void>;
   /** What arrived, and whether the response ended properly (false: cut off). */
   done: Promise<{ complete: boolean; body: string; bytes: Buffer }>;
   pause(): void;
@@ -24,6 +26,8 @@ export function openStream(
   let abort = () => {};
   let gotFirst: (chunk: Buffer) => void = () => {};
   const firstChunk = new Promise<Buffer>((resolve) => (gotFirst = resolve));
+  let received = 0;
+  const waiting: { bytes: number; resolve: () => void }[] = [];
   const done = new Promise<{ complete: boolean; body: string; bytes: Buffer }>((resolve, reject) => {
     const req = request(
       `${base}${path}`,
@@ -39,6 +43,11 @@ export function openStream(
         res.on('data', (chunk: Buffer) => {
           if (chunks.length === 0) gotFirst(chunk);
           chunks.push(chunk);
+          received += chunk.length;
+          for (const wait of waiting.filter((wait) => received >= wait.bytes)) {
+            waiting.splice(waiting.indexOf(wait), 1);
+            wait.resolve();
+          }
         });
         res.on('end', () => finish(true));
         res.on('error', () => finish(false));
@@ -49,5 +58,7 @@ export function openStream(
     req.end();
   });
   done.catch(() => {});
-  return { firstChunk, done, pause: () => pause(), resume: () => resume(), abort: () => abort() };
+  const arrived = (bytes: number) =>
+    received >= bytes ? Promise.resolve() : new Promise<void>((resolve) => waiting.push({ bytes, resolve }));
+  return { firstChunk, arrived, done, pause: () => pause(), resume: () => resume(), abort: () => abort() };
 }
