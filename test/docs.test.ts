@@ -118,12 +118,15 @@ t.test(
   },
 );
 
-// The pages, and what the tests say of themselves, speak of this repository only.
-t.test('no page or test cites a document outside the repository', async (t) => {
+// The pages, the code's comments and what the tests say of themselves speak of this repository only.
+t.test('no page, test or source file cites a document outside the repository', async (t) => {
   const outside = /\.\.\/shared\/|shared\/spec|\bv1\.[0-9]\.md\b|\bdecisions\.md\b|groundwater-read-api\.md/;
   const self = relative(ROOT, fileURLToPath(import.meta.url));
   // bench/ and drills/ keep their own READMEs' words; every other page and every test is checked.
-  const files = [...guides, ...tracked.filter((file) => file.startsWith('test/') && file !== self)];
+  const files = [
+    ...guides,
+    ...tracked.filter((file) => (file.startsWith('test/') || file.startsWith('src/')) && file !== self),
+  ];
   for (const file of files) {
     if (!/\.(md|ts|mts|mjs|js|json|ya?ml|sh|py)$/.test(file)) continue;
     const lines = read(file)

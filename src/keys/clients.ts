@@ -26,7 +26,7 @@ export interface Client {
   accessChangedAt?: Date;
 }
 
-/** A key that may read no tube at all: both data endpoints answer 403 (decisions.md). */
+/** A key that may read no tube at all: both data endpoints answer 403. */
 export const readsNothing = (client: Client): boolean => !client.allTubes && client.grants.size === 0;
 
 export const mayRead = (client: Client, tubeId: number): boolean =>

@@ -5,8 +5,22 @@
  * parameter added here is validated, named in a 400's `errors` and documented, with no edit elsewhere.
  */
 import { z } from 'zod';
-import { AGGREGATES, MAX_INTERVAL_DAYS, MAX_INTERVAL_MICROS, MAX_INTERVAL_TEXT } from '../contract.js';
-import { DATE_TIME_FORM, EXAMPLE, type Instant, microsBetween, parseDateTime } from '../domain/datetime.js';
+import {
+  AGGREGATES,
+  type Aggregate,
+  MAX_INTERVAL_DAYS,
+  MAX_INTERVAL_MICROS,
+  MAX_INTERVAL_TEXT,
+} from '../contract.js';
+import {
+  DATE_TIME_FORM,
+  EXAMPLE,
+  formatInstant,
+  type Instant,
+  microsBetween,
+  parseDateTime,
+} from '../domain/datetime.js';
+import type { Interval } from '../engine/read/selects.js';
 import { FORMAT_NAMES } from '../engine/write/writer.js';
 
 /** The message of a parameter given more than once. */
@@ -114,3 +128,14 @@ export const MeasurementsQuery = z
   }, INTERVAL_READ);
 
 export type MeasurementsQuery = z.output<typeof MeasurementsQuery>;
+
+/** The interval a query asks for, as the engine reads it: `from` and `to` in RFC 3339 UTC `Z` form. */
+export const intervalOf = ({
+  from,
+  to,
+  aggregate,
+}: MeasurementsQuery): Interval & { aggregate: Aggregate | undefined } => ({
+  from: formatInstant(from),
+  to: formatInstant(to),
+  aggregate,
+});

@@ -1,6 +1,6 @@
 /**
  * Version 1 of the API, registered under V1_PREFIX: one encapsulated plugin that owns the hooks its
- * routes share. A request to a data endpoint passes, in the order decisions.md fixes: route (404, 405)
+ * routes share. A request to a data endpoint passes, in the order the contract fixes: route (404, 405)
  * → key (401) → client limits (429) → parameters (400) → access (403/404) → response. The router and
  * v1Routes give the first, onRequest hooks of the data endpoints the next two in that order, the
  * route's query schema the 400 and its handler the rest. The document and the

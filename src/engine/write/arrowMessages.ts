@@ -47,7 +47,7 @@ const BATCH_COLUMN_TYPES: Record<BatchColumn, DataType> = {
   count: new Int64(),
 };
 
-/** The columns of a raw series and of an aggregated one (v1.2.md, "Arrow IPC stream"). */
+/** The columns of a raw series and of an aggregated one. */
 export const RAW_ARROW_COLUMNS: readonly BatchColumn[] = ['observedAt', 'value'];
 export const AGGREGATED_ARROW_COLUMNS: readonly BatchColumn[] = [
   'observedAt',

@@ -1,6 +1,6 @@
 /**
  * Logs: pino JSON lines (or readable lines for a person: LOG_FORMAT), one per request (id, route, status, duration, key id, rows streamed), plus
- * errors with their request id. An API key must never appear in a line (decisions.md): headers are not
+ * errors with their request id. An API key must never appear in a line: headers are not
  * logged, the header path is redacted should anything log headers, and as a last guard every line is
  * scrubbed of anything shaped like a key (a key pasted into a URL would otherwise be logged with it).
  */

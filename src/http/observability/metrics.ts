@@ -3,7 +3,7 @@
  *
  * Labels are bounded and say nothing about a client: the route is the pattern
  * (`/v1/groundwater-monitoring-tubes/:tubeIdentifier/measurements`), never the path a client sent, and
- * no key, key id or tube identifier is ever a label (decisions.md: a key never appears in a metric).
+ * no key, key id or tube identifier is ever a label: a key never appears in a metric.
  *
  * Database connections are counted here, in process, where the stream path takes and gives back the
  * connection it holds for a whole response: postgres.js exposes no pool statistics, and counting rows

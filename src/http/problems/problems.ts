@@ -1,5 +1,5 @@
 /**
- * Every error this service answers is `application/problem+json` (decisions.md): our own (400 … 429,
+ * Every error this service answers is `application/problem+json`: our own (400 … 429,
  * 500), Fastify's (unknown route, bad URL encoding, body parsing) and even the HTTP parser's (malformed
  * request, headers too large), which never reach a route and are written straight to the socket.
  */
@@ -100,7 +100,7 @@ export function sendProblem(reply: FastifyReply, problem: ProblemError): Fastify
     .send(problemBody(problem, pathOf(reply.request.url)));
 }
 
-/** The methods every path supports (decisions.md); anything else on a known path is 405. */
+/** The methods every path supports; anything else on a known path is 405. */
 export const ALLOWED_METHODS = 'GET, HEAD';
 
 export const methodNotAllowed = (method: string) =>
@@ -253,7 +253,7 @@ export function registerProblems(app: FastifyInstance): void {
   // reply.callNotFound(), which runs this handler but no onRequest hook.
   app.setNotFoundHandler((_request, reply) => sendProblem(reply, notFound()));
   // The root onRequest hook runs before any body is read, so an unknown path is 404 before a body of
-  // an unknown media type could make it 415 (route comes first, decisions.md).
+  // an unknown media type could make it 415 (the route is checked first).
   // Callback style: an async hook costs every request a promise and a microtask turn.
   app.addHook('onRequest', (request, _reply, done) => {
     try {
@@ -305,7 +305,7 @@ export function writeRawProblem(socket: Duplex, problem: ProblemError, instance?
 /** The request line of a request whose method the HTTP parser does not know (`PURGEX /path HTTP/1.1`). */
 const REQUEST_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+) (\/[^ ?\r\n]*)\S* HTTP\/1\.[01]\r\n/;
 
-/** A method on a path: 405 where the path exists (decisions.md), 404 where it does not. */
+/** A method on a path: 405 where the path exists, 404 where it does not. */
 function unsupportedMethod(app: FastifyInstance, method: string, path: string): ProblemError {
   return isKnownPath(app, path) ? methodNotAllowed(method) : notFound();
 }

@@ -1,4 +1,4 @@
-/** The body of every error response (RFC 9457 `application/problem+json`), as decisions.md fixes it. */
+/** The body of every error response (RFC 9457 `application/problem+json`). */
 import { z } from 'zod';
 
 export const PROBLEM_MEDIA_TYPE = 'application/problem+json';

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { EXAMPLE_TUBE_IDENTIFIER } from '../../engine/schemas.js';
 import { GIVEN_TWICE, MeasurementsQuery } from '../measurementsQuery.js';
 
-/** The most tubes one request may list (v1.2.md); without `tubes`, every readable tube is included. */
+/** The most tubes one request may list; without `tubes`, every readable tube is included. */
 export const MAX_LISTED_TUBES = 200;
 
 /** What makes a list of tubes unusable, if anything: its items as sent are checked, not parsed. */
@@ -16,7 +16,7 @@ function listProblem(items: readonly string[]): string | undefined {
   if (items.length > MAX_LISTED_TUBES) {
     return `lists ${items.length} tubes: list at most ${MAX_LISTED_TUBES}, or leave it out for every tube`;
   }
-  // Identifiers compare case-insensitively (decisions.md), so two spellings of one are a duplicate.
+  // Identifiers compare case-insensitively, so two spellings of one are a duplicate.
   const seen = new Set<string>();
   for (const item of items) {
     const key = item.toLowerCase();

@@ -4,7 +4,6 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { formatInstant } from '../../domain/datetime.js';
 import {
   acrossTubes,
   bucketingOf,
@@ -19,6 +18,7 @@ import { type StreamDependencies, sendDocument } from '../../http/streamedRespon
 import { readsNothing } from '../../keys/clients.js';
 import type { SyncPoint } from '../../sync/token.js';
 import type { SyncTokens } from '../../sync/tokens.js';
+import { intervalOf } from '../measurementsQuery.js';
 import { selectNetwork } from './plan.js';
 import { NetworkQuery } from './query.js';
 import { TOKEN_NOT_ISSUED } from './refusals.js';
@@ -50,11 +50,7 @@ export async function networkRoute(
         if (since === undefined) throw invalidParameter('changedSince', TOKEN_NOT_ISSUED);
       }
       if (readsNothing(client)) throw forbidden();
-      const interval = {
-        from: formatInstant(query.from),
-        to: formatInstant(query.to),
-        aggregate: query.aggregate,
-      };
+      const interval = intervalOf(query);
       return sendDocument(request, reply, options, {
         format: query.format,
         writer: (format) => format.network(),

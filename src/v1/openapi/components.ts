@@ -176,7 +176,7 @@ export const problemRefs = (...names: (keyof typeof STATUS)[]) =>
  * The responses of a data endpoint (one that needs a key and counts against its limits): its 200 with
  * `body` as JSON and `example` (what the service writes), and the problems every data endpoint can answer.
  */
-/** The request headers of a conditional GET or HEAD of the data endpoints (v1.1.md). */
+/** The request headers of a conditional GET or HEAD of the data endpoints. */
 export const ConditionalHeaders = z.object({
   'If-None-Match': z
     .string()

@@ -1,7 +1,6 @@
 /** GET /v1/groundwater-monitoring-tubes/{tubeIdentifier}/measurements: one tube's series, streamed. */
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { formatInstant } from '../../domain/datetime.js';
 import { seriesDocument } from '../../engine/document.js';
 import { findTube } from '../../engine/read/tubes.js';
 import { canonicalTubeIdentifier } from '../../engine/schemas.js';
@@ -9,7 +8,7 @@ import { READ_METHODS } from '../../http/hooks/methods.js';
 import { forbidden, tubeNotFound } from '../../http/problems/problems.js';
 import { type StreamDependencies, sendDocument } from '../../http/streamedResponse.js';
 import { mayRead, readsNothing } from '../../keys/clients.js';
-import { MeasurementsQuery } from '../measurementsQuery.js';
+import { intervalOf, MeasurementsQuery } from '../measurementsQuery.js';
 import { seriesValidators } from './validators.js';
 
 export const MEASUREMENTS_URL = '/groundwater-monitoring-tubes/:tubeIdentifier/measurements';
@@ -29,11 +28,7 @@ export async function seriesRoute(app: FastifyInstance, options: StreamDependenc
       const { tubeIdentifier: requested } = request.params as { tubeIdentifier: string };
       const tubeIdentifier = canonicalTubeIdentifier(requested);
       if (tubeIdentifier === undefined) throw tubeNotFound();
-      const interval = {
-        from: formatInstant(query.from),
-        to: formatInstant(query.to),
-        aggregate: query.aggregate,
-      };
+      const interval = intervalOf(query);
       return sendDocument(request, reply, options, {
         format: query.format,
         writer: (format) => format.series(),
