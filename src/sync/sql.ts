@@ -62,7 +62,7 @@ export async function currentSyncPoint(tx: Queryable, viewer: SyncViewer): Promi
  * change history the token needs has been pruned (SYNC_HISTORY_DAYS); or the token's snapshot is ahead
  * of this database's (restored from an earlier backup), where transactions it counted as seen may still
  * be to come. A read replica behind the token is no such case: the route asks another source
- * (networkMeasurements/route.ts) before it asks this. `now` is currentSyncPoint of
+ * (src/v1/network/plan.ts) before it asks this. `now` is currentSyncPoint of
  * this response, `tx` its transaction.
  */
 export async function syncGone(tx: Queryable, since: SyncPoint, now: SyncPoint): Promise<boolean> {

@@ -8,7 +8,7 @@ import { instantLiteral, integerLiteral } from './literals.js';
 /**
  * The aggregates of a bucket's rows (observed_at, value) in the columns of an aggregated batch: the
  * mean, min and max (float8) and the count (int8). The mean sums in time order: a float sum depends on
- * its order, and a representation must be the same bytes however the rows happen to be stored or read
+ * its order, and a document must be the same bytes however the rows happen to be stored or read
  * (its ETag says so).
  */
 const AGGREGATES =

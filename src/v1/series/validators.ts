@@ -17,7 +17,7 @@ export interface SeriesTagInputs {
   coding: Coding | undefined;
   /** The bucket length, undefined for every measurement. */
   aggregate: Aggregate | undefined;
-  /** The format: the representation's media type. */
+  /** The format's media type. */
   variant: string;
 }
 
