@@ -20,6 +20,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { UserError } from '../errors.js';
 import type { Queryable, Sql } from './connect.js';
+import { beginReserved } from './transaction.js';
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../sql/', import.meta.url));
 
@@ -155,7 +156,7 @@ export async function migrate(sql: Sql, options: MigrateOptions = {}): Promise<M
           values (${migration.version}, ${migration.name}, ${migration.checksum})`;
         if (migration.transactional) {
           await retrying(`migration ${migrationName(migration)}`, () =>
-            inTransaction(session, async () => {
+            beginReserved(session, async () => {
               await session.unsafe(migration.sql);
               await record(session);
             }),
@@ -198,18 +199,6 @@ async function takeRunnerLock(session: Sql): Promise<void> {
     if (locked) return;
     await sleep(RUNNER_POLL_MS);
   }
-}
-
-/** `work` in a transaction of the reserved `session`, rolled back if it fails. */
-async function inTransaction(session: Sql, work: () => Promise<void>): Promise<void> {
-  await session.unsafe('begin');
-  try {
-    await work();
-  } catch (error) {
-    await session.unsafe('rollback');
-    throw error;
-  }
-  await session.unsafe('commit');
 }
 
 function retryOnLockTimeout(session: Sql, options: MigrateOptions, lockTimeoutMs: number) {

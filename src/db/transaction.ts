@@ -1,6 +1,8 @@
 /**
  * The one way to open a transaction: `begin` runs work in one, `iterate` hands its items to a consumer
- * that pulls them, and `{ snapshot: true }` makes either one read-only snapshot.
+ * that pulls them, and `{ snapshot: true }` makes either one read-only snapshot. `beginReserved` is for
+ * a reserved connection (migrations hold one for their advisory lock), which postgres.js gives no
+ * `begin`.
  *
  * Both handle a connection lost in the middle (a restart, a switch-over, pg_terminate_backend), which
  * postgres.js (3.4.9, issues #1154 and #1208) does not: it answers a callback that settles after its
@@ -10,6 +12,7 @@
  * settles: postgres.js rejects `sql.begin` itself when the connection closes, and the server has rolled
  * the transaction back.
  */
+import type postgres from 'postgres';
 import type { TransactionSql } from 'postgres';
 import type { Sql } from './connect.js';
 import { isConnectionLost } from './errorCodes.js';
@@ -42,6 +45,18 @@ export function begin<T>(
       throw error;
     }
   }) as Promise<T>;
+}
+
+/** `work` in a transaction of the reserved `session`, rolled back if it fails. */
+export async function beginReserved(session: postgres.ReservedSql, work: () => Promise<void>): Promise<void> {
+  await session.unsafe('begin');
+  try {
+    await work();
+  } catch (error) {
+    await session.unsafe('rollback');
+    throw error;
+  }
+  await session.unsafe('commit');
 }
 
 interface Deferred<T> {
