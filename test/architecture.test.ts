@@ -83,6 +83,15 @@ t.test('src/db is the bottom layer: it imports no feature', async (t) => {
   );
 });
 
+t.test('keys and limits know no request: their hooks are src/http/hooks/', async (t) => {
+  for (const folder of ['keys/', 'limits/'])
+    t.same(
+      violations(folder, (m) => m.startsWith('http/'), isHttp),
+      [],
+      folder,
+    );
+});
+
 t.test('endpoints import the engine, not each other', async (t) => {
   for (const endpoint of ENDPOINTS) {
     const others = ENDPOINTS.filter((e) => e !== endpoint);

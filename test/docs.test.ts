@@ -13,7 +13,7 @@ import { loadSettings, variables } from '../src/config.js';
 import { MAX_INTERVAL_DAYS } from '../src/contract.js';
 import { DEMO_DAYS, DEMO_STEP_MINUTES } from '../src/demo/seed.js';
 import { FRACTION_DIGITS } from '../src/domain/datetime.js';
-import { rateLimit, rateLimitPolicy } from '../src/limits/admitClient.js';
+import { rateLimit, rateLimitPolicy } from '../src/http/hooks/admitClient.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const tracked = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard'], {

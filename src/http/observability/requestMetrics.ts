@@ -6,7 +6,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ConnectionWaitTimeout } from '../../db/connectionGate.js';
-import { LimitRefusal } from '../../limits/admitClient.js';
+import { LimitRefusal } from '../hooks/admitClient.js';
 import { whenResponseClosed } from '../responseClosed.js';
 import { type ServiceMetrics, UNMATCHED_ROUTE } from './metrics.js';
 

@@ -11,6 +11,8 @@ import { jsonSchemaOf } from '../../domain/jsonSchema.js';
 import { EXAMPLE_TUBE_IDENTIFIER } from '../../engine/schemas.js';
 import { arrow } from '../../engine/write/arrow.js';
 import { CACHE_CONTROL, entityTag } from '../../http/conditional.js';
+import { rateLimit, rateLimitPolicy, tooManyRequests } from '../../http/hooks/admitClient.js';
+import { unauthorized } from '../../http/hooks/authenticate.js';
 import { NEGOTIATED_VARY } from '../../http/negotiation.js';
 import {
   expectationFailed,
@@ -21,8 +23,6 @@ import {
   unexpectedError,
 } from '../../http/problems/problems.js';
 import { PROBLEM_MEDIA_TYPE, Problem } from '../../http/problems/schema.js';
-import { unauthorized } from '../../keys/authenticate.js';
-import { rateLimit, rateLimitPolicy, tooManyRequests } from '../../limits/admitClient.js';
 import { WELLS_URL } from '../wells/route.js';
 
 /** The request id of the examples. */

@@ -1,9 +1,9 @@
 /** X-API-Key → `request.client`, or 401 (or 429 when an address keeps presenting bad keys). */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ProblemError } from '../http/problems/problems.js';
-import { tooManyRequests } from '../limits/admitClient.js';
-import type { ClientLimits } from '../limits/types.js';
-import type { Client, ClientResolver } from './clients.js';
+import type { Client, ClientResolver } from '../../keys/clients.js';
+import type { ClientLimits } from '../../limits/types.js';
+import { ProblemError } from '../problems/problems.js';
+import { tooManyRequests } from './admitClient.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -4,10 +4,10 @@
  * response is over, streamed body included, or the client went away.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Settings } from '../config.js';
-import { ProblemError } from '../http/problems/problems.js';
-import { whenResponseClosed } from '../http/responseClosed.js';
-import type { Admission, ClientLimits } from './types.js';
+import type { Settings } from '../../config.js';
+import type { Admission, ClientLimits } from '../../limits/types.js';
+import { ProblemError } from '../problems/problems.js';
+import { whenResponseClosed } from '../responseClosed.js';
 
 type Refusal = Extract<Admission, { admitted: false }>;
 
