@@ -1,15 +1,15 @@
 /**
- * A transaction's items pulled by a consumer (iterate, src/db/transaction.ts) against a real PostgreSQL: one snapshot, items pulled one by one, the
- * connection back in the pool when the consumer stops, and a lost connection that neither crashes
- * the process nor spoils the pool.
+ * The transaction API (src/db/transaction.ts) against a real PostgreSQL: begin's modes, and iterate's
+ * items pulled by a consumer: one snapshot, items pulled one by one, the connection back in the pool
+ * when the consumer stops, and a lost connection that neither crashes the process nor spoils the pool.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import t from 'tap';
-import { connect, type Sql } from '../../src/db/connect.js';
+import { connect, type Queryable, type Sql } from '../../src/db/connect.js';
 import { retryIfConnectionLost } from '../../src/db/retry.js';
-import { iterate } from '../../src/db/transaction.js';
+import { begin, beginReserved, iterate } from '../../src/db/transaction.js';
 import { freshDatabase } from '../helpers/database.js';
 
 const inSnapshot = <T>(pool: Sql, produce: Parameters<typeof iterate<T>>[1]) =>
@@ -24,6 +24,38 @@ async function backendStates(admin: Sql, applicationName: string): Promise<strin
     select state from pg_stat_activity where application_name = ${applicationName}`;
   return rows.map((row) => row.state);
 }
+
+t.test('begin: committed or rolled back, and a snapshot is read-only repeatable read', async (t) => {
+  const { sql } = await freshDatabase(t);
+  await sql`create table notes (text text)`;
+  const mode = (tx: Queryable) =>
+    tx<{ isolation: string; readOnly: string }[]>`
+      select current_setting('transaction_isolation') as isolation,
+             current_setting('transaction_read_only') as "readOnly"`.then(([row]) => row);
+  t.same(await begin(sql, mode, { snapshot: true }), { isolation: 'repeatable read', readOnly: 'on' });
+  t.same(await begin(sql, mode), { isolation: 'read committed', readOnly: 'off' });
+  await begin(sql, (tx) => tx`insert into notes values ('kept')`);
+  await t.rejects(
+    begin(sql, async (tx) => {
+      await tx`insert into notes values ('rolled back')`;
+      throw new Error('work failed');
+    }),
+    { message: 'work failed' },
+  );
+  const session = await sql.reserve();
+  await beginReserved(session, async () => {
+    await session`insert into notes values ('reserved')`;
+  });
+  await t.rejects(
+    beginReserved(session, async () => {
+      await session`insert into notes values ('reserved, rolled back')`;
+      throw new Error('migration failed');
+    }),
+    { message: 'migration failed' },
+  );
+  session.release();
+  t.same(await sql`select text from notes order by text`, [{ text: 'kept' }, { text: 'reserved' }]);
+});
 
 t.test('iterate', async (t) => {
   const db = await freshDatabase(t);
