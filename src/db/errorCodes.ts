@@ -27,6 +27,7 @@ export type ErrorMeaning =
    */
   | 'elsewhere';
 
+/** By code, or by SQLSTATE class (two characters: every code of the class). */
 export const ERROR_MEANINGS: Readonly<Record<string, ErrorMeaning>> = {
   '57P01': 'lost', // admin_shutdown (pg_terminate_backend, smart/fast shutdown)
   '57P02': 'lost', // crash_shutdown
@@ -45,11 +46,7 @@ export const ERROR_MEANINGS: Readonly<Record<string, ErrorMeaning>> = {
   '25006': 'unavailable', // read_only_sql_transaction: a write on a server that is (now) a standby
   '40001': 'elsewhere', // serialization_failure: canceling statement due to conflict with recovery
   ENOTFOUND: 'elsewhere',
-};
-
-/** SQLSTATE classes (a code's first two characters) whose codes all mean one thing. */
-export const ERROR_CLASS_MEANINGS: Readonly<Record<string, ErrorMeaning>> = {
-  '08': 'unavailable', // connection exception
+  '08': 'unavailable', // class 08, connection exception
 };
 
 /** What may be done after a failure of each meaning. */
@@ -66,7 +63,9 @@ export const CONSEQUENCES: Readonly<
 export function meaningOf(error: unknown): ErrorMeaning | undefined {
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code !== 'string') return undefined;
-  return Object.hasOwn(ERROR_MEANINGS, code) ? ERROR_MEANINGS[code] : ERROR_CLASS_MEANINGS[code.slice(0, 2)];
+  const sqlClass = code.slice(0, 2);
+  if (Object.hasOwn(ERROR_MEANINGS, code)) return ERROR_MEANINGS[code];
+  return Object.hasOwn(ERROR_MEANINGS, sqlClass) ? ERROR_MEANINGS[sqlClass] : undefined;
 }
 
 const consequences = (error: unknown) => {
