@@ -1,5 +1,6 @@
 /** Sync as the network endpoint runs it (src/sync/), for the tests of test/sync/. */
 import type { Queryable, Sql } from '../../src/db/connect.js';
+import { begin } from '../../src/db/transaction.js';
 import type { BatchShape } from '../../src/engine/batch.js';
 import { readBatches } from '../../src/engine/read/binaryCopy.js';
 import {
@@ -20,7 +21,7 @@ export const ALL: SyncViewer = { allTubes: true, grants: new Set() };
 
 /** A response's transaction, as the network endpoint opens it. */
 export const snapshotRead = <T>(sql: Sql, work: (tx: Sql) => Promise<T>) =>
-  sql.begin('isolation level repeatable read read only', (tx) => work(tx as unknown as Sql)) as Promise<T>;
+  begin(sql, (tx) => work(tx as unknown as Sql), { snapshot: true });
 
 /** The sync point of a response read now. */
 export const point = (sql: Sql, viewer: SyncViewer = ALL) =>
