@@ -1,7 +1,7 @@
 /**
  * Settings: the only module that reads `process.env`. Everything else receives a typed `Settings`.
  *
- * Each variable is described once here; the same table drives validation, `gwapi --help` and the README.
+ * Each variable is described once here; the same table drives validation, `gwapi --help` and docs/operations/settings.md.
  */
 import { z } from 'zod';
 import { postgresUrlProblem } from './db/postgresUrl.js';
@@ -269,7 +269,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   return settings as Settings;
 }
 
-/** The settings table for `--help` and the README: name, default, description. */
+/** The settings table for `--help` and docs/operations/settings.md: name, default, description. */
 export function describeSettings(): string {
   const rows = Object.entries(variables as Record<string, Variable>).map(
     ([name, v]) =>

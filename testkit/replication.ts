@@ -33,7 +33,7 @@ const SETTINGS: Record<string, string> = {
   max_wal_senders: '10',
   wal_keep_size: "'512MB'",
   hot_standby: 'on',
-  // Long streams on a standby are not cancelled by the primary's vacuum (README, "Read replicas").
+  // Long streams on a standby are not cancelled by the primary's vacuum (docs/operations/replicas-and-failover.md).
   hot_standby_feedback: 'on',
   wal_log_hints: 'on',
   max_connections: '100',
