@@ -6,7 +6,8 @@
  * source alone (binary COPY, decoded), so that what a format adds above it shows.
  *
  * Each round runs every variant once, one after the other, so drift of a shared machine hits all of them
- * alike; the table gives the median of the rounds and the range of the per-round ratios.
+ * alike; the table gives the median of the rounds and the range of the per-round ratios. The server's
+ * CPU over the floor's (Node receiving the COPY's bytes) drifts less than the wall clock on a busy machine.
  *
  *   npm run bench -- formats [ROUNDS] [WELLS]     (defaults 5 rounds, 50 wells = 200 tubes)
  *   (DATABASE_URL, or an embedded PostgreSQL)
@@ -106,7 +107,17 @@ try {
   console.log(`${await loadLine()} after the rounds\n`);
   for (const kind of ['series', 'network'] as const) {
     printTable(
-      [kind, 'total', 'server CPU', 'first byte', 'body', 'rows/s', 'vs COPY', 'rounds'],
+      [
+        kind,
+        'total',
+        'server CPU',
+        'first byte',
+        'body',
+        'rows/s',
+        'vs COPY',
+        'rounds',
+        'server CPU vs COPY',
+      ],
       variants
         .filter(([rows]) => rows === kind)
         .map(([, name]) => {
@@ -123,6 +134,7 @@ try {
             count(rowsOf(kind) / (total / 1000)),
             ratio(vsFloor(kind, name)),
             `${ratio(Math.min(...ratios))} – ${ratio(Math.max(...ratios))}`,
+            ratio(medianOf(kind, name, 'cpuMs') / medianOf(kind, FLOOR, 'cpuMs')),
           ];
         }),
     );

@@ -166,7 +166,7 @@ try {
   );
 
   printTable(
-    ['target', 'measured (median; range over rounds or runs)', 'met'],
+    ['target', 'measured (median; range over rounds)', 'met'],
     FORMATS.flatMap((format) => {
       const ratios = networkRatios(format);
       return [
