@@ -4,10 +4,11 @@
  *
  * - Old generation: V8's default limit grows with the host, so without a bound a replica's heap is
  *   whatever the host allows rather than what it was sized for. A stream leaves nothing there
- *   (bench/README.md); 384 MB leaves room for DATABASE_POOL_MAX streams in flight and the discovery
+ *   (docs/decisions/0015-young-generation.md); 384 MB leaves room for DATABASE_POOL_MAX streams in flight and the discovery
  *   cache's 64 MB: raise them together.
  * - Young generation: Node 24 lets each of its three semi-spaces grow to 64 MB, Node 20 to 16 MB; 16
- *   keeps the memory the service was measured and sized with (bench/README.md, "Start paths").
+ *   keeps the memory the service was measured and sized with
+ *   (docs/decisions/0005-heap-options-on-every-start-path.md).
  *
  * V8 reads both when it sets up the heap, before any script runs: `v8.setFlagsFromString` then changes
  * the flag but not the heap. So the process replaces itself once, with the options added before its

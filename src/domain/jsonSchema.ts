@@ -69,7 +69,7 @@ const PLAIN_JSON_DECIMAL = /^(?:0|-?[1-9]\d*(?:\.\d+)?|-?0\.\d+)$/;
  * - A plain decimal given as text is written as it is. The series reads PostgreSQL's text of each
  *   double, which for 1e-4 ≤ |x| < 1e15 is plain and has the digits JavaScript would write (both
  *   print the shortest text that reads back as the same double), so parsing it only to print it again
- *   would be wasted (bench/README.md, "What the hot path does"). Outside that range PostgreSQL writes an
+ *   would be wasted (docs/decisions/0015-young-generation.md). Outside that range PostgreSQL writes an
  *   exponent (`1e-07`), which is printed again below, so the output is JavaScript's in every case.
  * - A number is printed with JSON.stringify, not `'' + number`. Both give the same digits (ECMA-262's
  *   Number::toString), but for a non-integer V8 puts `'' + number`'s result in its number-to-string

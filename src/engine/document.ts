@@ -115,7 +115,7 @@ export async function openDocument<P extends Planned>(
   request: DocumentRequest<P>,
   writer: SeriesWriter,
 ): Promise<OpenedDocument<P> | undefined> {
-  const guard = new CutOffGuard();
+  const guard = new CutOffGuard(writer);
   // One read-only snapshot for the whole document: its plan, its tubes and all their rows agree.
   const items = iterate(sql, (tx) => planThenChunks(sql, tx, request, writer, guard), { snapshot: true });
   // Called once the iteration has returned, which it does with the connection back in the pool.

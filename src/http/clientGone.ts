@@ -6,7 +6,7 @@ import { whenResponseClosed } from './responseClosed.js';
  * Aborts when the response closes before it was sent whole: the connection is gone (at once when it is
  * gone already). A response that closes complete aborts nothing: nothing waits any more by then, and
  * each abort builds a DOMException with its stack, a cost a cached discovery request would notice
- * (bench/README.md, "Small per-request costs behind choices in the code").
+ * (docs/decisions/0013-per-request-costs.md).
  */
 export function clientGoneSignal(reply: FastifyReply): AbortSignal {
   const controller = new AbortController();

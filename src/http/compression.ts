@@ -3,12 +3,12 @@
  * compressors. Ours rather than @fastify/compress, which compresses a body on every response: the
  * discovery body is compressed once per registry version and then sent from the cache, a cost the
  * plugin would pay on every request. A HEAD must also name the coding a GET would use, so the
- * negotiation is ours in any case. (bench/README.md, "Home-made parts against their libraries": the
+ * negotiation is ours in any case. (docs/decisions/0009-home-made-parts.md: the
  * runs, and why the series stays here too.)
  *
  * Streaming levels are the cheapest that still compress the series well; brotli 1 is both smaller and
- * cheaper than any gzip level, so it is preferred when a client accepts both equally (bench/README.md,
- * "What the hot path does"). Cached bodies: CACHED_LEVELS.
+ * cheaper than any gzip level, so it is preferred when a client accepts both equally. Cached bodies:
+ * CACHED_LEVELS.
  */
 import { pipeline, type Readable, type Transform } from 'node:stream';
 import { promisify } from 'node:util';
@@ -28,8 +28,7 @@ const STREAMING_LEVELS = { gzip: 1, br: 1 } as const;
  * Bodies compressed once and sent many times (the discovery cache) are compressed on libuv's thread
  * pool, off the event loop, so they can afford brotli's slow levels. Discovery's random identifiers
  * leave little to find: only brotli's optimal parsing (10 and 11) gains much, and 10 gets nearly all of
- * 11's gain in far less time, paid once per body and version (bench/README.md, "Home-made parts
- * against their libraries").
+ * 11's gain in far less time, paid once per body and version (docs/decisions/0009-home-made-parts.md).
  */
 const CACHED_LEVELS = { gzip: 6, br: 10 } as const;
 const gzip = promisify(zlib.gzip);
@@ -37,9 +36,8 @@ const brotliCompress = promisify(zlib.brotliCompress);
 
 /**
  * Answers for the Accept-Encoding values seen, which are few (one or two per client library): parsing
- * one is a noticeable part of a cached discovery request (bench/README.md, "Small per-request costs
- * behind choices in the code"). Only short values are kept, and the map is emptied when it is full, so
- * that odd values cannot grow it.
+ * one is a noticeable part of a cached discovery request (docs/decisions/0013-per-request-costs.md). Only
+ * short values are kept, and the map is emptied when it is full, so that odd values cannot grow it.
  */
 const negotiated = new Map<string, Coding | undefined>();
 const NEGOTIATED_MAX = 256;

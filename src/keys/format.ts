@@ -25,7 +25,7 @@ export function looksLikeApiKey(value: string): boolean {
 /**
  * SHA-256 of a key as hex: what the key cache is keyed by, on every request. The one-shot crypto.hash
  * straight to hex skips a Hash object and the native ArrayBuffer Node makes for every Buffer digest
- * (bench/README.md, "Small per-request costs behind choices in the code").
+ * (docs/decisions/0013-per-request-costs.md).
  */
 export function apiKeyDigest(key: string): string {
   return hash('sha256', key, 'hex');

@@ -89,7 +89,7 @@ t.test('the cut-off guard: a cut between chunks ends inside a message, and is re
       2,
       `${kind}: unguarded, a cut at a message boundary reads as whole`,
     );
-    const guard = new CutOffGuard();
+    const guard = new CutOffGuard(writer);
     const cut = Buffer.concat(chunks.map((chunk) => guard.pass(chunk)));
     t.throws(() => tableFromIPC(cut), `${kind}: apache-arrow refuses the guarded cut`);
     t.throws(() => pl.readIPCStream(cut), `${kind}: polars refuses it`);

@@ -6,6 +6,7 @@ import t from 'tap';
 import { batchOf, type MeasurementValues } from '../../src/engine/batch.js';
 import type { SeriesHead } from '../../src/engine/schemas.js';
 import { csvColumns, csvField, csv as csvFormat, csvWriter } from '../../src/engine/write/csv.js';
+import { CutOffGuard, documentChunks } from '../../src/engine/write/document.js';
 import { json as jsonFormat } from '../../src/engine/write/json.js';
 
 const jsonSeries = jsonFormat.series();
@@ -106,4 +107,23 @@ t.test('an aggregated series: its columns, chosen by the head', async (t) => {
   );
   t.equal(csvColumns([['observedAt', 'instant']]).header, 'observedAt,unit,verticalDatum', 'any column list');
   t.throws(() => csvColumns([['value); process.exit(', 'instant']]), /not a column name/);
+});
+
+t.test('a CSV or JSON body cut between chunks ends on a whole value: nothing is held back', async (t) => {
+  const head = { ...HEAD, tubeIdentifier: 't' };
+  async function* batches() {
+    for (const row of ROWS) yield batchOf([row]);
+  }
+  for (const format of [csvFormat, jsonFormat]) {
+    for (const writer of [format.series(), format.network()]) {
+      const guard = new CutOffGuard(writer);
+      const chunks: Buffer[] = [];
+      for await (const chunk of documentChunks({ tubes: [head], everyTube: true }, batches(), writer, guard))
+        chunks.push(chunk);
+      const written = [writer.head(head), ...ROWS.map((row, i) => writer.batch(batchOf([row]), i === 0))];
+      // The first chunk holds the head too (and a network's opening, which this document has none of).
+      t.same(chunks.slice(1), written.slice(2), `${format.name}: each chunk as the writer wrote it`);
+      t.ok(guard.close(writer.close()).equals(writer.close()), `${format.name}: the close alone`);
+    }
+  }
 });

@@ -150,8 +150,8 @@ interface CopyOutput {
  * Must run in a transaction (the snapshot).
  *
  * The rows are decoded as postgres.js hands them over, through the output stream's own `push`: a
- * stream event per row would cost more than decoding it (bench/README.md, "Row source"). `push`
- * answers false while BATCHES_AHEAD batches wait, which pauses the socket, so a slow consumer holds
+ * stream event per row would cost more than decoding it (docs/decisions/0001-row-source-binary-copy.md).
+ * `push` answers false while BATCHES_AHEAD batches wait, which pauses the socket, so a slow consumer holds
  * back the database; taking a batch resumes it.
  *
  * When the caller stops early, the COPY is cancelled and the rest of its output dropped, so the

@@ -133,6 +133,7 @@ export function csvWriter({ tubeColumn = false } = {}): NetworkWriter {
     },
     batch: (batch) => columns.lines(batch, pieces),
     close: () => CLOSING,
+    wholeOnlyWithClose: true,
   };
 }
 

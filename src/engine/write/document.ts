@@ -23,10 +23,11 @@ export interface DocumentLayout {
 export const READ_AHEAD_BYTES = 512 * 1024;
 
 /**
- * Bytes of each chunk held back and sent at the start of the next one, or with the close. A body cut
- * off between two chunks then ends inside a message (Arrow), a line (CSV) or a value (JSON), which every
- * reader refuses: cut at a message boundary instead, an Arrow stream without its end-of-stream marker
- * reads as whole in apache-arrow and polars alike.
+ * Bytes of each chunk held back and sent at the start of the next one, or with the close, for a format
+ * whose stream may end after any message (Arrow): a body cut off between two chunks then ends inside a
+ * message, which every reader refuses, where a cut at a message boundary would read as a whole, shorter
+ * table in apache-arrow and polars alike. JSON and CSV are whole only with their close, and a cut
+ * inside their last value could read as a different value: they hold nothing back.
  */
 const HELD_BACK_BYTES = 8;
 
@@ -35,18 +36,24 @@ const NOTHING = Buffer.alloc(0);
 /** The guard of one document: each chunk passes through it, and the close comes out of it last. */
 export class CutOffGuard {
   private held = NOTHING;
+  private readonly holdBack: number;
+
+  constructor(writer: Pick<SeriesWriter, 'wholeOnlyWithClose'>) {
+    this.holdBack = writer.wholeOnlyWithClose ? 0 : HELD_BACK_BYTES;
+  }
 
   /** `chunk` after what was held back, less its own last bytes, which are held back now. */
   pass(chunk: Buffer): Buffer {
+    if (this.holdBack === 0) return chunk;
     const bytes = this.held.length === 0 ? chunk : Buffer.concat([this.held, chunk]);
-    const sent = Math.max(0, bytes.length - HELD_BACK_BYTES);
+    const sent = Math.max(0, bytes.length - this.holdBack);
     this.held = Buffer.from(bytes.subarray(sent));
     return bytes.subarray(0, sent);
   }
 
   /** What was held back, then the close: only for a document whose snapshot ended well. */
   close(close: Buffer): Buffer {
-    return Buffer.concat([this.held, close]);
+    return this.held.length === 0 ? close : Buffer.concat([this.held, close]);
   }
 }
 

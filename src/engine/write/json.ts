@@ -58,6 +58,7 @@ const seriesWriter: SeriesWriter = {
   head: (head) => Buffer.from(`${serializeHead(head).slice(0, -1)},"measurements":[`),
   batch: measurementsJson,
   close: () => CLOSING,
+  wholeOnlyWithClose: true,
 };
 
 /**
@@ -88,6 +89,7 @@ function networkWriter(): NetworkWriter {
     },
     batch: measurementsJson,
     close: () => (seriesBegun ? Buffer.concat([CLOSING, NETWORK_CLOSING]) : NETWORK_CLOSING),
+    wholeOnlyWithClose: true,
   };
 }
 

@@ -40,7 +40,7 @@ const MOST_SCALED = 999_999_999_999_999;
 
 /**
  * ASCII text written straight into a reused scratch buffer, then copied out once per batch: the JSON
- * and CSV of a batch without a string per value (bench/README.md, "Writing text from numbers"). What it
+ * and CSV of a batch without a string per value (docs/decisions/0014-text-from-numbers.md). What it
  * writes is exactly instantText's and numberText's text (test/engine/measurementText.test.ts).
  */
 export class AsciiWriter {
@@ -74,7 +74,7 @@ export class AsciiWriter {
   /**
    * Bytes (a constant piece of the format); the caller reserved room. A long piece (a tube's columns
    * on every line of a CSV of many tubes) is copied by TypedArray.set, a short one byte by byte, which
-   * is faster than a call for a few bytes (bench/README.md, "Bulk writers").
+   * is faster than a call for a few bytes (docs/decisions/0004-network-writers.md).
    */
   bytes(bytes: Buffer): void {
     const scratch = this.scratch;

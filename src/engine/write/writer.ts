@@ -18,6 +18,11 @@ export interface SeriesWriter {
   batch(rows: MeasurementBatch, first: boolean): Buffer;
   /** Written only once the snapshot ended well, so that a cut-off document is never mistaken for whole. */
   close(): Buffer;
+  /**
+   * Whether only the close makes a body whole (JSON's `]}`, CSV's last CRLF). Otherwise a body cut
+   * between two chunks might read as whole, and the shared writer guards each chunk (write/document.ts).
+   */
+  readonly wholeOnlyWithClose?: true;
 }
 
 /** A writer of many tubes' series in one document, after a head of the whole document. */

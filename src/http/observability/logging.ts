@@ -24,8 +24,8 @@ const KEY_LIKE = /gw_[A-Za-z0-9_-]{16,}/g;
  * Standard output, each line written at once (synchronousLines.ts). pino's default destination hands
  * each line to a write on libuv's thread pool (and a wake-up of the event loop when it is done), and its
  * batching (`minLength`) measures the whole pending batch again on every line; either costs a cached
- * discovery request more server CPU (bench/README.md, "Small per-request costs behind choices in the
- * code"). A line written at once is also never lost when the process dies and never waits to be seen.
+ * discovery request more server CPU (docs/decisions/0013-per-request-costs.md). A line written at once is
+ * also never lost when the process dies and never waits to be seen.
  */
 const standardOutput = () => synchronousLines(1);
 
@@ -78,7 +78,7 @@ export function createLogger(level: Settings['LOG_LEVEL'], stream?: DestinationS
       level,
       redact: { paths: ['req.headers["x-api-key"]', 'headers["x-api-key"]'], censor: '[redacted]' },
       // The search for the prefix alone is far cheaper than running the pattern over every line
-      // (bench/README.md, "Small per-request costs behind choices in the code").
+      // (docs/decisions/0013-per-request-costs.md).
       hooks: {
         streamWrite: (line: string) =>
           line.includes(KEY_PREFIX) ? line.replace(KEY_LIKE, 'gw_[redacted]') : line,

@@ -3,8 +3,7 @@
  * bytes written per route. Every response passes here, so the update is one Map lookup and a few
  * additions. prom-client's Counter and Histogram validate and hash the whole label set on every update,
  * and their three updates per response cost a cached discovery request more than the 10 % of its
- * server CPU that would make us give up the library (bench/README.md, "Home-made parts against their
- * libraries").
+ * server CPU that would make us give up the library (docs/decisions/0009-home-made-parts.md).
  *
  * The tallies become metric values only when scraped: three metric families that prom-client's
  * Registry exports like its own metrics (it asks each for `name`, `help`, `type` and its values), in

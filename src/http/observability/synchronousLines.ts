@@ -6,8 +6,7 @@
  * line, writes it, encodes it once more into a new Buffer to see what is left, and schedules a 'drain'
  * for the next tick. Here a line costs its write and a byte count, and only a partial write encodes the
  * rest. At one line per request, sonic-boom's extra work is about the 10 % of a cached discovery
- * request's server CPU at which we keep a part of our own (bench/README.md, "Home-made parts against
- * their libraries").
+ * request's server CPU at which we keep a part of our own (docs/decisions/0009-home-made-parts.md).
  *
  * Like sonic-boom, a full pipe (a reader that does not keep up, on a non-blocking descriptor) is waited
  * for and written again: a line is never dropped or cut, and the process waits for its reader rather than

@@ -7,8 +7,9 @@
  *   another row of the file, and Node can vouch for that while streaming: each tube is looked up when
  *   the file first names it (registered, and nothing stored at or after its first instant in the
  *   file), and its instants must rise strictly from there. That is the common case, a logger's new
- *   readings, and it costs less than a CSV COPY into a table with this index (bench/README.md,
- *   "Import"): Node's parsing runs beside the server's inserting, which has no text to parse.
+ *   readings, and it costs less than a CSV COPY into a table with this index
+ *   (docs/decisions/0008-upsert-change-log.md): Node's parsing runs beside the server's inserting, which has
+ *   no text to parse.
  * - Staging (stagedMeasurements.ts): the rows go by binary COPY, with their line numbers, into a
  *   temporary table; SQL then finds what needs the database (unknown tubes, duplicates by instant)
  *   and moves the rows by one INSERT or upsert. This handles every file: re-imports, corrections,

@@ -134,9 +134,9 @@ function addFound<R extends FoundRows>(
 /**
  * The common case, new data for a time range the database has nothing for yet, costs far less through a
  * plain INSERT than through the upsert: ON CONFLICT makes every row a speculative insertion (an extra
- * index probe and WAL record each; bench/README.md, "Import"). So when no stored row of any tube falls
- * inside the file's time range of that tube, a plain INSERT does exactly what the upsert would. Should
- * it still meet a conflict (a duplicate inside the file), it is undone and the upsert takes over. The
+ * index probe and WAL record each; docs/decisions/0008-upsert-change-log.md). So when no stored row of any
+ * tube falls inside the file's time range of that tube, a plain INSERT does exactly what the upsert would.
+ * Should it still meet a conflict (a duplicate inside the file), it is undone and the upsert takes over. The
  * tubes are locked (writeStaged), so no other import can write into the range meanwhile.
  */
 async function insertIfAllNew(

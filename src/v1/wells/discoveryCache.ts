@@ -56,9 +56,9 @@ export interface DiscoverySource {
 
 /**
  * How long one reading of the registry version answers for every request. Without it each request
- * would cost a database round trip, a large part of a cached discovery request (bench/README.md, "Small
- * per-request costs behind choices in the code"); with it a change still shows within a second, well
- * inside the 10 s a revocation may take.
+ * would cost a database round trip, a large part of a cached discovery request
+ * (docs/decisions/0013-per-request-costs.md); with it a change still shows within a second, well inside the
+ * 10 s a revocation may take.
  */
 export const VERSION_FRESH_MS = 1000;
 

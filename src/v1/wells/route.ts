@@ -42,8 +42,8 @@ export async function wellsRoute(app: FastifyInstance, options: { reads: ReadSou
     handler(request, reply) {
       const client = request.client!;
       if (readsNothing(client)) throw forbidden();
-      // The signal only when the body must be loaded: an AbortController is not free (bench/README.md,
-      // "Small per-request costs behind choices in the code"), and a cached request waits for nothing.
+      // The signal only when the body must be loaded: an AbortController is not free
+      // (docs/decisions/0013-per-request-costs.md), and a cached request waits for nothing.
       const cached = cache.get(client, () => clientGoneSignal(reply));
       if (cached instanceof Promise) return cached.then((body) => sendWells(request, reply, body));
       return sendWells(request, reply, cached);
