@@ -90,7 +90,14 @@ t.test('the cut-off guard: a cut between chunks ends inside a message, and is re
       `${kind}: unguarded, a cut at a message boundary reads as whole`,
     );
     const guard = new CutOffGuard(writer);
-    const cut = Buffer.concat(chunks.map((chunk) => guard.pass(chunk)));
+    const passed = chunks.map((chunk) => guard.pass(chunk));
+    const cut = Buffer.concat(passed.flat());
+    // A cut after any buffer the guard passes, not only after a whole chunk, ends inside a message.
+    for (let end = 1; end <= passed.flat().length; end++) {
+      const body = Buffer.concat(passed.flat().slice(0, end));
+      t.throws(() => tableFromIPC(body), `${kind}: apache-arrow refuses a cut after buffer ${end}`);
+      t.throws(() => pl.readIPCStream(body), `${kind}: polars refuses a cut after buffer ${end}`);
+    }
     t.throws(() => tableFromIPC(cut), `${kind}: apache-arrow refuses the guarded cut`);
     t.throws(() => pl.readIPCStream(cut), `${kind}: polars refuses it`);
     const whole = Buffer.concat([cut, guard.close(writer.close())]);
