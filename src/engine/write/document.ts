@@ -31,19 +31,9 @@ export const READ_AHEAD_BYTES = 512 * 1024;
  */
 const HELD_BACK_BYTES = 8;
 
-/**
- * Bytes of the next chunk sent with those held back, in one small buffer: into its first message's
- * metadata. A stream that ends after a message's marker and length alone reads as whole in apache-arrow.
- */
-const LEAD_BYTES = 16;
-
 const NOTHING = Buffer.alloc(0);
 
-/**
- * The guard of one document: each chunk passes through it, and the close comes out of it last. The
- * bytes held back are sent with the first bytes of the next chunk, in a small buffer of their own, so
- * that no chunk is copied whole: a cut after that buffer still ends inside the next chunk's first message.
- */
+/** The guard of one document: each chunk passes through it, and the close comes out of it last. */
 export class CutOffGuard {
   private held = NOTHING;
   private readonly holdBack: number;
@@ -52,25 +42,13 @@ export class CutOffGuard {
     this.holdBack = writer.wholeOnlyWithClose ? 0 : HELD_BACK_BYTES;
   }
 
-  /** `chunk`, after what was held back, as buffers to send in order, less its own last bytes. */
-  pass(chunk: Buffer): Buffer[] {
-    const { holdBack, held } = this;
-    if (holdBack === 0) return [chunk];
-    if (held.length > 0 && chunk.length <= LEAD_BYTES + holdBack) {
-      const bytes = Buffer.concat([held, chunk]);
-      this.held = Buffer.from(bytes.subarray(bytes.length - Math.min(holdBack, bytes.length)));
-      return [bytes.subarray(0, bytes.length - this.held.length)];
-    }
-    if (chunk.length <= holdBack) {
-      this.held = Buffer.from(chunk);
-      return [];
-    }
-    this.held = Buffer.from(chunk.subarray(chunk.length - holdBack));
-    if (held.length === 0) return [chunk.subarray(0, chunk.length - holdBack)];
-    return [
-      Buffer.concat([held, chunk.subarray(0, LEAD_BYTES)]),
-      chunk.subarray(LEAD_BYTES, chunk.length - holdBack),
-    ];
+  /** `chunk` after what was held back, less its own last bytes, which are held back now. */
+  pass(chunk: Buffer): Buffer {
+    if (this.holdBack === 0) return chunk;
+    const bytes = this.held.length === 0 ? chunk : Buffer.concat([this.held, chunk]);
+    const sent = Math.max(0, bytes.length - this.holdBack);
+    this.held = Buffer.from(bytes.subarray(sent));
+    return bytes.subarray(0, sent);
   }
 
   /** What was held back, then the close: only for a document whose snapshot ended well. */
@@ -115,11 +93,11 @@ export async function* documentChunks(
     bytes += part.length;
   };
   const take = () => {
-    const chunks = guard.pass(parts.length === 1 ? parts[0]! : Buffer.concat(parts));
+    const chunk = guard.pass(parts.length === 1 ? parts[0]! : Buffer.concat(parts));
     parts = [];
     bytes = 0;
     started = true;
-    return chunks;
+    return chunk;
   };
   /** The tube whose measurements are being written: -1 before the first. */
   let current = -1;
@@ -137,15 +115,15 @@ export async function* documentChunks(
       write(writer.batch(rowsBetween(batch, start, end), first));
       start = end;
     }
-    yield* take();
+    yield take();
     onRows?.(batch.length);
   }
   if (everyTube) {
     while (current < tubes.length - 1) {
       begin(current + 1);
-      if (bytes >= READ_AHEAD_BYTES) yield* take();
+      if (bytes >= READ_AHEAD_BYTES) yield take();
     }
   }
   // Whatever is left, and once at least: a document whose plan was read is there, even when empty.
-  if (parts.length > 0 || !started) yield* take();
+  if (parts.length > 0 || !started) yield take();
 }
