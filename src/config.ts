@@ -1,7 +1,8 @@
 /**
  * Settings: the only module that reads `process.env`. Everything else receives a typed `Settings`.
  *
- * Each variable is described once here; the same table drives validation, `gwapi --help` and docs/operations/settings.md.
+ * Each variable is described once here; the same table drives validation, `gwapi --help` and
+ * docs/operations/settings.md.
  */
 import { z } from 'zod';
 import { postgresUrlProblem } from './db/postgresUrl.js';

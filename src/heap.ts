@@ -4,8 +4,8 @@
  *
  * - Old generation: V8's default limit grows with the host, so without a bound a replica's heap is
  *   whatever the host allows rather than what it was sized for. A stream leaves nothing there
- *   (docs/decisions/0015-young-generation.md); 384 MB leaves room for DATABASE_POOL_MAX streams in flight and the discovery
- *   cache's 64 MB: raise them together.
+ *   (docs/decisions/0015-young-generation.md); the bound leaves room for DATABASE_POOL_MAX streams in
+ *   flight and the discovery cache: raise them together.
  * - Young generation: Node 24 lets each of its three semi-spaces grow to 64 MB, Node 20 to 16 MB; 16
  *   keeps the memory the service was measured and sized with
  *   (docs/decisions/0005-heap-options-on-every-start-path.md).

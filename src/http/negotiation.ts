@@ -53,15 +53,20 @@ function weights(accept: string, offered: readonly [string, string][]): number[]
  * The offer an Accept header weighs most, the first among equals; the first offer for no Accept and for
  * an Accept that allows none of them (no 406: the contract answers in the first format then).
  */
+/** Each list of offers' `type/subtype` pairs, worked out once: the lists are the service's constants. */
+const offeredTypes = new WeakMap<readonly { mediaType: string }[], [string, string][]>();
+
 export function negotiate<T extends { mediaType: string }>(
   accept: string | undefined,
   offers: readonly T[],
 ): T {
   if (accept === undefined) return offers[0]!;
-  const weighed = weights(
-    accept,
-    offers.map(({ mediaType }) => typeAndSubtype(mediaType)),
-  );
+  let types = offeredTypes.get(offers);
+  if (!types) {
+    types = offers.map(({ mediaType }) => typeAndSubtype(mediaType));
+    offeredTypes.set(offers, types);
+  }
+  const weighed = weights(accept, types);
   let chosen = 0;
   for (let i = 1; i < offers.length; i++) if (weighed[i]! > weighed[chosen]!) chosen = i;
   return offers[chosen]!;

@@ -57,8 +57,8 @@ export interface DiscoverySource {
 /**
  * How long one reading of the registry version answers for every request. Without it each request
  * would cost a database round trip, a large part of a cached discovery request
- * (docs/decisions/0013-per-request-costs.md); with it a change still shows within a second, well inside the
- * 10 s a revocation may take.
+ * (docs/decisions/0013-per-request-costs.md); with it a change still shows well inside the time a
+ * revocation may take (KEY_CACHE_SECONDS).
  */
 export const VERSION_FRESH_MS = 1000;
 
