@@ -19,6 +19,16 @@ export function canonicalTubeIdentifier(text: string): string | undefined {
   return TubeIdentifier.safeParse(text).success ? text.toLowerCase() : undefined;
 }
 
+/**
+ * A measurement's status; its place in this list is the code stored (sql/009) and written (Arrow's
+ * dictionary index). A delta writes REMOVED, the next code, for a measurement that left the client's view.
+ */
+export const STATUSES = ['approved', 'provisional', 'rejected'] as const;
+export type Status = (typeof STATUSES)[number];
+export const REMOVED = 'removed';
+/** The status of a measurement stored without one. */
+export const DEFAULT_STATUS: Status = 'provisional';
+
 const UTC_DATE_TIME = {
   type: 'string',
   format: 'date-time',

@@ -38,7 +38,9 @@ t.test('an empty database gets every migration, in order', async (t) => {
     [
       'api_key_grants',
       'api_keys',
+      'latest_measurements',
       'measurement_changes',
+      'measurement_prior_versions',
       'measurements',
       'registry_version',
       'schema_migrations',

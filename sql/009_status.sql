@@ -1,0 +1,106 @@
+-- The status of each measurement, the corrections that sync deltas report, and the latest measurement
+-- of each tube and status.
+
+-- 0 approved, 1 provisional, 2 rejected (src/engine/schemas.ts, STATUSES): a small code the formats
+-- write as it is (Arrow's dictionary index). Rows stored before carry the default, provisional.
+alter table measurements add column status int2 not null default 1;
+alter table measurements add constraint measurements_status check (status between 0 and 2);
+
+-- The primary key carries status beside value, so a series with its status, or filtered by it, is
+-- still answered from the index alone.
+alter table measurements
+  drop constraint measurements_pkey,
+  add primary key (tube_id, observed_at) include (value, status);
+
+-- The order in which writers of a tube committed: each writer locks its tubes first (changeLog.ts) and
+-- takes one number after that, for every change row it writes, so of two writers of the same tube the
+-- later to commit has the larger number (xids are taken earlier and do not tell).
+create sequence measurement_change_order;
+
+create function measurement_change_order() returns bigint language plpgsql as $$
+declare
+  taken text := current_setting('gwapi.change_order', true);
+begin
+  if taken is null or taken = '' then
+    taken := nextval('measurement_change_order')::text;
+    perform set_config('gwapi.change_order', taken, true);
+  end if;
+  return taken::bigint;
+end
+$$;
+
+-- Rows written before: null, an order nothing is known by (src/sync/sql.ts).
+alter table measurement_changes add column change_order bigint default measurement_change_order();
+
+-- What a correction replaced: the version of a measurement before a transaction gave it another value
+-- or status, or removed it. A delta tells from these what a token's snapshot held of a measurement
+-- changed since, and so which of them left the client's view (a removal).
+create table measurement_prior_versions (
+  xid xid8 not null default pg_current_xact_id(),
+  change_order bigint not null default measurement_change_order(),
+  observed_at timestamptz not null,
+  value double precision not null,
+  recorded_at timestamptz not null default now(),
+  tube_id integer not null,
+  status int2 not null
+);
+
+create index measurement_prior_versions_xid on measurement_prior_versions (xid);
+create index measurement_prior_versions_recorded_at on measurement_prior_versions (recorded_at);
+
+-- The latest measurement of each tube and status, kept by every writer in its transaction
+-- (refresh_latest_measurements), so that `latest` reads one small row per tube rather than searching
+-- each series backwards, which on compressed chunks means decompressing them.
+create table latest_measurements (
+  tube_id integer not null,
+  status int2 not null,
+  observed_at timestamptz not null,
+  value double precision not null,
+  primary key (tube_id, status)
+);
+
+insert into latest_measurements (tube_id, status, observed_at, value)
+select t.id, 1, m.observed_at, m.value
+from tubes t
+cross join lateral (
+  select observed_at, value from measurements where tube_id = t.id order by observed_at desc limit 1
+) m;
+
+-- Brings latest_measurements up to date with what the current transaction wrote (its change rows and
+-- prior versions), tube by tube over the span of instants it wrote. Per status: an entry after the span
+-- stands; one before it can only have moved into the span, so only the span is searched; one inside it
+-- may also have left (a correction), so everything up to the span's end is searched again.
+create function refresh_latest_measurements() returns void language plpgsql as $$
+declare
+  span record;
+  s int2;
+  known timestamptz;
+  latest record;
+begin
+  for span in
+    select tube_id, min(first_at) as first_at, max(last_at) as last_at
+    from (select tube_id, first_at, last_at from measurement_changes where xid = pg_current_xact_id()
+          union all
+          select tube_id, observed_at, observed_at from measurement_prior_versions
+          where xid = pg_current_xact_id()) written
+    group by tube_id
+  loop
+    for s in 0..2 loop
+      known := (select observed_at from latest_measurements where tube_id = span.tube_id and status = s);
+      continue when known > span.last_at;
+      select observed_at, value into latest from measurements
+      where tube_id = span.tube_id and status = s and observed_at <= span.last_at
+        and observed_at >= case when known is null or known < span.first_at then span.first_at
+                                else '-infinity' end
+      order by observed_at desc limit 1;
+      if found then
+        insert into latest_measurements (tube_id, status, observed_at, value)
+        values (span.tube_id, s, latest.observed_at, latest.value)
+        on conflict (tube_id, status) do update set observed_at = excluded.observed_at, value = excluded.value;
+      elsif known >= span.first_at then
+        delete from latest_measurements where tube_id = span.tube_id and status = s;
+      end if;
+    end loop;
+  end loop;
+end
+$$;
