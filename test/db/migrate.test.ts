@@ -17,6 +17,7 @@ import {
 import { sampleLockWaits } from '../../testkit/lockWaits.js';
 import { runCli } from '../helpers/cli.js';
 import { freshDatabase } from '../helpers/database.js';
+import { provesLocationColumns } from '../helpers/locations.js';
 
 t.test('an empty database gets every migration, in order', async (t) => {
   const { sql } = await freshDatabase(t, { migrated: false });
@@ -299,4 +300,9 @@ t.test('gwapi migrate: 007 behind an import says why it waits, then applies', as
     await sql`select indisvalid from pg_index where indexrelid = to_regclass('measurement_changes_recorded_at')`,
     [{ indisvalid: true }],
   );
+});
+
+t.test('008: locations and elevations on plain PostgreSQL', async (t) => {
+  const { sql } = await freshDatabase(t);
+  await provesLocationColumns(t, sql);
 });

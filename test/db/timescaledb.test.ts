@@ -14,6 +14,7 @@ import { seriesSelect } from '../../src/engine/read/selects.js';
 import { instantText, numberText } from '../../src/engine/write/text.js';
 import { startTimescale } from '../../testkit/timescale.js';
 import { freshDatabase } from '../helpers/database.js';
+import { provesLocationColumns } from '../helpers/locations.js';
 
 /** 2024-01-01 up to 2024-05-01 in 15-minute steps: four months, five 30-day chunks. */
 const DATA_FROM = '2024-01-01T00:00:00Z';
@@ -334,4 +335,8 @@ t.test('the compression policy compresses every chunk older than 180 days', asyn
     `compressed exactly the chunks that ended before ${cutoff.toISOString()}`,
   );
   await assertSameSeries(t, 'after the policy');
+});
+
+t.test('008: locations and elevations on TimescaleDB', async (t) => {
+  await provesLocationColumns(t, tsdb);
 });
