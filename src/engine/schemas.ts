@@ -26,6 +26,10 @@ export function canonicalTubeIdentifier(text: string): string | undefined {
 export const STATUSES = ['approved', 'provisional', 'rejected'] as const;
 export type Status = (typeof STATUSES)[number];
 export const REMOVED = 'removed';
+/** The code of a status: what is stored, and its index in the Arrow dictionary. */
+export const statusCode = (status: Status): number => STATUSES.indexOf(status);
+/** The names a delta's status column may hold, by code: the statuses, then REMOVED. */
+export const DELTA_STATUSES = [...STATUSES, REMOVED] as const;
 /** The status of a measurement stored without one. */
 export const DEFAULT_STATUS: Status = 'provisional';
 

@@ -20,7 +20,8 @@ import {
   microsBetween,
   parseDateTime,
 } from '../domain/datetime.js';
-import type { Interval } from '../engine/read/selects.js';
+import type { Interval, StatusRequest } from '../engine/read/selects.js';
+import { STATUSES, statusCode } from '../engine/schemas.js';
 import { FORMAT_NAMES } from '../engine/write/writer.js';
 
 /** The message of a parameter given more than once. */
@@ -86,6 +87,107 @@ const aggregateParameter = z
     },
     examples: ['P1D'],
   });
+
+/**
+ * A comma-separated list parameter, given once: its items as sent, or the first problem of them (an
+ * empty item, one not in `known`, a duplicate). Its message names every item it knows.
+ */
+function listParameter<const Known extends string>(known: readonly Known[], what: string) {
+  const names = known.map((name) => `\`${name}\``);
+  const knownText = names.join(', ');
+  const oneOfKnown = names.length === 1 ? names[0] : `one of ${knownText}`;
+  return z
+    .string({
+      error: (issue) =>
+        Array.isArray(issue.input) ? GIVEN_TWICE : `must be a comma-separated list of ${what}: ${knownText}`,
+    })
+    .transform((text, context): Known[] => {
+      const items = text.split(',');
+      const seen = new Set<string>();
+      for (const item of items) {
+        const problem =
+          item === ''
+            ? 'holds an empty item: separate the items by single commas'
+            : !(known as readonly string[]).includes(item)
+              ? `lists ${item}, which is not ${oneOfKnown} (lower case)`
+              : seen.has(item)
+                ? `lists ${item} more than once`
+                : undefined;
+        if (problem !== undefined) {
+          context.addIssue({ code: 'custom', message: problem, input: text });
+          return z.NEVER;
+        }
+        seen.add(item);
+      }
+      return items as Known[];
+    });
+}
+
+/** `status`: only measurements of the listed statuses; without it, every status. */
+export const statusParameter = listParameter(STATUSES, 'statuses')
+  .optional()
+  .meta({
+    param: {
+      description:
+        'Only measurements with one of these statuses, comma-separated: `approved` (checked and ' +
+        'accepted), `provisional` (not yet checked) or `rejected` (checked and found wrong, kept for the ' +
+        'record). Without it, every status. With `aggregate`, the buckets summarise only the ' +
+        'measurements that pass, and a bucket with none is left out. An empty item, an unknown status, ' +
+        'a duplicate or the parameter twice is 400.',
+    },
+    examples: ['approved', 'approved,provisional'],
+  });
+
+/** What `include` may add to each measurement. */
+export const INCLUDABLE = ['status'] as const;
+
+/** `include`: fields added to each measurement; `status` is the only one. */
+export const includeParameter = listParameter(INCLUDABLE, 'fields')
+  .optional()
+  .meta({
+    param: {
+      description:
+        'Fields added to each measurement, comma-separated; `status` is the only one: each ' +
+        'measurement then carries its status right after `value` (a JSON field, a CSV column, an Arrow ' +
+        'column dictionary-encoded as int8 indices into utf8). Not with `aggregate` (a bucket has no ' +
+        'single status). Anything else, or the parameter twice, is 400.',
+    },
+    examples: ['status'],
+  });
+
+/** The message of `include` given with `aggregate`. */
+export const INCLUDE_WITH_AGGREGATE = 'cannot be given with aggregate: a bucket has no single status';
+
+/**
+ * `status` and `include`, as every measurements endpoint takes them (the series, the network,
+ * `latest`): extend it with the endpoint's own parameters, and read it with statusRequestOf. An
+ * endpoint that aggregates also refuses `include` with `aggregate` (refuseIncludeWithAggregate).
+ */
+export const StatusQuery = z.object({ status: statusParameter, include: includeParameter });
+export type StatusQuery = z.output<typeof StatusQuery>;
+
+/** The 400 of `include` with `aggregate`, as a superRefine of a query that has both. */
+export function refuseIncludeWithAggregate(
+  { aggregate, include }: { aggregate?: unknown; include?: readonly string[] | undefined },
+  context: z.RefinementCtx,
+): void {
+  if (aggregate !== undefined && include !== undefined) {
+    context.addIssue({ code: 'custom', path: ['include'], message: INCLUDE_WITH_AGGREGATE });
+  }
+}
+
+/**
+ * What a query's `status` and `include` ask of the engine: the codes of the listed statuses in
+ * ascending order, none when every status is listed (a filter that passes every row is no filter), and
+ * whether each measurement's status is written.
+ */
+export function statusRequestOf({ status, include }: StatusQuery): StatusRequest {
+  const codes = status?.map(statusCode).sort((a, b) => a - b);
+  return {
+    statuses: codes === undefined || codes.length === STATUSES.length ? undefined : codes,
+    withStatus: include?.includes('status') ?? false,
+  };
+}
 
 /** `must be json, csv or arrow`: the formats in the order a tie is broken. */
 export const FORMAT_MESSAGE = `must be ${FORMAT_NAMES.slice(0, -1).join(', ')} or ${FORMAT_NAMES.at(-1)}`;

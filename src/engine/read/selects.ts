@@ -123,6 +123,17 @@ export interface Interval {
   aggregate?: Aggregate | undefined;
 }
 
+/**
+ * What a client asks of the statuses of a tube's measurements: the filter, and whether each row
+ * carries its status (the raw selects' fourth column, `status` int2).
+ */
+export interface StatusRequest {
+  /** Only rows with one of these status codes (ascending); undefined for every status, no filter. */
+  statuses?: readonly number[] | undefined;
+  /** Whether the select returns each row's status after its value. */
+  withStatus?: boolean | undefined;
+}
+
 /** How `aggregate` cuts a series on the database behind `pool`; undefined for every measurement. */
 export async function bucketingOf(
   pool: Sql,
