@@ -25,8 +25,9 @@ import {
   VARY_HEADER,
 } from '../openapi/components.js';
 import { type DocumentPart, openApiPath, readOnlyPathItem, type Tag } from '../openapi/pathItem.js';
-import { MAX_LISTED_TUBES, NetworkQuery } from './query.js';
-import { changesGone, listedTubeNotFound, TOKEN_NOT_ISSUED } from './refusals.js';
+import { listedTubeNotFound, MAX_LISTED_TUBES } from '../tubesInView.js';
+import { NetworkQuery } from './query.js';
+import { changesGone, TOKEN_NOT_ISSUED } from './refusals.js';
 import { FILE_NAME_STEM, NETWORK_URL, SYNC_TOKEN_HEADER } from './route.js';
 
 const TAG: Tag = {

@@ -4,18 +4,17 @@
  */
 import type { Queryable } from '../../db/connect.js';
 import { type ReadSource, SourceBehind } from '../../db/readReplicas/readSources.js';
-import { canonicalTubeIdentifier } from '../../engine/schemas.js';
 import type { Validators } from '../../http/conditional.js';
 import type { Client } from '../../keys/clients.js';
 import { type SyncPoint, seesAllOf, standbyPoint } from '../../sync/token.js';
 import type { SyncTokens } from '../../sync/tokens.js';
-import { changesGone, listedTubeNotFound } from './refusals.js';
-import { type NetworkTubeRow, tubesInView } from './sql.js';
+import { selectTubes, type TubeInView } from '../tubesInView.js';
+import { changesGone } from './refusals.js';
 import { type NetworkTagInputs, networkValidators } from './validators.js';
 
 export interface NetworkSelection {
   /** The response's tubes, in discovery's order. */
-  tubes: NetworkTubeRow[];
+  tubes: TubeInView[];
   /** The token of the snapshot the selection was read in. */
   syncToken: string;
   validators: Validators;
@@ -43,14 +42,7 @@ export async function selectNetwork(
   { client, listed, since, tagInputs }: SelectionRequest,
   source: Pick<ReadSource, 'replica'>,
 ): Promise<NetworkSelection> {
-  const canonical = listed?.map(canonicalTubeIdentifier);
-  const wellFormed = canonical?.filter((identifier): identifier is string => identifier !== undefined);
-  const tubes = await tubesInView(tx, client, wellFormed);
-  if (listed) {
-    const found = new Set(tubes.map((tube) => tube.identifier));
-    const missing = listed.findIndex((_, index) => !found.has(canonical![index]!));
-    if (missing !== -1) throw listedTubeNotFound(listed[missing]!);
-  }
+  const tubes = await selectTubes(tx, client, listed);
   const read = await sync.current(tx, client);
   const now = source.replica ? standbyPoint(read) : read;
   if (since !== undefined && source.replica && !seesAllOf(now, since)) {

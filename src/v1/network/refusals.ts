@@ -1,16 +1,6 @@
 /** The answers of the network endpoint that the series endpoint does not give. */
 import { ProblemError } from '../../http/problems/problems.js';
 
-/**
- * A listed tube that is unknown, hidden or malformed: one answer for all three, naming the identifier
- * as it was sent (quoted as JSON writes a string, so that any text stays readable and unambiguous).
- */
-export const listedTubeNotFound = (sent: string) =>
-  new ProblemError(
-    404,
-    `There is no tube with the identifier ${JSON.stringify(sent)} that this API key may read.`,
-  );
-
 /** The message of a `changedSince` that this service did not issue to this key. */
 export const TOKEN_NOT_ISSUED =
   'is not a sync token this service issued to this API key: send the Sync-Token of an earlier response, unchanged';

@@ -5,11 +5,11 @@ import { API_VERSION } from '../../contract.js';
 import type { Coding } from '../../http/compression.js';
 import { entityTag, type Validators } from '../../http/conditional.js';
 import type { Client } from '../../keys/clients.js';
-import type { NetworkTubeRow } from './sql.js';
+import type { TubeInView } from '../tubesInView.js';
 
 export interface NetworkTagInputs {
   /** The response's tubes, in its order: their identifiers and series versions are its view. */
-  tubes: readonly NetworkTubeRow[];
+  tubes: readonly TubeInView[];
   /** RFC 3339 UTC forms of the interval. */
   from: string;
   to: string;
@@ -45,7 +45,7 @@ export function networkTag(inputs: NetworkTagInputs): string {
 }
 
 /** The latest change of what the response derives from: its tubes, their wells, and the key's grants. */
-function lastChange(tubes: readonly NetworkTubeRow[], client: Client): Date {
+function lastChange(tubes: readonly TubeInView[], client: Client): Date {
   let latest = client.accessChangedAt ?? new Date(0);
   for (const { seriesChangedAt, wellChangedAt } of tubes) {
     if (seriesChangedAt > latest) latest = seriesChangedAt;

@@ -5,8 +5,7 @@
 import t from 'tap';
 import { connect } from '../../../src/db/connect.js';
 import type { Client } from '../../../src/keys/clients.js';
-import { MAX_LISTED_TUBES } from '../../../src/v1/network/query.js';
-import { tubesInView } from '../../../src/v1/network/sql.js';
+import { MAX_LISTED_TUBES, tubesInView } from '../../../src/v1/tubesInView.js';
 import { addKey, addWell } from '../../../testkit/fixtures.js';
 import { startApi } from '../../helpers/api.js';
 import { get, type HttpResponse, send } from '../../helpers/http.js';

@@ -1,0 +1,117 @@
+/**
+ * The tubes a response of many tubes holds (the network, the latest): the `tubes` parameter as a client
+ * sends it, the tubes of the key's view in discovery's order, and the 404 that names a listed tube the
+ * key may not read. Shared here so that every such endpoint refuses and orders alike.
+ */
+import { z } from 'zod';
+import type { Queryable } from '../db/connect.js';
+import { groupWells } from '../domain/discoveryOrder.js';
+import type { TubeRow } from '../engine/read/tubes.js';
+import { canonicalTubeIdentifier, EXAMPLE_TUBE_IDENTIFIER } from '../engine/schemas.js';
+import { ProblemError } from '../http/problems/problems.js';
+import type { Client } from '../keys/clients.js';
+import { GIVEN_TWICE } from './measurementsQuery.js';
+
+/** The most tubes one request may list; without `tubes`, every readable tube is included. */
+export const MAX_LISTED_TUBES = 200;
+
+/** What makes a list of tubes unusable, if anything: its items as sent are checked, not parsed. */
+function listProblem(items: readonly string[]): string | undefined {
+  if (items.includes('')) return 'holds an empty item: separate identifiers by single commas';
+  if (items.length > MAX_LISTED_TUBES) {
+    return `lists ${items.length} tubes: list at most ${MAX_LISTED_TUBES}, or leave it out for every tube`;
+  }
+  // Identifiers compare case-insensitively, so two spellings of one are a duplicate.
+  const seen = new Set<string>();
+  for (const item of items) {
+    const key = item.toLowerCase();
+    if (seen.has(key)) return `lists ${item} more than once`;
+    seen.add(key);
+  }
+  return undefined;
+}
+
+/** `tubes`: the identifiers as sent, or undefined for every tube the key may read. */
+export const tubesParameter = z
+  .string({
+    error: (issue) =>
+      Array.isArray(issue.input) ? GIVEN_TWICE : 'must be a comma-separated list of tube identifiers',
+  })
+  .transform((text, context): string[] => {
+    const items = text.split(',');
+    const problem = listProblem(items);
+    if (problem === undefined) return items;
+    context.addIssue({ code: 'custom', message: problem, input: text });
+    return z.NEVER;
+  })
+  .optional()
+  .meta({
+    param: {
+      description:
+        `Comma-separated tube identifiers, at most ${MAX_LISTED_TUBES}, as listed by discovery. Without ` +
+        'it, every tube this key may read. An empty item, a duplicate (identifiers compare ' +
+        'case-insensitively) or more than ' +
+        `${MAX_LISTED_TUBES} items is 400. An identifier this key may not read, or that does not exist, ` +
+        'is 404 naming it. The response lists the tubes in discovery order whatever the order given.',
+    },
+    examples: [`${EXAMPLE_TUBE_IDENTIFIER},5a9e2c1d-7b3f-4e80-a1c2-d3e4f5a6b7c8`],
+  });
+
+/**
+ * A listed tube that is unknown, hidden or malformed: one answer for all three, naming the identifier
+ * as it was sent (quoted as JSON writes a string, so that any text stays readable and unambiguous).
+ */
+export const listedTubeNotFound = (sent: string) =>
+  new ProblemError(
+    404,
+    `There is no tube with the identifier ${JSON.stringify(sent)} that this API key may read.`,
+  );
+
+export interface TubeInView extends TubeRow {
+  /** Canonical (lower-case) identifier. */
+  identifier: string;
+  number: string;
+  wellName: string;
+  /** When the well's name last changed (sql/005): it moves the tube in the order. */
+  wellChangedAt: Date;
+}
+
+/**
+ * The tubes the client may read, or of those the ones `listed` (canonical identifiers), in the order of
+ * discovery: wells by name, tubes by number, both natural. Ordered by discovery's own grouping, so the
+ * two cannot disagree. Hidden tubes never leave the database.
+ */
+export async function tubesInView(
+  sql: Queryable,
+  client: Client,
+  listed: readonly string[] | undefined,
+): Promise<TubeInView[]> {
+  const rows = await sql<TubeInView[]>`
+    select t.id, t.identifier::text as identifier, t.number, t.unit, t.vertical_datum as "verticalDatum",
+           t.series_version::text as "seriesVersion", t.series_changed_at as "seriesChangedAt",
+           w.name as "wellName", w.changed_at as "wellChangedAt"
+    from tubes t join wells w on w.id = t.well_id
+    where (${client.allTubes} or t.id = any(${[...client.grants]}::int[]))
+      ${listed === undefined ? sql`` : sql`and t.identifier = any(${listed as string[]}::uuid[])`}`;
+  return groupWells(rows).flatMap((well) => well.tubes);
+}
+
+/**
+ * The response's tubes: every tube of the key's view, or the listed ones (as sent), each of which it
+ * must be able to read; a 404 names the first it may not (malformed, unknown and hidden alike).
+ */
+export async function selectTubes(
+  tx: Queryable,
+  client: Client,
+  listed: readonly string[] | undefined,
+): Promise<TubeInView[]> {
+  const canonical = listed?.map(canonicalTubeIdentifier);
+  const wellFormed = canonical?.filter((identifier): identifier is string => identifier !== undefined);
+  const tubes = await tubesInView(tx, client, wellFormed);
+  if (listed) {
+    const found = new Set(tubes.map((tube) => tube.identifier));
+    const missing = listed.findIndex((_, index) => !found.has(canonical![index]!));
+    if (missing !== -1) throw listedTubeNotFound(listed[missing]!);
+  }
+  return tubes;
+}
