@@ -1,6 +1,7 @@
 /**
  * Upserts wells (by name) and tubes (by identifier) in one transaction. A tube may move to another well
- * and change number, unit and datum; tubes the registry does not mention are left alone.
+ * and change number, unit, datum and elevations; wells and tubes the registry does not mention are left
+ * alone, and those it mentions are stated whole (a field left out takes its default, or becomes unknown).
  */
 import type { Sql } from '../../db/connect.js';
 import { begin } from '../../db/transaction.js';
@@ -12,8 +13,10 @@ import {
   type RegistryWell,
 } from './registryTypes.js';
 
-export type { RegistryTube, RegistryWell } from './registryTypes.js';
+export type { RegistryLocation, RegistryTube, RegistryWell } from './registryTypes.js';
 export { RegistryRejected } from './registryTypes.js';
+
+const ELEVATIONS = ['groundLevel', 'tubeTop', 'screenTop', 'screenBottom'] as const;
 
 export interface RegistryCounts {
   wells: number;
@@ -37,12 +40,23 @@ async function writeRegistry(sql: Sql, wells: CheckedRegistry): Promise<void> {
     // Concurrent registry imports would each pass the clash check and then collide; one at a time.
     // Readers are not blocked.
     await tx`lock table wells, tubes in share row exclusive mode`;
-    await tx`insert into wells (name) select unnest(${wells.map((w) => w.name)}::text[]) on conflict (name) do nothing`;
+    // A listed well is stated whole: no location in the file is an unknown one.
+    await tx`insert into wells (name, longitude, latitude)
+      select * from unnest(${wells.map((w) => w.name)}::text[],
+                           ${wells.map((w) => w.location?.longitude ?? null)}::float8[],
+                           ${wells.map((w) => w.location?.latitude ?? null)}::float8[])
+      on conflict (name) do update set longitude = excluded.longitude, latitude = excluded.latitude
+        where (wells.longitude, wells.latitude) is distinct from (excluded.longitude, excluded.latitude)`;
+    const elevations = (name: (typeof ELEVATIONS)[number]) => tubes.map((t) => t[name] ?? null);
     await tx`create temp table registry_input on commit drop as
-      select i.ord, i.identifier, w.id as well_id, i.number, i.unit, i.vertical_datum
+      select i.ord, i.identifier, w.id as well_id, i.number, i.unit, i.vertical_datum,
+             i.ground_level, i.tube_top, i.screen_top, i.screen_bottom
       from unnest(${identifiers}::uuid[], ${wellNames}::text[], ${numbers}::text[],
-                  ${tubes.map((t) => t.unit)}::text[], ${tubes.map((t) => t.verticalDatum)}::text[])
-             with ordinality as i(identifier, well_name, number, unit, vertical_datum, ord)
+                  ${tubes.map((t) => t.unit)}::text[], ${tubes.map((t) => t.verticalDatum)}::text[],
+                  ${elevations('groundLevel')}::float8[], ${elevations('tubeTop')}::float8[],
+                  ${elevations('screenTop')}::float8[], ${elevations('screenBottom')}::float8[])
+             with ordinality as i(identifier, well_name, number, unit, vertical_datum,
+                                  ground_level, tube_top, screen_top, screen_bottom, ord)
       join wells w on w.name = i.well_name`;
 
     // A (well, number) held by a tube the file does not mention cannot be given to another tube.
@@ -70,12 +84,20 @@ async function writeRegistry(sql: Sql, wells: CheckedRegistry): Promise<void> {
     await tx`update tubes t set number = 'moving ' || t.identifier::text
       from registry_input i
       where t.identifier = i.identifier and (t.well_id, t.number) is distinct from (i.well_id, i.number)`;
-    await tx`insert into tubes (identifier, well_id, number, unit, vertical_datum)
-      select identifier, well_id, number, unit, vertical_datum from registry_input order by ord
+    // A listed tube is stated whole: an elevation the file leaves out becomes unknown.
+    await tx`insert into tubes (identifier, well_id, number, unit, vertical_datum,
+                                ground_level, tube_top, screen_top, screen_bottom)
+      select identifier, well_id, number, unit, vertical_datum,
+             ground_level, tube_top, screen_top, screen_bottom
+      from registry_input order by ord
       on conflict (identifier) do update
         set well_id = excluded.well_id, number = excluded.number,
-            unit = excluded.unit, vertical_datum = excluded.vertical_datum
-        where (tubes.well_id, tubes.number, tubes.unit, tubes.vertical_datum)
-          is distinct from (excluded.well_id, excluded.number, excluded.unit, excluded.vertical_datum)`;
+            unit = excluded.unit, vertical_datum = excluded.vertical_datum,
+            ground_level = excluded.ground_level, tube_top = excluded.tube_top,
+            screen_top = excluded.screen_top, screen_bottom = excluded.screen_bottom
+        where (tubes.well_id, tubes.number, tubes.unit, tubes.vertical_datum,
+               tubes.ground_level, tubes.tube_top, tubes.screen_top, tubes.screen_bottom)
+          is distinct from (excluded.well_id, excluded.number, excluded.unit, excluded.vertical_datum,
+                            excluded.ground_level, excluded.tube_top, excluded.screen_top, excluded.screen_bottom)`;
   });
 }

@@ -3,7 +3,7 @@
  * the database would otherwise enforce one row at a time, with a message that names the field.
  */
 import { z } from 'zod';
-import type { RegistryIssue, RegistryPath, RegistryTube, RegistryWell } from './registryTypes.js';
+import type { RegistryIssue, RegistryPath, RegistryWell } from './registryTypes.js';
 
 /** zod's messages, in the operator's words; a missing field says so rather than naming a type. */
 const expected = (what: string) => (issue: { input?: unknown }) =>
@@ -15,30 +15,88 @@ const text = (what: string) =>
     .trim()
     .min(1, `${what} must not be empty`);
 
-const tubeSchema = z.strictObject(
-  {
-    // Any 8-4-4-4-12 hex UUID (not only RFC 9562 variants): identifiers come from other systems, and
-    // PostgreSQL's uuid type accepts them all.
-    identifier: z
-      .string({ error: expected('a string') })
-      .regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, 'not a UUID')
-      .transform((value) => value.toLowerCase()),
-    number: text('a tube number'),
-    unit: text('a unit').default('m'),
-    verticalDatum: text('a vertical datum').default('NAP'),
-  },
+/** An elevation of a tube: any finite number (JSON has no other, but 1e999 reads as Infinity). */
+const elevation = z.number({ error: expected('a finite number') }).optional();
+
+/** A coordinate in decimal degrees within ±`bound`. */
+const degrees = (bound: number) =>
+  z
+    .number({ error: expected('a finite number') })
+    .min(-bound, `must be within [-${bound}, ${bound}]`)
+    .max(bound, `must be within [-${bound}, ${bound}]`);
+
+const locationSchema = z.strictObject(
+  { longitude: degrees(180), latitude: degrees(90) },
   { error: (issue) => (issue.code === 'unrecognized_keys' ? undefined : 'must be an object') },
 );
 
+/** The order of a tube's elevations, as the database checks it too (sql/008_locations.sql). */
+function checkElevations(
+  { tubeTop, screenTop, screenBottom }: { tubeTop?: number; screenTop?: number; screenBottom?: number },
+  context: z.RefinementCtx,
+): void {
+  if (screenTop === undefined && screenBottom !== undefined) {
+    context.addIssue({
+      code: 'custom',
+      path: ['screenBottom'],
+      message: 'is given without screenTop: give both or neither',
+    });
+  } else if (screenTop !== undefined && screenBottom === undefined) {
+    context.addIssue({
+      code: 'custom',
+      path: ['screenTop'],
+      message: 'is given without screenBottom: give both or neither',
+    });
+  } else if (screenTop !== undefined && screenBottom !== undefined && !(screenTop > screenBottom)) {
+    context.addIssue({
+      code: 'custom',
+      path: ['screenTop'],
+      message: `must be above screenBottom (${screenBottom})`,
+    });
+  }
+  if (tubeTop !== undefined && screenTop !== undefined && tubeTop < screenTop) {
+    context.addIssue({
+      code: 'custom',
+      path: ['tubeTop'],
+      message: `must not be below screenTop (${screenTop})`,
+    });
+  }
+}
+
+const tubeSchema = z
+  .strictObject(
+    {
+      // Any 8-4-4-4-12 hex UUID (not only RFC 9562 variants): identifiers come from other systems, and
+      // PostgreSQL's uuid type accepts them all.
+      identifier: z
+        .string({ error: expected('a string') })
+        .regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, 'not a UUID')
+        .transform((value) => value.toLowerCase()),
+      number: text('a tube number'),
+      unit: text('a unit').default('m'),
+      verticalDatum: text('a vertical datum').default('NAP'),
+      groundLevel: elevation,
+      tubeTop: elevation,
+      screenTop: elevation,
+      screenBottom: elevation,
+    },
+    { error: (issue) => (issue.code === 'unrecognized_keys' ? undefined : 'must be an object') },
+  )
+  .superRefine(checkElevations);
+
 const wellSchema = z.strictObject(
-  { name: text('a well name'), tubes: z.array(tubeSchema, { error: expected('an array of tubes') }) },
+  {
+    name: text('a well name'),
+    location: locationSchema.optional(),
+    tubes: z.array(tubeSchema, { error: expected('an array of tubes') }),
+  },
   { error: (issue) => (issue.code === 'unrecognized_keys' ? undefined : 'must be an object') },
 );
 
 const registrySchema = z.array(wellSchema, { error: 'must be an array of wells' });
 
-/** A registry after checking: identifiers in lower case, defaults filled in. */
-export type CheckedRegistry = { name: string; tubes: Required<RegistryTube>[] }[];
+/** A registry after checking: identifiers in lower case, defaults filled in, unknown values left out. */
+export type CheckedRegistry = z.output<typeof registrySchema>;
 
 export type CheckResult = { ok: true; wells: CheckedRegistry } | { ok: false; issues: RegistryIssue[] };
 

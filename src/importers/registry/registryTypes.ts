@@ -7,10 +7,24 @@ export interface RegistryTube {
   unit?: string;
   /** Default `NAP`. */
   verticalDatum?: string;
+  /** Elevations in the tube's unit, relative to its vertical datum; left out: unknown. */
+  groundLevel?: number;
+  tubeTop?: number;
+  /** Given together with screenBottom, and above it. */
+  screenTop?: number;
+  screenBottom?: number;
+}
+
+/** WGS 84 decimal degrees. */
+export interface RegistryLocation {
+  longitude: number;
+  latitude: number;
 }
 
 export interface RegistryWell {
   name: string;
+  /** Left out: unknown. */
+  location?: RegistryLocation;
   tubes: readonly RegistryTube[];
 }
 

@@ -1,6 +1,10 @@
 import t from 'tap';
 import type { Sql } from '../../../src/db/connect.js';
-import { RegistryRejected, upsertRegistry } from '../../../src/importers/registry/registry.js';
+import {
+  RegistryRejected,
+  type RegistryWell,
+  upsertRegistry,
+} from '../../../src/importers/registry/registry.js';
 import { freshDatabase } from '../../helpers/database.js';
 
 const A1 = '0a000000-0000-4000-8000-000000000001';
@@ -88,4 +92,72 @@ t.test('a (well, number) held by an unlisted tube is refused and nothing is writ
     ['A'],
     'the new well was rolled back',
   );
+});
+
+/** Every well's location and every tube's elevations, as stored. */
+async function placeRows(sql: Sql) {
+  return [
+    ...(await sql`
+      select w.name, w.longitude, w.latitude, t.number, t.ground_level as "groundLevel",
+             t.tube_top as "tubeTop", t.screen_top as "screenTop", t.screen_bottom as "screenBottom"
+      from tubes t join wells w on w.id = t.well_id order by w.name, t.number`),
+  ];
+}
+
+t.test('locations and elevations are written, and a listed well or tube is stated whole', async (t) => {
+  const { sql } = await freshDatabase(t);
+  const elevations = { groundLevel: 1.25, tubeTop: 2, screenTop: -3.5, screenBottom: -5 };
+  const wellA: RegistryWell = {
+    name: 'A',
+    location: { longitude: 5.123456789012345, latitude: -52.5 },
+    tubes: [
+      { identifier: A1, number: '1', ...elevations },
+      { identifier: A2, number: '2', tubeTop: -0.5 },
+    ],
+  };
+  await upsertRegistry(sql, [wellA, { name: 'B', tubes: [{ identifier: B1, number: '1' }] }]);
+  const unknown = { groundLevel: null, tubeTop: null, screenTop: null, screenBottom: null };
+  t.same(await placeRows(sql), [
+    { name: 'A', longitude: 5.123456789012345, latitude: -52.5, number: '1', ...elevations },
+    { name: 'A', longitude: 5.123456789012345, latitude: -52.5, number: '2', ...unknown, tubeTop: -0.5 },
+    { name: 'B', longitude: null, latitude: null, number: '1', ...unknown },
+  ]);
+  const version = async () => (await sql`select version::text from registry_version`)[0]!.version;
+  const before = await version();
+  await upsertRegistry(sql, [wellA]);
+  t.equal(await version(), before, 'the same file again changes nothing');
+  // A's location and A1's elevations left out: unknown now. B is not listed: kept as it is.
+  await upsertRegistry(sql, [
+    {
+      name: 'A',
+      tubes: [
+        { identifier: A1, number: '1' },
+        { identifier: A2, number: '2', screenTop: 1, screenBottom: 0 },
+      ],
+    },
+    { name: 'B', location: { longitude: -180, latitude: 90 }, tubes: [] },
+  ]);
+  t.same(await placeRows(sql), [
+    { name: 'A', longitude: null, latitude: null, number: '1', ...unknown },
+    { name: 'A', longitude: null, latitude: null, number: '2', ...unknown, screenTop: 1, screenBottom: 0 },
+    { name: 'B', longitude: -180, latitude: 90, number: '1', ...unknown },
+  ]);
+});
+
+t.test('elevations out of order are refused with their paths, and nothing is written', async (t) => {
+  const { sql } = await freshDatabase(t);
+  const error = await upsertRegistry(sql, [
+    {
+      name: 'A',
+      location: { longitude: -180.1, latitude: 0 },
+      tubes: [{ identifier: A1, number: '1', screenTop: 0, screenBottom: 1, tubeTop: -1 }],
+    },
+  ]).catch((e: unknown) => e);
+  t.ok(error instanceof RegistryRejected);
+  t.same((error as RegistryRejected).issues, [
+    { path: [0, 'location', 'longitude'], reason: 'must be within [-180, 180]' },
+    { path: [0, 'tubes', 0, 'screenTop'], reason: 'must be above screenBottom (1)' },
+    { path: [0, 'tubes', 0, 'tubeTop'], reason: 'must not be below screenTop (0)' },
+  ]);
+  t.same(await sql`select * from wells`, [], 'nothing written');
 });

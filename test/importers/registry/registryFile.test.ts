@@ -146,6 +146,51 @@ t.test('shape errors name the line and the field', async (t) => {
   await refused(t, '{"name": "A", "tubes": []}', ['registry.json:1: (top level): must be an array of wells']);
 });
 
+t.test('locations and elevations: each refusal names its line and value', async (t) => {
+  const tube = (fields: Record<string, unknown>) => ({ identifier: A1, number: '1', ...fields });
+  await refused(
+    t,
+    pretty([
+      { name: 'A', location: { longitude: 180.5, latitude: -90.01 }, tubes: [] },
+      { name: 'B', location: { longitude: '5' }, tubes: [] },
+      { name: 'C', location: [5, 52], tubes: [] },
+      { name: 'D', location: { longitude: 5, latitude: 52, altitude: 3 }, tubes: [] },
+      { name: 'E', tubes: [tube({ groundLevel: '1.5', tubeTop: null })] },
+    ]).replace('"latitude": 52,', '"latitude": 1e999,'),
+    [
+      'registry.json:5: [0].location.longitude: must be within [-180, 180]',
+      'registry.json:6: [0].location.latitude: must be within [-90, 90]',
+      // A missing field has no line of its own: its object's.
+      'registry.json:12: [1].location.latitude: is missing',
+      'registry.json:13: [1].location.longitude: must be a finite number',
+      'registry.json:19: [2].location: must be an object',
+      'registry.json:29: [3].location.latitude: must be a finite number',
+      'registry.json:30: [3].location.altitude: unknown field',
+      'registry.json:40: [4].tubes[0].groundLevel: must be a finite number',
+      'registry.json:41: [4].tubes[0].tubeTop: must be a finite number',
+    ],
+  );
+  await refused(
+    t,
+    pretty([
+      {
+        name: 'A',
+        tubes: [
+          tube({ screenTop: -1 }),
+          tube({ identifier: A2, number: '2', screenBottom: -1 }),
+          tube({ identifier: B1, number: '3', screenTop: -2, screenBottom: -2, tubeTop: -3 }),
+        ],
+      },
+    ]),
+    [
+      'registry.json:8: [0].tubes[0].screenTop: is given without screenBottom: give both or neither',
+      'registry.json:13: [0].tubes[1].screenBottom: is given without screenTop: give both or neither',
+      'registry.json:18: [0].tubes[2].screenTop: must be above screenBottom (-2)',
+      'registry.json:20: [0].tubes[2].tubeTop: must not be below screenTop (-2)',
+    ],
+  );
+});
+
 t.test('duplicates in the file name both places', async (t) => {
   const wells = [
     {
