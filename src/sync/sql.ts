@@ -13,6 +13,7 @@ import type { Queryable } from '../db/connect.js';
 import { bucketsOf } from '../engine/read/buckets.js';
 import { instantLiteral, int4ArrayLiteral } from '../engine/read/literals.js';
 import type { Bucketing } from '../engine/read/selects.js';
+import { STATUSES } from '../engine/schemas.js';
 import { snapshotLiteral, xid8Literal } from './literals.js';
 import { type SyncPoint, seesAllOf, VIEW_BYTES } from './token.js';
 
@@ -81,85 +82,163 @@ export interface ChangedMeasurements {
   to: string;
   /** The token's sync point (readSyncToken), not gone (syncGone). */
   since: SyncPoint;
+  /** The status codes the request's filter passes (src/engine/schemas.ts); undefined for every status. */
+  statuses?: readonly number[] | undefined;
+  /** Whether rows carry their status (include=status), so that a removal can be written as one. */
+  includeStatus?: boolean | undefined;
   /** Buckets instead of measurements, of `seconds` each (a series' Bucketing will do). */
   aggregate?: Pick<Bucketing, 'seconds'> | undefined;
 }
 
+/** The code a delta writes as the status of a measurement that left the client's view. */
+export const REMOVED_CODE = STATUSES.length;
+
 /**
- * The delta since a token, as the text of one select for the response's row source (measurementBatches,
- * shapeOf(aggregate); its values are literals, as COPY takes no parameters): in the current transaction's
- * snapshot, the measurements of `tubeIds` in [from, to) that were inserted or given another value by
- * transactions `since` did not see. Each once, in the columns of every measurements query:
- * `tube int4` (position in `tubeIds`, 0-based), `observed_at timestamptz`, `value float8`, ordered by
- * tube then time. Tubes without such a measurement have no row.
+ * The delta since a token, as the text of one select for the response's row source (its values are
+ * literals, as COPY takes no parameters): in the current transaction's snapshot, for the tubes `tubeIds`
+ * in [from, to), every measurement inserted, given another value or status, or removed by transactions
+ * `since` did not see, in the columns of every measurements query: `tube int4` (position in `tubeIds`,
+ * 0-based), `observed_at timestamptz`, `value float8`, and with `includeStatus` `status int2`; ordered by
+ * tube then time, each once. A measurement that passes the filter now comes with its value; one that
+ * passed it in the token's snapshot and no longer does (removed, or given a status the filter does not
+ * pass) is a removal: with its last value and REMOVED_CODE. Without `includeStatus` a removal cannot be
+ * written, and deltaRefusal has answered 410 before this is read.
  *
- * With `aggregate`: every bucket (origin `from`, as the series) that holds such a measurement,
- * recomputed over all of the bucket's measurements in [from, to), as `tube`, `observed_at` (the
- * bucket's start), `value` (the mean), `min`, `max` (float8), `count` (int8); the same numbers as the
- * bucket in a whole response (measurements/buckets.ts). Each touched bucket is read on its own
- * (perBucket), on either storage: only those are recomputed.
+ * With `aggregate`: every bucket (origin `from`, as the series) that holds such a measurement or
+ * removal, recomputed over the bucket's measurements in [from, to) that pass the filter, as `tube`,
+ * `observed_at` (the bucket's start), `value` (the mean), `min`, `max` (float8), `count` (int8); the
+ * same numbers as the bucket in a whole response (buckets.ts). A touched bucket left empty makes the
+ * delta 410 (deltaRefusal).
  */
 export function changedMeasurementsSelect(request: ChangedMeasurements): string {
-  const { tubeIds, from, to, aggregate } = request;
-  const tubes = `(select id, n from unnest(${int4ArrayLiteral(tubeIds)}) with ordinality l (id, n)) l`;
-  const changed = changedRanges(request);
+  const { aggregate } = request;
   if (!aggregate) {
     return `
-      with changes as (${changed})
-      select (l.n - 1)::int4 as tube, m.observed_at, m.value
-      from ${tubes}
-      join changes c on c.tube_id = l.id
-      cross join lateral unnest(c.ranges) r (range)
-      cross join lateral (${measuredIn('r.range')}) m
-      order by l.n, m.observed_at`;
+      ${deltaRows(request)}
+      select tube, observed_at, value${request.includeStatus ? ', status' : ''}
+      from delta order by tube, observed_at`;
   }
-  const buckets = bucketsOf(from, to, aggregate.seconds);
-  // A range's bounds are written instants (changeLog.ts), so each bucket from the first's to the last's
-  // holds a changed measurement or none at all: these are the buckets to recompute, each on its own.
   return `
-    with changes as (${changed}),
-    touched as (
-      select distinct c.tube_id, k
-      from changes c
-      cross join lateral unnest(c.ranges) r (range)
-      cross join lateral generate_series(${buckets.numberOf('lower(r.range)')},
-                                         least(${buckets.numberOf('upper(r.range)')}, ${buckets.count} - 1)) k
-    )
-    select (l.n - 1)::int4 as tube, ${buckets.columns}
-    from ${tubes}
-    join touched t on t.tube_id = l.id
-    ${buckets.perBucket('l.id', 't.k')}
+    ${touchedBuckets(request, aggregate.seconds)}
+    select t.tube, ${bucketsOf(request.from, request.to, aggregate.seconds).columns}
+    from touched t
+    ${perBucketOf(request, aggregate.seconds)}
     where measured.count > 0
-    order by l.n, t.k`;
+    order by t.tube, t.k`;
 }
 
 /**
- * The measurements of tube `l.id` within `range` (a tstzrange of the query), by the primary key. OFFSET 0
+ * Whether the delta cannot be told as rows the client can apply (410): it holds a removal but the
+ * request has no include=status to write one with, or (aggregated) a bucket it touched holds no
+ * measurement any more. Read in the response's snapshot, before its first byte.
+ */
+export async function deltaRefusal(tx: Queryable, request: ChangedMeasurements): Promise<boolean> {
+  const { aggregate } = request;
+  const query = aggregate
+    ? `${touchedBuckets(request, aggregate.seconds)}
+       select exists (select from touched t ${perBucketOf(request, aggregate.seconds)} where measured.count = 0)
+         as refused`
+    : request.includeStatus
+      ? undefined
+      : `${deltaRows(request)} select exists (select from delta where status = ${REMOVED_CODE}) as refused`;
+  if (!query) return false;
+  const [row] = await tx.unsafe<{ refused: boolean }[]>(query);
+  return row?.refused ?? false;
+}
+
+const statusPasses = (column: string, statuses: readonly number[] | undefined) =>
+  statuses === undefined || statuses.length === STATUSES.length
+    ? `${column} is not null`
+    : `${column} = any(${int4ArrayLiteral(statuses)})`;
+
+/** The buckets (tube position, stride number k) that a delta's rows fall in: `touched`. */
+function touchedBuckets(request: ChangedMeasurements, seconds: number): string {
+  const buckets = bucketsOf(request.from, request.to, seconds);
+  return `
+    ${deltaRows(request)},
+    touched as (select distinct tube, tube_id, ${buckets.numberOf('observed_at')} as k from delta)`;
+}
+
+/** The recomputed bucket `t.k` of tube `t.tube_id` over the measurements that pass the filter. */
+function perBucketOf(request: ChangedMeasurements, seconds: number): string {
+  return bucketsOf(request.from, request.to, seconds).perBucket(
+    't.tube_id',
+    't.k',
+    request.statuses && statusPasses('status', request.statuses),
+  );
+}
+
+/**
+ * The CTE `delta` (tube, tube_id, observed_at, value, status): what changed since the token, one row per
+ * measurement, status REMOVED_CODE for a removal.
+ *
+ * Where it comes from: every writer records, under its transaction's xid, the runs of instants it
+ * wrote (measurement_changes) and the version each changed or removed row had before
+ * (measurement_prior_versions), both with the writer's change order (sql/009). A measurement that
+ * exists now and changed since the token lies in a run the token did not see (writers record a run
+ * for every row they leave behind); one that is gone has a prior version the token did not see.
+ *
+ * What the token's snapshot held of a measurement with such prior versions: the earliest of them
+ * (by change order), unless the measurement was inserted after the token and before that change,
+ * which a run the token did not see, of a lower change order, covering it tells. Rows of 1.2's log
+ * carry no change order and never count as that insert: a doubt becomes a removal, which is harmless.
+ */
+function deltaRows(request: ChangedMeasurements): string {
+  const { tubeIds, from, to, since, statuses } = request;
+  const start = instantLiteral(from);
+  const end = instantLiteral(to);
+  const unseen = (table: string) =>
+    `${table}.xid >= ${xid8Literal(since.xmin)} and not pg_visible_in_snapshot(${table}.xid, ${snapshotLiteral(since)})
+     and ${table}.tube_id = any(${int4ArrayLiteral(tubeIds)})`;
+  const passes = (column: string) => statusPasses(column, statuses);
+  return `
+    with listed as (select id, (n - 1)::int4 as tube from unnest(${int4ArrayLiteral(tubeIds)}) with ordinality l (id, n)),
+    changes as (
+      select c.tube_id,
+             range_agg(tstzrange(c.first_at, c.last_at, '[]'))
+               * tstzmultirange(tstzrange(${start}, ${end}, '[)')) as ranges
+      from measurement_changes c
+      where ${unseen('c')} and c.first_at < ${end} and c.last_at >= ${start}
+      group by c.tube_id
+    ),
+    present as (
+      select c.tube_id, m.observed_at, m.value, m.status
+      from changes c
+      cross join lateral unnest(c.ranges) r (range)
+      cross join lateral (${measuredIn('c.tube_id', 'r.range')}) m
+    ),
+    prior as (
+      select p.tube_id, p.observed_at,
+             (array_agg(p.status order by p.change_order))[1] as first_status,
+             min(p.change_order) as first_order,
+             (array_agg(p.value order by p.change_order desc))[1] as last_value
+      from measurement_prior_versions p
+      where ${unseen('p')} and p.observed_at >= ${start} and p.observed_at < ${end}
+      group by p.tube_id, p.observed_at
+    ),
+    delta as (
+      select l.tube, l.id as tube_id, coalesce(n.observed_at, p.observed_at) as observed_at,
+             coalesce(n.value, p.last_value) as value,
+             case when ${passes('n.status')} then n.status else ${REMOVED_CODE}::int2 end as status
+      from present n
+      full join prior p on p.tube_id = n.tube_id and p.observed_at = n.observed_at
+      join listed l on l.id = coalesce(n.tube_id, p.tube_id)
+      where ${passes('n.status')}
+         or (${passes('p.first_status')} and not exists (
+               select from measurement_changes c
+               where ${unseen('c')} and c.tube_id = p.tube_id
+                 and p.observed_at between c.first_at and c.last_at and c.change_order < p.first_order))
+    )`;
+}
+
+/**
+ * The measurements of tube `tubeId` within `range` (a tstzrange of the query), by the primary key. OFFSET 0
  * keeps it a scan of its own, run for each range with the range's bounds: pulled up into the join, the
  * planner may read the tube's whole series and filter it; and on a hypertable TimescaleDB excludes the
  * chunks outside each range at run time only in such a scan.
  */
-const measuredIn = (range: string) => `
-  select m.observed_at, m.value from measurements m
-  where m.tube_id = l.id and m.observed_at >= lower(${range}) and m.observed_at <= upper(${range})
+const measuredIn = (tubeId: string, range: string) => `
+  select m.observed_at, m.value, m.status from measurements m
+  where m.tube_id = ${tubeId} and m.observed_at >= lower(${range}) and m.observed_at <= upper(${range})
     and m.observed_at <@ ${range}
   offset 0`;
-
-/**
- * Per tube of the request, the instants changed since the token within [from, to), as one multirange:
- * range_agg merges overlapping runs (a row written again by a later import), so no row comes twice.
- */
-function changedRanges({ tubeIds, from, to, since }: ChangedMeasurements): string {
-  const start = instantLiteral(from);
-  const end = instantLiteral(to);
-  return `
-    select c.tube_id,
-           range_agg(tstzrange(c.first_at, c.last_at, '[]'))
-             * tstzmultirange(tstzrange(${start}, ${end}, '[)')) as ranges
-    from measurement_changes c
-    where c.xid >= ${xid8Literal(since.xmin)}
-      and not pg_visible_in_snapshot(c.xid, ${snapshotLiteral(since)})
-      and c.tube_id = any(${int4ArrayLiteral(tubeIds)})
-      and c.first_at < ${end} and c.last_at >= ${start}
-    group by c.tube_id`;
-}

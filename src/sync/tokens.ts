@@ -7,7 +7,13 @@
 import type { Queryable } from '../db/connect.js';
 import type { ReadSources } from '../db/readReplicas/readSources.js';
 import type { Client } from '../keys/clients.js';
-import { changedMeasurementsSelect, currentSyncPoint, loadSyncSecret, syncGone } from './sql.js';
+import {
+  changedMeasurementsSelect,
+  currentSyncPoint,
+  deltaRefusal,
+  loadSyncSecret,
+  syncGone,
+} from './sql.js';
 import { issueSyncToken, readSyncToken, type SyncPoint } from './token.js';
 
 export interface SyncTokens {
@@ -19,6 +25,8 @@ export interface SyncTokens {
   read(text: string, keyId: string): Promise<SyncPoint | undefined>;
   /** Whether the changes since `since` can no longer be told as measurements (410). */
   gone: typeof syncGone;
+  /** Whether a delta cannot be told as rows the client can apply (410). */
+  refused: typeof deltaRefusal;
   /** The measurements changed since a token: the columns of the series' row source, by tube then time. */
   changedSelect: typeof changedMeasurementsSelect;
 }
@@ -49,6 +57,7 @@ export function syncTokens(reads: ReadSources): SyncTokens {
       return readSyncToken(text, keyId, key);
     },
     gone: syncGone,
+    refused: deltaRefusal,
     changedSelect: changedMeasurementsSelect,
   };
 }

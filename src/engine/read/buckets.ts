@@ -36,15 +36,16 @@ export function bucketsOf(from: string, to: string, seconds: number) {
      * Lateral joins that read bucket number `k` of tube `tubeId` (expressions) on its own, an index-only
      * scan of its range of the primary key, already in time order (the ordered mean needs no sort):
      * `bucket.start`, and `measured` with the aggregates (count 0 when the bucket is empty). Select
-     * `columns` from them.
+     * `columns` from them. `passes`: a condition on the measurements' columns (a status filter).
      */
-    perBucket: (tubeId: string, k: string) => `
+    perBucket: (tubeId: string, k: string, passes?: string) => `
       cross join lateral (select ${start} + ${k} * ${stride} as start) as bucket
       cross join lateral (
         select ${AGGREGATES}
         from measurements
         where tube_id = ${tubeId}
           and observed_at >= bucket.start and observed_at < least(bucket.start + ${stride}, ${end})
+          ${passes ? `and ${passes}` : ''}
       ) as measured`,
     columns: 'bucket.start as observed_at, measured.value, measured.min, measured.max, measured.count',
   };

@@ -13,3 +13,12 @@ export const changesGone = () =>
       'read has changed since, or the token is older than the history kept. Sync again without ' +
       'changedSince.',
   );
+
+/** 410: the delta holds a removal, which only include=status can write (or, aggregated, an emptied bucket). */
+export const removalsUntold = () =>
+  new ProblemError(
+    410,
+    "Measurements that this sync token's copy may hold were removed since, or no longer pass the status " +
+      'filter. A delta tells such a removal only with include=status, and an aggregated delta not at all ' +
+      'when a bucket is left with no measurement. Sync again without changedSince.',
+  );

@@ -21,7 +21,7 @@ import type { SyncTokens } from '../../sync/tokens.js';
 import { intervalOf } from '../measurementsQuery.js';
 import { selectNetwork } from './plan.js';
 import { NetworkQuery } from './query.js';
-import { TOKEN_NOT_ISSUED } from './refusals.js';
+import { removalsUntold, TOKEN_NOT_ISSUED } from './refusals.js';
 
 export const NETWORK_URL = '/groundwater-monitoring-measurements';
 
@@ -68,15 +68,19 @@ export async function networkRoute(
             source,
           );
           const tubeIds = selection.tubes.map((tube) => tube.id);
-          const select =
-            since === undefined
-              ? acrossTubes(tubeIds, await measurementsSelect(pool, tx, LISTED_TUBE, interval))
-              : sync.changedSelect({
-                  tubeIds,
-                  ...interval,
-                  since,
-                  aggregate: await bucketingOf(pool, tx, interval.aggregate),
-                });
+          let select: string;
+          if (since === undefined) {
+            select = acrossTubes(tubeIds, await measurementsSelect(pool, tx, LISTED_TUBE, interval));
+          } else {
+            const changed = {
+              tubeIds,
+              ...interval,
+              since,
+              aggregate: await bucketingOf(pool, tx, interval.aggregate),
+            };
+            if (await sync.refused(tx, changed)) throw removalsUntold();
+            select = sync.changedSelect(changed);
+          }
           const tubes = selection.tubes.map((tube) => seriesHead(tube, tube.identifier, interval));
           return {
             validators: selection.validators,

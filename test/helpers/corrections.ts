@@ -1,0 +1,177 @@
+/**
+ * A model of a network's measurements and of sync clients that apply deltas as the client guide says,
+ * for the property tests of corrections in sync (test/sync/corrections*.test.ts): the database and the
+ * model take the same operations, and every client's copy after a delta must equal a full pull.
+ */
+import fc from 'fast-check';
+import type { Queryable } from '../../src/db/connect.js';
+import { bucketsOf } from '../../src/engine/read/buckets.js';
+import { STATUSES } from '../../src/engine/schemas.js';
+import { changedMeasurementsSelect, deltaRefusal, REMOVED_CODE } from '../../src/sync/sql.js';
+import type { SyncPoint } from '../../src/sync/token.js';
+
+export const FROM = '2024-01-01T00:00:00Z';
+/** Twelve hourly instants per tube. */
+export const INSTANTS = 12;
+export const TO = '2024-01-01T12:00:00Z';
+/** Buckets of aggregated clients: three hours, four per interval. */
+export const BUCKET_SECONDS = 3 * 3600;
+
+export const instant = (i: number) =>
+  new Date(Date.parse(FROM) + i * 3_600_000).toISOString().replace('.000Z', 'Z');
+
+export type Operation =
+  | {
+      kind: 'import';
+      rows: { tube: number; at: number; value: number; status?: number }[];
+      withStatus: boolean;
+    }
+  | { kind: 'status'; status: number; tubes: number[] | 'all'; from: number; to: number }
+  | { kind: 'remove'; tube: number; from: number; to: number }
+  | { kind: 'compress' }
+  | { kind: 'sync'; client: number };
+
+/** Operations over tubes 0..tubes-1 (positions in the fixture's list) and clients 0..clients-1. */
+export function operations(tubes: number, clients: number, options: { compress?: boolean } = {}) {
+  const tube = fc.integer({ min: 0, max: tubes - 1 });
+  const at = fc.integer({ min: 0, max: INSTANTS - 1 });
+  const span = fc.tuple(at, fc.integer({ min: 1, max: INSTANTS })).map(([from, length]) => ({
+    from,
+    to: Math.min(INSTANTS, from + length),
+  }));
+  const status = fc.integer({ min: 0, max: STATUSES.length - 1 });
+  const importOp = fc.boolean().chain((withStatus) =>
+    fc
+      .uniqueArray(fc.record({ tube, at, value: fc.integer({ min: -3, max: 3 }), status }), {
+        minLength: 1,
+        maxLength: 8,
+        selector: (r) => `${r.tube} ${r.at}`,
+      })
+      .map((rows) => ({
+        kind: 'import' as const,
+        withStatus,
+        rows: rows.map((r) => (withStatus ? r : { tube: r.tube, at: r.at, value: r.value })),
+      })),
+  );
+  const statusOp = fc
+    .record({
+      status,
+      tubes: fc.oneof(fc.constant('all' as const), fc.uniqueArray(tube, { minLength: 1 })),
+      span,
+    })
+    .map(({ status, tubes, span }) => ({ kind: 'status' as const, status, tubes, ...span }));
+  const removeOp = fc
+    .record({ tube, span })
+    .map(({ tube, span }) => ({ kind: 'remove' as const, tube, ...span }));
+  const syncOp = fc
+    .integer({ min: 0, max: clients - 1 })
+    .map((client) => ({ kind: 'sync' as const, client }));
+  const choices = [
+    { arbitrary: importOp, weight: 4 },
+    { arbitrary: statusOp, weight: 2 },
+    { arbitrary: removeOp, weight: 1 },
+    { arbitrary: syncOp, weight: 4 },
+    ...(options.compress ? [{ arbitrary: fc.constant({ kind: 'compress' as const }), weight: 1 }] : []),
+  ];
+  return fc.array(fc.oneof(...choices), { minLength: 4, maxLength: 30 });
+}
+
+/** What a client syncs: a status filter (codes; undefined for all), include=status, buckets. */
+export interface ClientView {
+  statuses?: number[];
+  includeStatus: boolean;
+  aggregate: boolean;
+}
+
+export const CLIENT_VIEWS: ClientView[] = [
+  { includeStatus: false, aggregate: false },
+  { includeStatus: true, aggregate: false },
+  { statuses: [0], includeStatus: true, aggregate: false },
+  { statuses: [0], includeStatus: false, aggregate: false },
+  { statuses: [0, 1], includeStatus: true, aggregate: false },
+  { statuses: [1, 2], includeStatus: false, aggregate: false },
+  { includeStatus: false, aggregate: true },
+  { statuses: [0], includeStatus: false, aggregate: true },
+];
+
+/** A copy: `tube instant` → the row's text (value, and status or bucket numbers). */
+export type Copy = Map<string, string>;
+
+const passes = (view: ClientView, column: string) =>
+  view.statuses ? `${column} = any('{${view.statuses.join(',')}}'::int2[])` : 'true';
+
+/** A full pull of the view, in the transaction's snapshot. */
+export async function fullPull(tx: Queryable, tubeIds: readonly number[], view: ClientView): Promise<Copy> {
+  const copy: Copy = new Map();
+  if (view.aggregate) {
+    const buckets = bucketsOf(FROM, TO, BUCKET_SECONDS);
+    const rows = await tx.unsafe<Record<string, unknown>[]>(`
+      select (l.n - 1)::int4 as tube, ${buckets.columns}
+      from unnest('{${tubeIds.join(',')}}'::int4[]) with ordinality l (id, n)
+      cross join generate_series(0::int8, ${buckets.count} - 1) k
+      ${buckets.perBucket('l.id', 'k', view.statuses && passes(view, 'status'))}
+      where measured.count > 0`);
+    for (const row of rows) copy.set(keyOf(row), bucketText(row));
+    return copy;
+  }
+  const rows = await tx.unsafe<{ tube: number; observed_at: Date; value: number; status: number }[]>(`
+    select l.n as tube, m.observed_at, m.value, m.status
+    from unnest('{${tubeIds.join(',')}}'::int4[]) with ordinality l (id, n)
+    join measurements m on m.tube_id = l.id
+    where m.observed_at >= '${FROM}' and m.observed_at < '${TO}' and ${passes(view, 'm.status')}`);
+  for (const row of rows) {
+    copy.set(`${row.tube - 1} ${row.observed_at.toISOString()}`, rowText(view, row.value, row.status));
+  }
+  return copy;
+}
+
+const keyOf = (row: Record<string, unknown>) => `${row.tube} ${(row.observed_at as Date).toISOString()}`;
+const bucketText = (row: Record<string, unknown>) => [row.value, row.min, row.max, row.count].join(' ');
+
+const rowText = (view: ClientView, value: number, status: number) =>
+  view.includeStatus ? `${value} ${STATUSES[status]}` : `${value}`;
+
+export interface Applied {
+  refused: boolean;
+  /** The keys the delta wrote (upserted or removed). */
+  keys: string[];
+}
+
+/**
+ * Applies the delta since `since` to `copy` as a client does: upsert every row, then delete the rows
+ * marked removed; buckets replace buckets. A refusal (410) leaves the copy to a full pull.
+ */
+export async function applyDelta(
+  tx: Queryable,
+  tubeIds: readonly number[],
+  view: ClientView,
+  since: SyncPoint,
+  copy: Copy,
+): Promise<Applied> {
+  const request = {
+    tubeIds,
+    from: FROM,
+    to: TO,
+    since,
+    statuses: view.statuses,
+    includeStatus: view.includeStatus,
+    aggregate: view.aggregate ? { seconds: BUCKET_SECONDS } : undefined,
+  };
+  if (await deltaRefusal(tx, request)) return { refused: true, keys: [] };
+  const rows = await tx.unsafe<Record<string, unknown>[]>(changedMeasurementsSelect(request));
+  const keys: string[] = [];
+  const removed: string[] = [];
+  for (const row of rows) {
+    const key = keyOf(row);
+    keys.push(key);
+    if (view.aggregate) {
+      copy.set(key, bucketText(row));
+    } else if (view.includeStatus && row.status === REMOVED_CODE) {
+      removed.push(key);
+    } else {
+      copy.set(key, rowText(view, row.value as number, row.status as number));
+    }
+  }
+  for (const key of removed) copy.delete(key);
+  return { refused: false, keys };
+}
