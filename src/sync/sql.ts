@@ -12,7 +12,7 @@
 import type { Queryable } from '../db/connect.js';
 import { bucketsOf } from '../engine/read/buckets.js';
 import { instantLiteral, int4ArrayLiteral } from '../engine/read/literals.js';
-import type { Bucketing } from '../engine/read/selects.js';
+import type { Bucketing, StatusRequest } from '../engine/read/selects.js';
 import { STATUSES } from '../engine/schemas.js';
 import { snapshotLiteral, xid8Literal } from './literals.js';
 import { type SyncPoint, seesAllOf, VIEW_BYTES } from './token.js';
@@ -74,7 +74,8 @@ export async function syncGone(tx: Queryable, since: SyncPoint, now: SyncPoint):
   return BigInt(row?.prunedThrough ?? 0) >= since.xmin;
 }
 
-export interface ChangedMeasurements {
+/** `withStatus` (include=status) is also what lets a delta write a removal. */
+export interface ChangedMeasurements extends StatusRequest {
   /** The response's tubes (internal ids) in response order; `tube` in the output is a position here. */
   tubeIds: readonly number[];
   /** RFC 3339 UTC (formatInstant's text): the interval [from, to). */
@@ -82,10 +83,6 @@ export interface ChangedMeasurements {
   to: string;
   /** The token's sync point (readSyncToken), not gone (syncGone). */
   since: SyncPoint;
-  /** The status codes the request's filter passes (src/engine/schemas.ts); undefined for every status. */
-  statuses?: readonly number[] | undefined;
-  /** Whether rows carry their status (include=status), so that a removal can be written as one. */
-  includeStatus?: boolean | undefined;
   /** Buckets instead of measurements, of `seconds` each (a series' Bucketing will do). */
   aggregate?: Pick<Bucketing, 'seconds'> | undefined;
 }
@@ -98,10 +95,10 @@ export const REMOVED_CODE = STATUSES.length;
  * literals, as COPY takes no parameters): in the current transaction's snapshot, for the tubes `tubeIds`
  * in [from, to), every measurement inserted, given another value or status, or removed by transactions
  * `since` did not see, in the columns of every measurements query: `tube int4` (position in `tubeIds`,
- * 0-based), `observed_at timestamptz`, `value float8`, and with `includeStatus` `status int2`; ordered by
+ * 0-based), `observed_at timestamptz`, `value float8`, and with `withStatus` `status int2`; ordered by
  * tube then time, each once. A measurement that passes the filter now comes with its value; one that
  * passed it in the token's snapshot and no longer does (removed, or given a status the filter does not
- * pass) is a removal: with its last value and REMOVED_CODE. Without `includeStatus` a removal cannot be
+ * pass) is a removal: with its last value and REMOVED_CODE. Without `withStatus` a removal cannot be
  * written, and deltaRefusal has answered 410 before this is read.
  *
  * With `aggregate`: every bucket (origin `from`, as the series) that holds such a measurement or
@@ -115,7 +112,7 @@ export function changedMeasurementsSelect(request: ChangedMeasurements): string 
   if (!aggregate) {
     return `
       ${deltaRows(request)}
-      select tube, observed_at, value${request.includeStatus ? ', status' : ''}
+      select tube, observed_at, value${request.withStatus ? ', status' : ''}
       from delta order by tube, observed_at`;
   }
   return `
@@ -138,7 +135,7 @@ export async function deltaRefusal(tx: Queryable, request: ChangedMeasurements):
     ? `${touchedBuckets(request, aggregate.seconds)}
        select exists (select from touched t ${perBucketOf(request, aggregate.seconds)} where measured.count = 0)
          as refused`
-    : request.includeStatus
+    : request.withStatus
       ? undefined
       : `${deltaRows(request)} select exists (select from delta where status = ${REMOVED_CODE}) as refused`;
   if (!query) return false;

@@ -79,19 +79,19 @@ export function operations(tubes: number, clients: number, options: { compress?:
 /** What a client syncs: a status filter (codes; undefined for all), include=status, buckets. */
 export interface ClientView {
   statuses?: number[];
-  includeStatus: boolean;
+  withStatus: boolean;
   aggregate: boolean;
 }
 
 export const CLIENT_VIEWS: ClientView[] = [
-  { includeStatus: false, aggregate: false },
-  { includeStatus: true, aggregate: false },
-  { statuses: [0], includeStatus: true, aggregate: false },
-  { statuses: [0], includeStatus: false, aggregate: false },
-  { statuses: [0, 1], includeStatus: true, aggregate: false },
-  { statuses: [1, 2], includeStatus: false, aggregate: false },
-  { includeStatus: false, aggregate: true },
-  { statuses: [0], includeStatus: false, aggregate: true },
+  { withStatus: false, aggregate: false },
+  { withStatus: true, aggregate: false },
+  { statuses: [0], withStatus: true, aggregate: false },
+  { statuses: [0], withStatus: false, aggregate: false },
+  { statuses: [0, 1], withStatus: true, aggregate: false },
+  { statuses: [1, 2], withStatus: false, aggregate: false },
+  { withStatus: false, aggregate: true },
+  { statuses: [0], withStatus: false, aggregate: true },
 ];
 
 /** A copy: `tube instant` → the row's text (value, and status or bucket numbers). */
@@ -129,7 +129,7 @@ const keyOf = (row: Record<string, unknown>) => `${row.tube} ${(row.observed_at 
 const bucketText = (row: Record<string, unknown>) => [row.value, row.min, row.max, row.count].join(' ');
 
 const rowText = (view: ClientView, value: number, status: number) =>
-  view.includeStatus ? `${value} ${STATUSES[status]}` : `${value}`;
+  view.withStatus ? `${value} ${STATUSES[status]}` : `${value}`;
 
 export interface Applied {
   refused: boolean;
@@ -154,7 +154,7 @@ export async function applyDelta(
     to: TO,
     since,
     statuses: view.statuses,
-    includeStatus: view.includeStatus,
+    withStatus: view.withStatus,
     aggregate: view.aggregate ? { seconds: BUCKET_SECONDS } : undefined,
   };
   if (await deltaRefusal(tx, request)) return { refused: true, keys: [] };
@@ -166,7 +166,7 @@ export async function applyDelta(
     keys.push(key);
     if (view.aggregate) {
       copy.set(key, bucketText(row));
-    } else if (view.includeStatus && row.status === REMOVED_CODE) {
+    } else if (view.withStatus && row.status === REMOVED_CODE) {
       removed.push(key);
     } else {
       copy.set(key, rowText(view, row.value as number, row.status as number));

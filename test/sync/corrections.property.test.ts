@@ -117,7 +117,7 @@ async function run(
       }
     }
     const stored = await snapshotRead(sql, (tx) =>
-      fullPull(tx, tubeIds, { includeStatus: true, aggregate: false }),
+      fullPull(tx, tubeIds, { withStatus: true, aggregate: false }),
     );
     const modelled = [...model].map(
       ([key, row]) => `${key},${row.value} ${['approved', 'provisional', 'rejected'][row.status]}`,
