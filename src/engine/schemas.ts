@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { AGGREGATES, count, MOST_MINUTELY_MEASUREMENTS } from '../contract.js';
 import { FRACTION_DIGITS } from '../domain/datetime.js';
+import { STATUSES } from '../domain/status.js';
 
 /** The tube identifier of the examples. */
 export const EXAMPLE_TUBE_IDENTIFIER = '2f1c7a4e-9b1d-4c3e-8f55-0a6d3c9e1b42';
@@ -19,19 +20,12 @@ export function canonicalTubeIdentifier(text: string): string | undefined {
   return TubeIdentifier.safeParse(text).success ? text.toLowerCase() : undefined;
 }
 
-/**
- * A measurement's status; its place in this list is the code stored (sql/009) and written (Arrow's
- * dictionary index). A delta writes REMOVED, the next code, for a measurement that left the client's view.
- */
-export const STATUSES = ['approved', 'provisional', 'rejected'] as const;
-export type Status = (typeof STATUSES)[number];
+// A measurement's status and its code (src/domain/status.ts: the importers write it too).
+export { DEFAULT_STATUS, STATUSES, type Status, statusCode } from '../domain/status.js';
+/** What a delta writes, the code after the statuses', for a measurement that left the client's view. */
 export const REMOVED = 'removed';
-/** The code of a status: what is stored, and its index in the Arrow dictionary. */
-export const statusCode = (status: Status): number => STATUSES.indexOf(status);
 /** The names a delta's status column may hold, by code: the statuses, then REMOVED. */
 export const DELTA_STATUSES = [...STATUSES, REMOVED] as const;
-/** The status of a measurement stored without one. */
-export const DEFAULT_STATUS: Status = 'provisional';
 
 const UTC_DATE_TIME = {
   type: 'string',

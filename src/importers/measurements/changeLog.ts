@@ -98,20 +98,45 @@ export const recordUpsertedRuns = (q: TransactionSql) => q`
   group by tube_id, run`;
 
 /**
- * Deletes the change history recorded more than `days` ago (SYNC_HISTORY_DAYS), and raises the horizon
- * below which tokens are answered 410 (src/sync/sql.ts, syncGone) in the same transaction, so no
- * reader sees one without the other. Returns the number of change rows deleted.
+ * For a CTE of a statement that changed stored rows, over `written` (tube_id, observed_at, inserted):
+ * the version each changed row had before, read from `measurements` in the same statement, whose
+ * snapshot does not see the statement's own writes. Inserted rows replaced nothing.
+ */
+export const recordPriorVersions = (q: TransactionSql) => q`
+  insert into measurement_prior_versions (tube_id, observed_at, value, status)
+  select m.tube_id, m.observed_at, m.value, m.status
+  from written w join measurements m on m.tube_id = w.tube_id and m.observed_at = w.observed_at
+  where not w.inserted`;
+
+/**
+ * Brings the latest measurement of each tube and status up to date with what the transaction wrote
+ * (sql/009): every writer of measurements sends it last, after its change rows and prior versions.
+ */
+export async function refreshLatest(q: TransactionSql): Promise<void> {
+  await q`select refresh_latest_measurements()`;
+}
+
+/**
+ * Deletes the change history recorded more than `days` ago (SYNC_HISTORY_DAYS): change rows and prior
+ * versions alike, since a delta needs both. Raises the horizon below which tokens are answered 410
+ * (src/sync/sql.ts, syncGone) over the xids of both in the same transaction, so no reader sees one
+ * without the other. Returns the number of rows deleted from the two.
  */
 export async function pruneChangeLog(sql: Sql, days: number): Promise<number> {
   const [row] = await sql<{ deleted: string }[]>`
-    with pruned as (
-      delete from measurement_changes where recorded_at < now() - make_interval(days => ${days}) returning xid
+    with cutoff as (select now() - make_interval(days => ${days}) as at),
+    pruned as (
+      delete from measurement_changes where recorded_at < (select at from cutoff) returning xid
+    ), pruned_prior as (
+      delete from measurement_prior_versions where recorded_at < (select at from cutoff) returning xid
+    ), history as (
+      select xid from pruned union all select xid from pruned_prior
     ), horizon as (
       -- max(xid8) needs PostgreSQL 15; ordering by xid8 works from 13 on.
       update sync_state
-      set pruned_through = greatest(pruned_through, (select xid from pruned order by xid desc limit 1))
-      where exists (select from pruned)
+      set pruned_through = greatest(pruned_through, (select xid from history order by xid desc limit 1))
+      where exists (select from history)
     )
-    select count(*) as deleted from pruned`;
+    select count(*) as deleted from history`;
   return Number(row?.deleted ?? 0);
 }

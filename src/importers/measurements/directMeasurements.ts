@@ -5,7 +5,7 @@
  */
 import type { TransactionSql } from 'postgres';
 import { ErrorCollector } from '../importErrors.js';
-import { LOCK_NOT_AVAILABLE, lockTubes, recordDirectRuns } from './changeLog.js';
+import { LOCK_NOT_AVAILABLE, lockTubes, recordDirectRuns, refreshLatest } from './changeLog.js';
 import { CopyIn } from './copy/copyIn.js';
 import { copyCsv } from './copyCsv.js';
 import { MeasurementCsv } from './csv/measurementCsv.js';
@@ -37,7 +37,7 @@ export async function copyDirect(
   const copy = new CopyIn(
     tx,
     async (q) =>
-      await q`copy measurements (tube_id, observed_at, value) from stdin (format binary)`.writable(),
+      await q`copy measurements (tube_id, observed_at, value, status) from stdin (format binary)`.writable(),
   );
   await copyCsv(input.read(), csv, rows, copy, async () => {
     const refusal =
@@ -54,6 +54,7 @@ export async function copyDirect(
   });
   // Every tube the file names got rows, all of them new, and no others in its range (lookUpTubes).
   await recordDirectRuns(tx, rows.runs());
+  await refreshLatest(tx);
   return csv.rows;
 }
 

@@ -1,5 +1,5 @@
 /**
- * Good rows as binary COPY rows of `measurements` itself (tube id, instant, value), for the import's
+ * Good rows as binary COPY rows of `measurements` itself (tube id, instant, value, status), for the import's
  * direct path (directMeasurements.ts), and the watch over the condition that path rests on: each tube's
  * instants rise strictly through the file, so the file cannot hold one tube and instant twice.
  *
@@ -13,8 +13,8 @@ import { writeTimestamp } from './copy/copyBinary.js';
 import { RowBlocks } from './copy/rowBlocks.js';
 import type { RowSink } from './csv/measurementCsv.js';
 
-/** Field count, then (length, bytes) of tube_id int4, observed_at timestamptz, value float8. */
-const ROW_BYTES = 2 + (4 + 4) + (4 + 8) + (4 + 8);
+/** Field count, then (length, bytes) of tube_id int4, observed_at timestamptz, value float8, status int2. */
+const ROW_BYTES = 2 + (4 + 4) + (4 + 8) + (4 + 8) + (4 + 2);
 const UNKNOWN_ID = -1;
 
 export interface DirectTube {
@@ -45,7 +45,14 @@ export class DirectRows extends RowBlocks implements RowSink {
     super();
   }
 
-  row(_line: number, identifier: Buffer, newTube: boolean, instant: Instant, value: number): void {
+  row(
+    _line: number,
+    identifier: Buffer,
+    newTube: boolean,
+    instant: Instant,
+    value: number,
+    status: number,
+  ): void {
     if (newTube || this.tube === undefined) this.tube = this.tubeOf(identifier, instant);
     const tube = this.tube;
     if (
@@ -59,13 +66,15 @@ export class DirectRows extends RowBlocks implements RowSink {
     tube.micros = instant.micros;
     const at = this.reserve(ROW_BYTES);
     const block = this.block;
-    block.writeInt16BE(3, at);
+    block.writeInt16BE(4, at);
     block.writeInt32BE(4, at + 2);
     block.writeInt32BE(tube.id, at + 6);
     block.writeInt32BE(8, at + 10);
     writeTimestamp(block, at + 14, instant);
     block.writeInt32BE(8, at + 22);
     block.writeDoubleBE(value, at + 26);
+    block.writeInt32BE(2, at + 34);
+    block.writeInt16BE(status, at + 38);
     if (tube.id === UNKNOWN_ID) {
       this.waitingTubes.push(tube);
       this.waitingBlocks.push(block);

@@ -84,7 +84,12 @@ async function importStaged(
     async (q) => await q`copy measurement_staging from stdin (format binary)`.writable(),
   );
   await copyCsv(chunks, csv, rows, copy);
-  return await writeStaged(tx, { rows: csv.rows, tubes: rows.tubes }, errors, options.name);
+  return await writeStaged(
+    tx,
+    { rows: csv.rows, tubes: rows.tubes, hasStatus: csv.hasStatus },
+    errors,
+    options.name,
+  );
 }
 
 /**

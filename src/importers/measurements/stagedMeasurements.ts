@@ -4,17 +4,24 @@
  * file), then the rows move into `measurements` in one statement. Runs inside the import's transaction.
  */
 import type { TransactionSql } from 'postgres';
+import { DEFAULT_STATUS, statusCode } from '../../domain/status.js';
 import { type ErrorCollector, ImportRejected, type LineError, SHOWN_ERRORS } from '../importErrors.js';
-import { lockTubes, recordInsertedRuns, recordUpsertedRuns } from './changeLog.js';
+import {
+  lockTubes,
+  recordInsertedRuns,
+  recordPriorVersions,
+  recordUpsertedRuns,
+  refreshLatest,
+} from './changeLog.js';
 import { markSeriesChanged } from './seriesChanged.js';
 
 export interface MeasurementsImported {
   /** Good rows in the file. */
   rows: number;
   inserted: number;
-  /** Rows whose (tube, observedAt) existed with another value. */
+  /** Rows whose (tube, observedAt) existed with another value (or, from a file with statuses, another status). */
   updated: number;
-  /** Rows whose (tube, observedAt) existed with the same value: left untouched. */
+  /** Rows whose (tube, observedAt) existed with the same value (and status): left untouched. */
   unchanged: number;
 }
 
@@ -23,12 +30,15 @@ export interface Staged {
   rows: number;
   /** The file's distinct tube identifiers, when there were few enough to keep. */
   tubes?: Set<string> | undefined;
+  /** Whether the file states each row's status; without it stored rows keep theirs. */
+  hasStatus?: boolean;
 }
 
-/** The staging table; it lives as long as the transaction. */
+/** The staging table; it lives as long as the transaction. A row without a status is a new one's. */
 export async function createStaging(tx: TransactionSql): Promise<void> {
   await tx`create temp table measurement_staging (
-    line bigint not null, tube uuid not null, observed_at timestamptz not null, value float8 not null
+    line bigint not null, tube uuid not null, observed_at timestamptz not null, value float8 not null,
+    status int2 not null default ${tx.unsafe(String(statusCode(DEFAULT_STATUS)))}
   ) on commit drop`;
 }
 
@@ -54,8 +64,11 @@ export async function writeStaged(
     nowait: false,
   });
   const source = stagedRows(tubes.onlyTubeId);
-  const written = (await insertIfAllNew(tx, source)) ?? (await upsertOrFindDuplicates(tx, source, errors));
+  const written =
+    (await insertIfAllNew(tx, source)) ??
+    (await upsertOrFindDuplicates(tx, source, staged.hasStatus ?? false, errors));
   if (!written) throw new ImportRejected(name, errors);
+  await refreshLatest(tx);
   return { rows: staged.rows, ...written, unchanged: staged.rows - written.inserted - written.updated };
 }
 
@@ -98,15 +111,16 @@ async function addUnknownTubes(tx: TransactionSql, errors: ErrorCollector, tubes
   }));
 }
 
-/** The staged rows as (tube_id, observed_at, value); a file of one tube needs no join for that. */
+/** The staged rows as (tube_id, observed_at, value, status); a file of one tube needs no join for that. */
 type StagedRows = (q: TransactionSql) => ReturnType<TransactionSql>;
 
 function stagedRows(onlyTubeId?: number): StagedRows {
   if (onlyTubeId !== undefined) {
-    return (q) => q`select ${onlyTubeId}::integer, observed_at, value from measurement_staging`;
+    return (q) => q`select ${onlyTubeId}::integer, observed_at, value, status from measurement_staging`;
   }
   return (q) => q`
-    select t.id, s.observed_at, s.value from measurement_staging s join tubes t on t.identifier = s.tube`;
+    select t.id, s.observed_at, s.value, s.status
+    from measurement_staging s join tubes t on t.identifier = s.tube`;
 }
 
 /** Rows that repeat an earlier row's tube and instant (offsets normalised: it is the same instant). */
@@ -157,7 +171,8 @@ async function insertIfAllNew(
     return await tx.savepoint(async (sp) => {
       const [written] = await sp<{ inserted: string }[]>`
         with written as (
-          insert into measurements (tube_id, observed_at, value) ${source(sp)} returning tube_id, observed_at
+          insert into measurements (tube_id, observed_at, value, status) ${source(sp)}
+          returning tube_id, observed_at
         ), changed as (${markSeriesChanged(sp, sp`select tube_id from written`)}),
         logged as (${recordInsertedRuns(sp)})
         select count(*) as inserted from written`;
@@ -171,13 +186,16 @@ async function insertIfAllNew(
 
 /**
  * The upsert, for files that touch stored ranges. A value that is already there is not rewritten (no new row version, no WAL), so
- * re-importing a file changes nothing. Duplicates in the file are not searched for up front, which
- * would cost a sort of the whole file: the upsert itself fails on them ("cannot affect row a second
- * time"), and only then, inside a savepoint, are their lines looked up.
+ * re-importing a file changes nothing. A file with statuses sets the status too, and a row is unchanged
+ * only when both are; a file without them leaves stored statuses as they are. Each changed row's
+ * version before goes to the prior versions, in the same statement. Duplicates in the file are not
+ * searched for up front, which would cost a sort of the whole file: the upsert itself fails on them
+ * ("cannot affect row a second time"), and only then, inside a savepoint, are their lines looked up.
  */
 async function upsertOrFindDuplicates(
   tx: TransactionSql,
   source: StagedRows,
+  hasStatus: boolean,
   errors: ErrorCollector,
 ): Promise<{ inserted: number; updated: number } | undefined> {
   try {
@@ -186,12 +204,18 @@ async function upsertOrFindDuplicates(
       // locked it): PostgreSQL's well-known way to count the two outcomes of one upsert.
       const [counts] = await sp<{ inserted: string; updated: string }[]>`
         with written as (
-          insert into measurements (tube_id, observed_at, value) ${source(sp)}
-          on conflict (tube_id, observed_at) do update set value = excluded.value
-            where measurements.value is distinct from excluded.value
+          insert into measurements (tube_id, observed_at, value, status) ${source(sp)}
+          on conflict (tube_id, observed_at) do update
+            ${
+              hasStatus
+                ? sp`set value = excluded.value, status = excluded.status
+                     where (measurements.value, measurements.status) is distinct from (excluded.value, excluded.status)`
+                : sp`set value = excluded.value where measurements.value is distinct from excluded.value`
+            }
           returning tube_id, observed_at, xmax = 0 as inserted
         ), changed as (${markSeriesChanged(sp, sp`select tube_id from written`)}),
-        logged as (${recordUpsertedRuns(sp)})
+        logged as (${recordUpsertedRuns(sp)}),
+        prior as (${recordPriorVersions(sp)})
         select count(*) filter (where inserted) as inserted, count(*) filter (where not inserted) as updated
         from written`;
       return { inserted: Number(counts?.inserted ?? 0), updated: Number(counts?.updated ?? 0) };

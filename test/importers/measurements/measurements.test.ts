@@ -122,13 +122,22 @@ t.test('a row with several bad fields reports each of them', async (t) => {
   ]);
 });
 
-t.test('the header must be exactly tubeIdentifier,observedAt,value', async (t) => {
+t.test('the header must be exactly tubeIdentifier,observedAt,value (and status)', async (t) => {
   const sql = await registeredDatabase(t);
+  const expected =
+    'expected exactly tubeIdentifier,observedAt,value or tubeIdentifier,observedAt,value,status';
   t.same(await rejection(sql, `tubeIdentifier,value,observedAt\n${TUBE},1,2024-01-01T00:00:00Z\n`), [
-    'data.csv:1: header: expected exactly tubeIdentifier,observedAt,value, found "tubeIdentifier,value,observedAt"',
+    `data.csv:1: header: ${expected}, found "tubeIdentifier,value,observedAt"`,
   ]);
   t.same(await rejection(sql, `${TUBE},2024-01-01T00:00:00Z,1\n`), [
-    `data.csv:1: header: expected exactly tubeIdentifier,observedAt,value, found "${TUBE},2024-01-01T00:00:00Z,1"`,
+    `data.csv:1: header: ${expected}, found "${TUBE},2024-01-01T00:00:00Z,1"`,
+  ]);
+  t.same(
+    await rejection(sql, `tubeIdentifier,observedAt,value,Status\n${TUBE},2024-01-01T00:00:00Z,1,approved\n`),
+    [`data.csv:1: header: ${expected}, found "tubeIdentifier,observedAt,value,Status"`],
+  );
+  t.same(await rejection(sql, `"tubeIdentifier,observedAt",value\n${TUBE},2024-01-01T00:00:00Z,1\n`), [
+    `data.csv:1: header: ${expected}, found "\\"tubeIdentifier,observedAt\\",value"`,
   ]);
   t.same(await rejection(sql, ''), ['data.csv:1: header: missing: the input is empty']);
 });

@@ -1,12 +1,13 @@
 /**
  * The measurements CSV, read one stream chunk at a time: whatever the file's size, memory holds one
  * chunk and one partial line. Every row is checked here (header, column count, UUID, RFC 3339 instant,
- * decimal value); bad rows go to the error collector with their line, good rows to a `RowSink`, which
- * encodes them for the COPY of one of the import's two paths.
+ * decimal value, status when the file has that column); bad rows go to the error collector with their
+ * line, good rows to a `RowSink`, which encodes them for the COPY of one of the import's two paths.
  */
 
 import { StringDecoder } from 'node:string_decoder';
 import { type Instant, parseDateTime } from '../../../domain/datetime.js';
+import { DEFAULT_STATUS, STATUS_CHOICES, STATUSES, statusCode } from '../../../domain/status.js';
 import { type ErrorCollector, ImportRejected } from '../../importErrors.js';
 import { splitQuotedLine } from './csvLine.js';
 import { decimalProblem, parseDecimal } from './decimal.js';
@@ -14,7 +15,13 @@ import { ForwardSearch } from './forwardSearch.js';
 import { writeUuid } from './uuidBytes.js';
 
 export const HEADER = 'tubeIdentifier,observedAt,value';
-const COLUMNS = HEADER.split(',');
+/** The header of a file that states each measurement's status. */
+export const HEADER_WITH_STATUS = `${HEADER},status`;
+
+/** A row's status as its code, for a file without the column. */
+const DEFAULT_STATUS_CODE = statusCode(DEFAULT_STATUS);
+/** Each status's text, its code at its index. */
+const STATUS_CODES = new Map<string, number>(STATUSES.map((status, code) => [status, code]));
 
 /** Good lines are under 100 characters; a longer one means this is not our CSV (and must not fill memory). */
 const MAX_LINE = 65_536;
@@ -22,9 +29,10 @@ const MAX_LINE = 65_536;
 export interface RowSink {
   /**
    * One good row. `tube` holds its tube identifier as 16 bytes (the same buffer every time: copy what
-   * is kept); `newTube` tells whether it differs from the previous good row's, which is rare.
+   * is kept); `newTube` tells whether it differs from the previous good row's, which is rare. `status`
+   * is the stored code: the file's, or the default for a file without the column.
    */
-  row(line: number, tube: Buffer, newTube: boolean, instant: Instant, value: number): void;
+  row(line: number, tube: Buffer, newTube: boolean, instant: Instant, value: number, status: number): void;
 }
 
 export class MeasurementCsv {
@@ -32,6 +40,10 @@ export class MeasurementCsv {
   rows = 0;
   /** Lines read so far, the header included. */
   lines = 0;
+  /** Whether the header has the status column: known once the first line is read. */
+  hasStatus = false;
+  /** The header the file has, which its rows' fields follow. */
+  private headerLine = HEADER;
   /** The previous good row's tube, as text and as bytes. */
   private lastTubeText = '';
   private readonly lastTube = Buffer.alloc(16);
@@ -101,13 +113,16 @@ export class MeasurementCsv {
     }
     const first = this.commas.next(start);
     const second = first < end ? this.commas.next(first + 1) : end;
-    if (second >= end || this.commas.next(second + 1) < end) {
+    const last = this.hasStatus && second < end ? this.commas.next(second + 1) : second;
+    if (last >= end || this.commas.next(last + 1) < end) {
       let fields = 1;
       for (let i = first; i < end; i = this.commas.next(i + 1)) fields++;
       this.wrongFieldCount(line, fields);
       return;
     }
-    this.row(line, text, start, first, text.slice(first + 1, second), text.slice(second + 1, end));
+    const status = this.hasStatus ? text.slice(last + 1, end) : undefined;
+    const value = text.slice(second + 1, this.hasStatus ? last : end);
+    this.row(line, text, start, first, text.slice(first + 1, second), value, status);
   }
 
   private quotedRow(line: number, text: string): void {
@@ -116,15 +131,18 @@ export class MeasurementCsv {
       this.errors.add(line, 'row', split.reason);
       return;
     }
-    const [tube = '', observedAt = '', value = ''] = split.fields;
-    if (split.fields.length !== 3) {
+    const [tube = '', observedAt = '', value = '', status = ''] = split.fields;
+    if (split.fields.length !== (this.hasStatus ? 4 : 3)) {
       this.wrongFieldCount(line, split.fields.length);
       return;
     }
-    this.row(line, tube, 0, tube.length, observedAt, value);
+    this.row(line, tube, 0, tube.length, observedAt, value, this.hasStatus ? status : undefined);
   }
 
-  /** Checks one row, the tube identifier given as `tubeText[tubeStart, tubeEnd)`, and passes it on if good. */
+  /**
+   * Checks one row, the tube identifier given as `tubeText[tubeStart, tubeEnd)`, and passes it on if
+   * good. `status` is undefined in a file without the column.
+   */
   private row(
     line: number,
     tubeText: string,
@@ -132,6 +150,7 @@ export class MeasurementCsv {
     tubeEnd: number,
     observedAt: string,
     value: string,
+    status: string | undefined,
   ) {
     // Rows of one tube usually come together: the same text as the row before needs no decoding.
     const sameText =
@@ -148,7 +167,12 @@ export class MeasurementCsv {
       good = false;
       this.errors.add(line, 'value', decimalProblem(value));
     }
-    if (!good || !instant.ok) return;
+    const code = status === undefined ? DEFAULT_STATUS_CODE : STATUS_CODES.get(status);
+    if (code === undefined) {
+      good = false;
+      this.errors.add(line, 'status', statusProblem(status!));
+    }
+    if (!good || !instant.ok || code === undefined) return;
     let newTube = false;
     if (!sameText) {
       this.lastTubeText = tubeText.slice(tubeStart, tubeEnd);
@@ -156,22 +180,27 @@ export class MeasurementCsv {
       if (newTube) this.tube.copy(this.lastTube);
     }
     this.rows++;
-    this.sink.row(line, this.lastTube, newTube, instant.instant, number);
+    this.sink.row(line, this.lastTube, newTube, instant.instant, number, code);
   }
 
   private header(text: string): void {
     const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
     const quoted = body.includes('"') ? splitQuotedLine(body) : undefined;
     const fields = quoted ? (quoted.ok ? quoted.fields : []) : body.split(',');
-    if (fields.length !== COLUMNS.length || fields.some((field, i) => field !== COLUMNS[i])) {
-      this.refuseHeader(undefined, body);
-    }
+    const header = [HEADER, HEADER_WITH_STATUS].find((columns) => sameFields(fields, columns.split(',')));
+    if (header === undefined) this.refuseHeader(undefined, body);
+    this.hasStatus = header === HEADER_WITH_STATUS;
+    this.headerLine = header;
   }
 
   /** Without the right header the columns cannot be trusted: stop at once instead of reading on. */
   private refuseHeader(reason: string | undefined, found: string): never {
     const shown = found.length > 80 ? `${found.slice(0, 80)}…` : found;
-    this.errors.add(1, 'header', reason ?? `expected exactly ${HEADER}, found ${JSON.stringify(shown)}`);
+    this.errors.add(
+      1,
+      'header',
+      reason ?? `expected exactly ${HEADER} or ${HEADER_WITH_STATUS}, found ${JSON.stringify(shown)}`,
+    );
     throw new ImportRejected(this.file, this.errors);
   }
 
@@ -185,6 +214,16 @@ export class MeasurementCsv {
   }
 
   private wrongFieldCount(line: number, found: number): void {
-    this.errors.add(line, 'row', `expected 3 fields (${HEADER}), found ${found}`);
+    const expected = this.hasStatus ? 4 : 3;
+    this.errors.add(line, 'row', `expected ${expected} fields (${this.headerLine}), found ${found}`);
   }
+}
+
+const sameFields = (found: string[], expected: string[]) =>
+  found.length === expected.length && found.every((field, i) => field === expected[i]);
+
+function statusProblem(status: string): string {
+  if (status === '') return `is empty (expected ${STATUS_CHOICES})`;
+  const shown = status.length > 40 ? `${status.slice(0, 40)}…` : status;
+  return `unknown status ${JSON.stringify(shown)} (expected ${STATUS_CHOICES})`;
 }
