@@ -1,8 +1,16 @@
 /**
- * Aggregate benchmark: a year of 1-minute data for one tube (527,040 measurements) as the raw series
- * and as its P1D and PT1H aggregates, over real HTTP on loopback: latency, server CPU, and the
- * database's own time for each query (EXPLAIN ANALYZE of the select the cursor runs). Then the plan of
- * the P1D query. Rounds interleave the variants, so drift of the shared machine hits all alike.
+ * Aggregate benchmark: a year of 1-minute data for one tube (527,040 measurements) as the raw JSON series
+ * and as its P1D and PT1H aggregates, over real HTTP on loopback, as a client sees them (request sent to
+ * last byte read); beside them, in the same rounds, the floor of reading the year's rows at all
+ * (`count(*)` and `sum(value)` over the index-only scan of the primary key, the least any aggregate of
+ * every row costs). For each: the CPU of the server, of its database backends and of this client, and
+ * how many cores they kept busy together. Rounds interleave the variants, so drift of the shared machine
+ * hits all alike; the table gives medians and the range of the per-round ratios.
+ *
+ * The raw year is a pipeline of three processes (database, server, client) that overlap on free cores;
+ * an aggregate is one database backend. So the ratio of the two depends on how many cores are free:
+ * the load average is printed before and after, and a busy machine reads as a better ratio than a quiet
+ * one (docs/decisions/0016-aggregate-ratio-and-free-cores.md).
  *
  *   npm run bench -- aggregate [ROUNDS]     (DATABASE_URL, or an embedded PostgreSQL)
  */
@@ -11,90 +19,126 @@ import { AGGREGATE_SECONDS, type Aggregate } from '../../src/contract.js';
 import { aggregateSelect, bucketFunctionOf, seriesSelect } from '../../src/engine/read/selects.js';
 import { startDatabaseServer } from '../../testkit/databaseServer.js';
 import { requirePrerequisites, throwawayPostgres } from '../../testkit/prerequisites.js';
-import { machineLine, mb, median, ms, printTable, ratio } from '../../testkit/report.js';
+import { loadLine, machineLine, median, ms, printTable, ratio } from '../../testkit/report.js';
 import { addSeriesFixture, dayAfterStart, SERIES_START } from '../../testkit/seriesFixture.js';
+import { backendCpuMeter, ownCpuMs } from '../lib/cpu.js';
 import { timedGet } from '../lib/http.js';
-import { startServerProcess } from '../lib/serverProcess.js';
+import { SERVER_APPLICATION_NAME, startServerProcess } from '../lib/serverProcess.js';
 
 requirePrerequisites([throwawayPostgres]);
 
 const ROUNDS = Number(process.argv[2] ?? 7);
-const VARIANTS: (Aggregate | undefined)[] = [undefined, 'P1D', 'PT1H'];
-const nameOf = (aggregate: Aggregate | undefined) => aggregate ?? 'raw';
+const AGGREGATES: Aggregate[] = ['P1D', 'PT1H'];
+const FLOOR = 'rows read (count, sum)';
 
 const pg = await startDatabaseServer();
 try {
   console.log(`Aggregate benchmark — ${await machineLine()}\n${pg.description}\n`);
   const { url, sql } = await pg.database('bench_aggregate');
   const fixture = await addSeriesFixture(sql);
-  const to = dayAfterStart(366);
-  const query = (aggregate?: Aggregate) =>
-    `?from=${SERIES_START}&to=${to}${aggregate ? `&aggregate=${aggregate}` : ''}`;
-  const seriesUrl = (base: string, aggregate?: Aggregate) =>
-    `${base}/v1/groundwater-monitoring-tubes/${fixture.identifier}/measurements${query(aggregate)}`;
-  // Already in the UTC form the route hands to the SQL.
   const from = SERIES_START;
+  const to = dayAfterStart(366);
+  const seriesUrl = (base: string, aggregate?: Aggregate) =>
+    `${base}/v1/groundwater-monitoring-tubes/${fixture.identifier}/measurements` +
+    `?from=${from}&to=${to}${aggregate ? `&aggregate=${aggregate}` : ''}`;
+  const bucketFunction = await bucketFunctionOf(sql, sql);
+  const selectOf = (aggregate?: Aggregate) =>
+    aggregate
+      ? aggregateSelect(fixture.tubeId, from, to, { bucketFunction, seconds: AGGREGATE_SECONDS[aggregate] })
+      : seriesSelect(fixture.tubeId, from, to);
+  const floorSelect = `select count(*), sum(value) from measurements
+    where tube_id = ${fixture.tubeId} and observed_at >= '${from}' and observed_at < '${to}'`;
 
-  /** The database's time for the select the COPY runs (without parallel workers, as on a busy server). */
-  const databaseMs = (aggregate?: Aggregate) =>
+  /**
+   * The database's own time for a select (EXPLAIN ANALYZE without per-row timing, which would add a
+   * clock reading to each of the year's rows), without parallel workers, as the endpoints' COPY runs.
+   */
+  const databaseMs = (select: string) =>
     sql.begin(async (tx) => {
       await tx`set local max_parallel_workers_per_gather = 0`;
-      const select = aggregate
-        ? aggregateSelect(fixture.tubeId, from, to, {
-            bucketFunction: await bucketFunctionOf(sql, tx),
-            seconds: AGGREGATE_SECONDS[aggregate],
-          })
-        : seriesSelect(fixture.tubeId, from, to);
-      const [row] = await tx.unsafe(`explain (analyze, format json) ${select}`);
+      const [row] = await tx.unsafe(`explain (analyze, timing off, format json) ${select}`);
       return (row!['QUERY PLAN'] as { 'Execution Time': number }[])[0]!['Execution Time'];
     });
 
   const server = await startServerProcess('api', url);
-  type Sample = { ms: number; cpuMs: number; bytes: number; dbMs: number };
-  const samples = new Map<string, Sample[]>(VARIANTS.map((v) => [nameOf(v), []]));
+  const backends = backendCpuMeter(sql, SERVER_APPLICATION_NAME);
+  type Sample = { ms: number; serverMs: number; databaseCpuMs: number; clientMs: number; explainMs: number };
+  const names = ['raw', ...AGGREGATES, FLOOR];
+  const samples = new Map<string, Sample[]>(names.map((name) => [name, []]));
+  const loadBefore = await loadLine();
   try {
     for (let round = -1; round < ROUNDS; round++) {
-      for (const aggregate of VARIANTS) {
-        const before = server.cpuMs();
-        const response = await timedGet(seriesUrl(server.base, aggregate), { 'x-api-key': fixture.key });
-        if (response.status !== 200) throw new Error(`${nameOf(aggregate)}: ${response.status}`);
-        const cpuMs = server.cpuMs() - before;
-        const dbMs = await databaseMs(aggregate);
+      for (const name of names) {
+        const aggregate = AGGREGATES.find((a) => a === name);
+        const serverBefore = server.cpuMs();
+        const clientBefore = ownCpuMs();
+        let sample: Omit<Sample, 'explainMs'>;
+        if (name === FLOOR) {
+          // On this process's own connection: the server and its backends do nothing.
+          const started = performance.now();
+          await sql.begin(async (tx) => {
+            await tx`set local max_parallel_workers_per_gather = 0`;
+            await tx.unsafe(floorSelect);
+          });
+          sample = { ms: performance.now() - started, serverMs: 0, databaseCpuMs: Number.NaN, clientMs: 0 };
+        } else {
+          await backends.start();
+          const response = await timedGet(seriesUrl(server.base, aggregate), { 'x-api-key': fixture.key });
+          if (response.status !== 200) throw new Error(`${name}: ${response.status}`);
+          sample = {
+            ms: response.totalMs,
+            serverMs: server.cpuMs() - serverBefore,
+            clientMs: ownCpuMs() - clientBefore,
+            databaseCpuMs: await backends.stop(),
+          };
+        }
+        const explainMs = await databaseMs(name === FLOOR ? floorSelect : selectOf(aggregate));
         // Round -1 warms up.
-        if (round >= 0)
-          samples.get(nameOf(aggregate))!.push({ ms: response.totalMs, cpuMs, bytes: response.bytes, dbMs });
+        if (round >= 0) samples.get(name)!.push({ ...sample, explainMs });
       }
     }
   } finally {
     await server.stop();
   }
   const medianOf = (name: string, field: keyof Sample) => median(samples.get(name)!.map((s) => s[field]));
-  const raw = medianOf('raw', 'ms');
-  console.log(`366 days of 1-minute data; median of ${ROUNDS} rounds\n`);
+  const raw = samples.get('raw')!;
+  const perRound = (name: string) => samples.get(name)!.map((s, round) => s.ms / raw[round]!.ms);
+  console.log(
+    `366 days of 1-minute data; median of ${ROUNDS} rounds; before: ${loadBefore}, after: ${await loadLine()}\n`,
+  );
   printTable(
-    ['series', 'total', 'server CPU', 'database (EXPLAIN ANALYZE)', 'body', 'vs raw'],
-    VARIANTS.map((aggregate) => {
-      const name = nameOf(aggregate);
+    [
+      'variant',
+      'to last byte',
+      'server CPU',
+      'database CPU',
+      'client CPU',
+      'cores busy',
+      'EXPLAIN',
+      'vs raw',
+    ],
+    names.map((name) => {
+      const wall = medianOf(name, 'ms');
+      const cpu = medianOf(name, 'serverMs') + medianOf(name, 'databaseCpuMs') + medianOf(name, 'clientMs');
+      const ratios = perRound(name);
       return [
         name,
-        ms(medianOf(name, 'ms')),
-        ms(medianOf(name, 'cpuMs')),
-        ms(medianOf(name, 'dbMs')),
-        mb(medianOf(name, 'bytes') / 1e6),
-        ratio(medianOf(name, 'ms') / raw),
+        ms(wall),
+        ms(medianOf(name, 'serverMs')),
+        name === FLOOR ? '' : ms(medianOf(name, 'databaseCpuMs')),
+        ms(medianOf(name, 'clientMs')),
+        name === FLOOR ? '' : (cpu / wall).toFixed(2),
+        ms(medianOf(name, 'explainMs')),
+        `${ratio(median(ratios))} (${ratio(Math.min(...ratios))}–${ratio(Math.max(...ratios))})`,
       ];
     }),
   );
 
   const plan = await sql.begin(async (tx) => {
     await tx`set local max_parallel_workers_per_gather = 0`;
-    const select = aggregateSelect(fixture.tubeId, from, to, {
-      bucketFunction: await bucketFunctionOf(sql, tx),
-      seconds: AGGREGATE_SECONDS.P1D,
-    });
-    return tx.unsafe(`explain (analyze, buffers, costs off, timing off) ${select}`);
+    return tx.unsafe(`explain (analyze, buffers, costs off, timing off) ${selectOf('P1D')}`);
   });
-  console.log(`\nPlan of the P1D select:\n${plan.map((row) => row['QUERY PLAN']).join('\n')}`);
+  console.log(`Plan of the P1D select:\n${plan.map((row) => row['QUERY PLAN']).join('\n')}`);
 } finally {
   await pg.stop();
 }
