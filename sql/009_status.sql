@@ -29,24 +29,30 @@ begin
 end
 $$;
 
--- Rows written before: null, an order nothing is known by (src/sync/sql.ts).
+-- From here on measurement_changes lists the runs of inserted rows only (corrections are listed below).
+-- Rows written before carry no order: their runs may hold changed rows too (src/sync/sql.ts).
 alter table measurement_changes add column change_order bigint default measurement_change_order();
 
--- What a correction replaced: the version of a measurement before a transaction gave it another value
--- or status, or removed it. A delta tells from these what a token's snapshot held of a measurement
--- changed since, and so which of them left the client's view (a removal).
-create table measurement_prior_versions (
+-- Corrections: each measurement a transaction gave another value or status, or removed, with its
+-- version before and after (after: null for a removal). A delta reads the current version of a corrected
+-- measurement from here rather than searching the table for it, and tells from the version before what
+-- a token's snapshot held, and so which measurements left the client's view. Inserted rows are not
+-- listed: their runs in measurement_changes tell them.
+create table measurement_corrections (
   xid xid8 not null default pg_current_xact_id(),
   change_order bigint not null default measurement_change_order(),
   observed_at timestamptz not null,
-  value double precision not null,
+  value_before double precision not null,
+  value_after double precision,
   recorded_at timestamptz not null default now(),
   tube_id integer not null,
-  status int2 not null
+  status_before int2 not null,
+  status_after int2,
+  check ((value_after is null) = (status_after is null))
 );
 
-create index measurement_prior_versions_xid on measurement_prior_versions (xid);
-create index measurement_prior_versions_recorded_at on measurement_prior_versions (recorded_at);
+create index measurement_corrections_xid on measurement_corrections (xid);
+create index measurement_corrections_recorded_at on measurement_corrections (recorded_at);
 
 -- The latest measurement of each tube and status, kept by every writer in its transaction
 -- (refresh_latest_measurements), so that `latest` reads one small row per tube rather than searching
@@ -67,7 +73,7 @@ cross join lateral (
 ) m;
 
 -- Brings latest_measurements up to date with what the current transaction wrote (its change rows and
--- prior versions), tube by tube over the span of instants it wrote. Per status: an entry after the span
+-- corrections), tube by tube over the span of instants it wrote. Per status: an entry after the span
 -- stands; one before it can only have moved into the span, so only the span is searched; one inside it
 -- may also have left (a correction), so everything up to the span's end is searched again.
 create function refresh_latest_measurements() returns void language plpgsql as $$
@@ -81,7 +87,7 @@ begin
     select tube_id, min(first_at) as first_at, max(last_at) as last_at
     from (select tube_id, first_at, last_at from measurement_changes where xid = pg_current_xact_id()
           union all
-          select tube_id, observed_at, observed_at from measurement_prior_versions
+          select tube_id, observed_at, observed_at from measurement_corrections
           where xid = pg_current_xact_id()) written
     group by tube_id
   loop

@@ -169,16 +169,16 @@ function perBucketOf(request: ChangedMeasurements, seconds: number): string {
  * The CTE `delta` (tube, tube_id, observed_at, value, status): what changed since the token, one row per
  * measurement, status REMOVED_CODE for a removal.
  *
- * Where it comes from: every writer records, under its transaction's xid, the runs of instants it
- * wrote (measurement_changes) and the version each changed or removed row had before
- * (measurement_prior_versions), both with the writer's change order (sql/009). A measurement that
- * exists now and changed since the token lies in a run the token did not see (writers record a run
- * for every row they leave behind); one that is gone has a prior version the token did not see.
+ * Where it comes from: every writer records, under its transaction's xid and with its change order
+ * (sql/009), the runs of instants it inserted (measurement_changes) and each measurement it corrected,
+ * with the version before and after (measurement_corrections). A measurement inserted since the token
+ * lies in a run the token did not see, and is read from the table; a corrected one is read from the
+ * corrections, its last version after being its current one.
  *
- * What the token's snapshot held of a measurement with such prior versions: the earliest of them
- * (by change order), unless the measurement was inserted after the token and before that change,
- * which a run the token did not see, of a lower change order, covering it tells. Rows of 1.2's log
- * carry no change order and never count as that insert: a doubt becomes a removal, which is harmless.
+ * What the token's snapshot held of a corrected measurement: the version before its first correction
+ * since, unless it was inserted after the token and before that correction, which a run the token did
+ * not see, of a lower change order, covering it tells. Runs written before 1.3 carry no change order
+ * and never count as that insert: a doubt becomes a removal, which is harmless.
  */
 function deltaRows(request: ChangedMeasurements): string {
   const { tubeIds, from, to, since, statuses } = request;
@@ -190,7 +190,7 @@ function deltaRows(request: ChangedMeasurements): string {
   const passes = (column: string) => statusPasses(column, statuses);
   return `
     with listed as (select id, (n - 1)::int4 as tube from unnest(${int4ArrayLiteral(tubeIds)}) with ordinality l (id, n)),
-    changes as (
+    runs as (
       select c.tube_id,
              range_agg(tstzrange(c.first_at, c.last_at, '[]'))
                * tstzmultirange(tstzrange(${start}, ${end}, '[)')) as ranges
@@ -198,33 +198,41 @@ function deltaRows(request: ChangedMeasurements): string {
       where ${unseen('c')} and c.first_at < ${end} and c.last_at >= ${start}
       group by c.tube_id
     ),
-    present as (
+    inserted as (
       select c.tube_id, m.observed_at, m.value, m.status
-      from changes c
+      from runs c
       cross join lateral unnest(c.ranges) r (range)
       cross join lateral (${measuredIn('c.tube_id', 'r.range')}) m
     ),
-    prior as (
-      select p.tube_id, p.observed_at,
-             (array_agg(p.status order by p.change_order))[1] as first_status,
-             min(p.change_order) as first_order,
-             (array_agg(p.value order by p.change_order desc))[1] as last_value
-      from measurement_prior_versions p
-      where ${unseen('p')} and p.observed_at >= ${start} and p.observed_at < ${end}
-      group by p.tube_id, p.observed_at
+    corrected as (
+      select k.tube_id, k.observed_at,
+             (array_agg(k.status_before order by k.change_order))[1] as status_before,
+             min(k.change_order) as first_order,
+             (array_agg(k.value_after order by k.change_order desc))[1] as value_after,
+             (array_agg(k.status_after order by k.change_order desc))[1] as status_after,
+             (array_agg(k.value_before order by k.change_order desc))[1] as value_last
+      from measurement_corrections k
+      where ${unseen('k')} and k.observed_at >= ${start} and k.observed_at < ${end}
+      group by k.tube_id, k.observed_at
+    ),
+    now as (
+      select coalesce(n.tube_id, k.tube_id) as tube_id, coalesce(n.observed_at, k.observed_at) as observed_at,
+             case when n.tube_id is not null then n.status else k.status_after end as status,
+             case when n.tube_id is not null then n.value else coalesce(k.value_after, k.value_last) end as value,
+             k.status_before, k.first_order
+      from inserted n
+      full join corrected k on k.tube_id = n.tube_id and k.observed_at = n.observed_at
     ),
     delta as (
-      select l.tube, l.id as tube_id, coalesce(n.observed_at, p.observed_at) as observed_at,
-             coalesce(n.value, p.last_value) as value,
-             case when ${passes('n.status')} then n.status else ${REMOVED_CODE}::int2 end as status
-      from present n
-      full join prior p on p.tube_id = n.tube_id and p.observed_at = n.observed_at
-      join listed l on l.id = coalesce(n.tube_id, p.tube_id)
-      where ${passes('n.status')}
-         or (${passes('p.first_status')} and not exists (
+      select l.tube, l.id as tube_id, w.observed_at, w.value,
+             case when ${passes('w.status')} then w.status else ${REMOVED_CODE}::int2 end as status
+      from now w
+      join listed l on l.id = w.tube_id
+      where ${passes('w.status')}
+         or (${passes('w.status_before')} and not exists (
                select from measurement_changes c
-               where ${unseen('c')} and c.tube_id = p.tube_id
-                 and p.observed_at between c.first_at and c.last_at and c.change_order < p.first_order))
+               where ${unseen('c')} and c.tube_id = w.tube_id
+                 and w.observed_at between c.first_at and c.last_at and c.change_order < w.first_order))
     )`;
 }
 

@@ -41,7 +41,7 @@ t.test('an empty database gets every migration, in order', async (t) => {
       'api_keys',
       'latest_measurements',
       'measurement_changes',
-      'measurement_prior_versions',
+      'measurement_corrections',
       'measurements',
       'registry_version',
       'schema_migrations',

@@ -1,61 +1,73 @@
-/** The writers the corrections property tests drive, over tube positions and instant numbers. */
+/**
+ * The writers the corrections property tests drive (the importer and the operator's corrections), over
+ * tube positions and instant numbers; and, as the control, a removal that leaves no trace.
+ */
+import { Readable } from 'node:stream';
 import type { Sql } from '../../src/db/connect.js';
-import { recordUpsertedRuns } from '../../src/importers/measurements/changeLog.js';
+import { parseDateTime } from '../../src/domain/datetime.js';
+import { STATUSES } from '../../src/engine/schemas.js';
+import { removeMeasurements, setStatus } from '../../src/importers/measurements/corrections.js';
+import { importMeasurements } from '../../src/importers/measurements/measurements.js';
 import { markSeriesChanged } from '../../src/importers/measurements/seriesChanged.js';
 import { instant, type Operation } from './corrections.js';
 
 type Of<K extends Operation['kind']> = Extract<Operation, { kind: K }>;
-type Importer = (rows: [tube: string, observedAt: string, value: string][]) => Promise<void>;
 
-export function correctionWriters(sql: Sql, importRows: Importer) {
-  const identifiers = async (tubeIds: number[], positions: number[]) => {
-    const rows = await sql<{ identifier: string }[]>`
-      select identifier::text from tubes t join unnest(${positions.map((p) => tubeIds[p]!)}::int[]) with ordinality l (id, n)
-      on t.id = l.id order by l.n`;
-    return rows.map((row) => row.identifier);
-  };
-  const status = async (tubeIds: number[], op: Omit<Of<'status'>, 'kind'>) => {
-    const ids = op.tubes === 'all' ? tubeIds : op.tubes.map((p) => tubeIds[p]!);
-    await sql.begin(async (tx) => {
-      await tx`select from tubes where id = any(${ids}::int[]) order by id for no key update`;
-      await tx`
-        with old as (
-          select tube_id, observed_at, value, status from measurements
-          where tube_id = any(${ids}::int[]) and observed_at >= ${instant(op.from)} and observed_at < ${instant(op.to)}
-            and status <> ${op.status}
-        ), prior as (
-          insert into measurement_prior_versions (tube_id, observed_at, value, status) select * from old
-        ), written as (
-          update measurements m set status = ${op.status} from old
-          where m.tube_id = old.tube_id and m.observed_at = old.observed_at
-          returning m.tube_id, m.observed_at, false as inserted
-        ), changed as (${markSeriesChanged(tx, tx`select tube_id from written`)}),
-        logged as (${recordUpsertedRuns(tx)})
-        select count(*) from written`;
-      await tx`select refresh_latest_measurements()`;
-    });
-  };
+const instantOf = (at: number) => {
+  const parsed = parseDateTime(instant(at));
+  if (!parsed.ok) throw new Error(parsed.reason);
+  return parsed.instant;
+};
+
+export interface Writers {
+  import(tubeIds: number[], op: Of<'import'>): Promise<void>;
+  status(tubeIds: number[], op: Of<'status'>): Promise<void>;
+  remove(tubeIds: number[], op: Of<'remove'>): Promise<void>;
+  compress?: () => Promise<void>;
+}
+
+/** Each tube position's identifier. */
+async function identifiers(sql: Sql, tubeIds: number[]): Promise<string[]> {
+  const rows = await sql<{ id: number; identifier: string }[]>`
+    select id, identifier::text from tubes where id = any(${tubeIds}::int[])`;
+  return tubeIds.map((id) => rows.find((row) => row.id === id)!.identifier);
+}
+
+/** The CSV of an import operation, with the status column when it has one. */
+export function importCsv(tubes: readonly string[], op: Of<'import'>): string {
+  const header = `tubeIdentifier,observedAt,value${op.withStatus ? ',status' : ''}`;
+  const lines = op.rows.map((row) =>
+    [tubes[row.tube], instant(row.at), row.value, ...(op.withStatus ? [STATUSES[row.status!]] : [])].join(','),
+  );
+  return `${header}\n${lines.join('\n')}\n`;
+}
+
+/** The real writers: `gwapi import measurements`, `gwapi measurements status` and `remove`. */
+export function realWriters(sql: Sql): Writers {
+  let known: Promise<string[]> | undefined;
+  const tubesOf = (tubeIds: number[]) => (known ??= identifiers(sql, tubeIds));
+  let imports = 0;
   return {
-    async import(tubeIds: number[], op: Of<'import'>) {
-      const tubes = await identifiers(
-        tubeIds,
-        op.rows.map((row) => row.tube),
-      );
-      await importRows(op.rows.map((row, i) => [tubes[i]!, instant(row.at), String(row.value)]));
-      for (const row of op.rows) {
-        if (row.status !== undefined) {
-          await status(tubeIds, { status: row.status, tubes: [row.tube], from: row.at, to: row.at + 1 });
-        }
-      }
+    async import(tubeIds, op) {
+      const csv = importCsv(await tubesOf(tubeIds), op);
+      await importMeasurements(sql, Readable.from([csv]), { name: `import ${++imports}.csv` });
     },
-    status,
-    remove: removal(sql, true),
-    compress: undefined as undefined | (() => Promise<void>),
+    async status(tubeIds, op) {
+      const tubes = await tubesOf(tubeIds);
+      const which = op.tubes === 'all' ? 'all' : op.tubes.map((p) => tubes[p]!);
+      await setStatus(sql, which, { from: instantOf(op.from), to: instantOf(op.to) }, STATUSES[op.status]!);
+    },
+    async remove(tubeIds, op) {
+      const tubes = await tubesOf(tubeIds);
+      await removeMeasurements(sql, tubes[op.tube]!, { from: instantOf(op.from), to: instantOf(op.to) });
+    },
   };
 }
 
-function removal(sql: Sql, keepPriorVersions: boolean) {
-  return async (tubeIds: number[], op: Of<'remove'>) => {
+/** The control: a removal that deletes the rows and records no correction, so no delta can tell it. */
+export const naiveRemoval =
+  (sql: Sql) =>
+  async (tubeIds: number[], op: Of<'remove'>): Promise<void> => {
     const id = tubeIds[op.tube]!;
     await sql.begin(async (tx) => {
       await tx`select from tubes where id = ${id} for no key update`;
@@ -63,16 +75,9 @@ function removal(sql: Sql, keepPriorVersions: boolean) {
         with gone as (
           delete from measurements
           where tube_id = ${id} and observed_at >= ${instant(op.from)} and observed_at < ${instant(op.to)}
-          returning tube_id, observed_at, value, status
-        ), prior as (
-          insert into measurement_prior_versions (tube_id, observed_at, value, status)
-          select * from gone where ${keepPriorVersions}
+          returning tube_id
         ), changed as (${markSeriesChanged(tx, tx`select tube_id from gone`)})
         select count(*) from gone`;
       await tx`select refresh_latest_measurements()`;
     });
   };
-}
-
-/** A removal that leaves no trace in the change history: the design the control must catch. */
-export const naiveRemoval = (sql: Sql) => removal(sql, false);

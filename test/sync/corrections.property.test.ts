@@ -23,9 +23,8 @@ import {
   type Operation,
   operations,
 } from '../helpers/corrections.js';
-import { correctionWriters, naiveRemoval } from '../helpers/correctionWriters.js';
+import { naiveRemoval, realWriters, type Writers } from '../helpers/correctionWriters.js';
 import { freshDatabase } from '../helpers/database.js';
-import { rowImporter } from '../helpers/importFixtures.js';
 import { ALL, snapshotRead } from '../helpers/sync.js';
 
 const TUBES = ['1b4e28ba-2fa1-11d2-883f-0016d3cca427', '1b4e28ba-2fa1-11d2-883f-0016d3cca428'];
@@ -38,8 +37,6 @@ interface Client {
   seen: number;
 }
 
-type Writers = ReturnType<typeof correctionWriters>;
-
 /** Runs `ops`; returns the first disagreement with the model, or undefined. */
 async function run(
   sql: Sql,
@@ -47,7 +44,7 @@ async function run(
   writers: Writers,
   ops: Operation[],
 ): Promise<string | undefined> {
-  await sql`truncate measurements, measurement_changes, measurement_prior_versions, latest_measurements`;
+  await sql`truncate measurements, measurement_changes, measurement_corrections, latest_measurements`;
   const model = new Map<string, { value: number; status: number }>();
   /** Per operation, the keys whose value or status it changed, or that it inserted or removed. */
   const changed: Set<string>[] = [];
@@ -142,7 +139,7 @@ async function registered(t: Test) {
 
 t.test('every client ends equal to a full pull, on plain PostgreSQL', async (t) => {
   const { sql, tubeIds } = await registered(t);
-  const writers = correctionWriters(sql, rowImporter(sql));
+  const writers = realWriters(sql);
   await fc.assert(
     fc.asyncProperty(operations(2, CLIENT_VIEWS.length), async (ops) => {
       const problem = await run(sql, tubeIds, writers, ops);
@@ -155,7 +152,7 @@ t.test('every client ends equal to a full pull, on plain PostgreSQL', async (t) 
 
 t.test('control: removals without prior versions are caught', async (t) => {
   const { sql, tubeIds } = await registered(t);
-  const writers = { ...correctionWriters(sql, rowImporter(sql)), remove: naiveRemoval(sql) };
+  const writers = { ...realWriters(sql), remove: naiveRemoval(sql) };
   const result = await fc.check(
     fc.asyncProperty(operations(2, CLIENT_VIEWS.length), async (ops) => {
       const problem = await run(sql, tubeIds, writers, ops);
