@@ -1,12 +1,14 @@
 /**
- * The change log that sync tokens read (sql/006, src/sync/): each import records, in its own
- * transaction, the runs of instants of each tube in which it wrote every row. Two things make a run exact:
+ * The change history that sync tokens read (sql/006, sql/009, src/sync/): each writer records, in its own
+ * transaction, the runs of instants of each tube in which it inserted every row (measurement_changes),
+ * and each row it corrected (another value or status, or removed) with its version before and after
+ * (measurement_corrections), both with the transaction's change order. Two things make a run exact:
  *
  * - Before it looks at what is stored for a tube, an import locks the tube's row (`lockTubes`), and
  *   holds the lock to its commit. Imports of the same tube therefore follow one another: a later one
  *   sees what an earlier one committed, and no other import can put a row inside a run between the
  *   check and the commit. Imports of other tubes are not held up.
- * - A run's bounds are instants the import wrote, so its rows, and its buckets, are all changed ones.
+ * - A run's bounds are instants the import inserted, so its rows, and its buckets, are all new ones.
  *
  * The importers also raise the tube's series version here (seriesChanged.ts): same rows, same statement.
  */
@@ -58,26 +60,25 @@ export const recordInsertedRuns = (q: TransactionSql) => q`
   select tube_id, min(observed_at), max(observed_at) from written group by tube_id`;
 
 /**
- * For a CTE of the upsert, over `written` (tube_id, observed_at, inserted: the rows it inserted or
- * changed). Reads `measurements` in the same statement, whose snapshot does not see the upsert's own
- * rows: what was stored before it.
+ * For a CTE of the upsert, over `written` (tube_id, observed_at, inserted): the runs of the rows it
+ * inserted (the rows it changed are corrections: recordCorrections). Reads `measurements` in the same
+ * statement, whose snapshot does not see the upsert's own rows: what was stored before it.
  *
- * A tube whose written rows span a range in which nothing was stored before but the rows it changed (a
- * corrected stretch, or new readings after stored ones it repeats unchanged) is one run, found by one
- * count. Otherwise consecutive written rows form a run when nothing was stored between them: a row
- * between them is then either stored before (found), the file's and written (then not between
- * consecutive written rows), or the file's and unchanged (then stored before, found).
+ * A tube with nothing stored before between its first and last inserted row is one run, found by one
+ * probe. Otherwise consecutive inserted rows form a run when nothing was stored between them: a row
+ * between them is then either stored before (found), or the file's and inserted (then not between
+ * consecutive inserted rows).
  */
 export const recordUpsertedRuns = (q: TransactionSql) => q`
   insert into measurement_changes (tube_id, first_at, last_at)
-  with spans as (
-    select tube_id, min(observed_at) as first_at, max(observed_at) as last_at,
-           count(*) filter (where not inserted) as changed
-    from written group by tube_id
+  with inserted as (
+    select tube_id, observed_at from written where inserted
+  ), spans as (
+    select tube_id, min(observed_at) as first_at, max(observed_at) as last_at from inserted group by tube_id
   ), whole as (
     select s.tube_id, s.first_at, s.last_at from spans s
-    where (select count(*) from measurements m
-           where m.tube_id = s.tube_id and m.observed_at between s.first_at and s.last_at) = s.changed
+    where not exists (select from measurements m
+                      where m.tube_id = s.tube_id and m.observed_at between s.first_at and s.last_at)
   )
   select tube_id, first_at, last_at from whole
   union all
@@ -92,33 +93,39 @@ export const recordUpsertedRuns = (q: TransactionSql) => q`
              ) as starts
       from (select tube_id, observed_at,
                    lag(observed_at) over (partition by tube_id order by observed_at) as previous
-            from written where tube_id not in (select tube_id from whole)) w
+            from inserted where tube_id not in (select tube_id from whole)) w
     ) steps
   ) runs
   group by tube_id, run`;
 
 /**
- * For a CTE of a statement that changed stored rows, over `written` (tube_id, observed_at, inserted):
- * the version each changed row had before, read from `measurements` in the same statement, whose
- * snapshot does not see the statement's own writes. Inserted rows replaced nothing.
+ * For a CTE of a statement that changed stored rows, over `written` (tube_id, observed_at, value, status,
+ * inserted: as the statement left them): each changed row, with its version before, read from
+ * `measurements` in the same statement, whose snapshot does not see the statement's own writes. Inserted
+ * rows corrected nothing (their runs list them).
  */
-export const recordPriorVersions = (q: TransactionSql) => q`
-  insert into measurement_prior_versions (tube_id, observed_at, value, status)
-  select m.tube_id, m.observed_at, m.value, m.status
+export const recordCorrections = (q: TransactionSql) => q`
+  insert into measurement_corrections (tube_id, observed_at, value_before, status_before, value_after, status_after)
+  select m.tube_id, m.observed_at, m.value, m.status, w.value, w.status
   from written w join measurements m on m.tube_id = w.tube_id and m.observed_at = w.observed_at
   where not w.inserted`;
 
+/** For a CTE of a DELETE, over `removed` (tube_id, observed_at, value, status): each row as removed. */
+export const recordRemovals = (q: TransactionSql) => q`
+  insert into measurement_corrections (tube_id, observed_at, value_before, status_before)
+  select tube_id, observed_at, value, status from removed`;
+
 /**
  * Brings the latest measurement of each tube and status up to date with what the transaction wrote
- * (sql/009): every writer of measurements sends it last, after its change rows and prior versions.
+ * (sql/009): every writer of measurements sends it last, after its change rows and corrections.
  */
 export async function refreshLatest(q: TransactionSql): Promise<void> {
   await q`select refresh_latest_measurements()`;
 }
 
 /**
- * Deletes the change history recorded more than `days` ago (SYNC_HISTORY_DAYS): change rows and prior
- * versions alike, since a delta needs both. Raises the horizon below which tokens are answered 410
+ * Deletes the change history recorded more than `days` ago (SYNC_HISTORY_DAYS): change rows and
+ * corrections alike, since a delta needs both. Raises the horizon below which tokens are answered 410
  * (src/sync/sql.ts, syncGone) over the xids of both in the same transaction, so no reader sees one
  * without the other. Returns the number of rows deleted from the two.
  */
@@ -127,10 +134,10 @@ export async function pruneChangeLog(sql: Sql, days: number): Promise<number> {
     with cutoff as (select now() - make_interval(days => ${days}) as at),
     pruned as (
       delete from measurement_changes where recorded_at < (select at from cutoff) returning xid
-    ), pruned_prior as (
-      delete from measurement_prior_versions where recorded_at < (select at from cutoff) returning xid
+    ), pruned_corrections as (
+      delete from measurement_corrections where recorded_at < (select at from cutoff) returning xid
     ), history as (
-      select xid from pruned union all select xid from pruned_prior
+      select xid from pruned union all select xid from pruned_corrections
     ), horizon as (
       -- max(xid8) needs PostgreSQL 15; ordering by xid8 works from 13 on.
       update sync_state

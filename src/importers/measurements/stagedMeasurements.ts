@@ -8,8 +8,8 @@ import { DEFAULT_STATUS, statusCode } from '../../domain/status.js';
 import { type ErrorCollector, ImportRejected, type LineError, SHOWN_ERRORS } from '../importErrors.js';
 import {
   lockTubes,
+  recordCorrections,
   recordInsertedRuns,
-  recordPriorVersions,
   recordUpsertedRuns,
   refreshLatest,
 } from './changeLog.js';
@@ -188,7 +188,7 @@ async function insertIfAllNew(
  * The upsert, for files that touch stored ranges. A value that is already there is not rewritten (no new row version, no WAL), so
  * re-importing a file changes nothing. A file with statuses sets the status too, and a row is unchanged
  * only when both are; a file without them leaves stored statuses as they are. Each changed row's
- * version before goes to the prior versions, in the same statement. Duplicates in the file are not
+ * version before and after goes to the corrections, in the same statement. Duplicates in the file are not
  * searched for up front, which would cost a sort of the whole file: the upsert itself fails on them
  * ("cannot affect row a second time"), and only then, inside a savepoint, are their lines looked up.
  */
@@ -212,10 +212,10 @@ async function upsertOrFindDuplicates(
                      where (measurements.value, measurements.status) is distinct from (excluded.value, excluded.status)`
                 : sp`set value = excluded.value where measurements.value is distinct from excluded.value`
             }
-          returning tube_id, observed_at, xmax = 0 as inserted
+          returning tube_id, observed_at, value, status, xmax = 0 as inserted
         ), changed as (${markSeriesChanged(sp, sp`select tube_id from written`)}),
         logged as (${recordUpsertedRuns(sp)}),
-        prior as (${recordPriorVersions(sp)})
+        corrected as (${recordCorrections(sp)})
         select count(*) filter (where inserted) as inserted, count(*) filter (where not inserted) as updated
         from written`;
       return { inserted: Number(counts?.inserted ?? 0), updated: Number(counts?.updated ?? 0) };

@@ -1,6 +1,6 @@
 /**
  * The status column of the measurements import on both paths: what is stored, what counts as changed,
- * the change rows and prior versions each import writes (exactly those), the series versions, the latest
+ * the change rows and corrections each import writes (exactly those), the series versions, the latest
  * measurements, and the refusals of a bad status.
  */
 import { Readable } from 'node:stream';
@@ -50,18 +50,23 @@ async function stored(sql: Sql): Promise<string[]> {
   return rows.map((r) => r.row);
 }
 
-/** What the last writer recorded: its runs and its prior versions, as "tube-number HH:MI…". */
+/** The last writer's change order. */
+const LAST_ORDER = `
+  select max(change_order) from (select change_order from measurement_changes
+                                 union all select change_order from measurement_corrections) o`;
+
+/** What the last writer recorded: its runs and its corrections' versions before, as "tube-number HH:MI…". */
 async function lastWrite(sql: Sql): Promise<{ runs: string[]; prior: string[] }> {
   const runs = await sql<{ row: string }[]>`
     select t.number || ' ' || to_char(c.first_at at time zone 'UTC', ${sql.unsafe(hhmm)}) || '-' ||
            to_char(c.last_at at time zone 'UTC', ${sql.unsafe(hhmm)}) as row
     from measurement_changes c join tubes t on t.id = c.tube_id
-    where c.change_order = (select max(change_order) from measurement_changes) order by 1`;
+    where c.change_order = (${sql.unsafe(LAST_ORDER)}) order by 1`;
   const prior = await sql<{ row: string }[]>`
     select t.number || ' ' || to_char(p.observed_at at time zone 'UTC', ${sql.unsafe(hhmm)}) || ' ' ||
-           p.value || ' ' || p.status as row
-    from measurement_prior_versions p join tubes t on t.id = p.tube_id
-    where p.change_order = (select max(change_order) from measurement_prior_versions) order by 1`;
+           p.value_before || ' ' || p.status_before as row
+    from measurement_corrections p join tubes t on t.id = p.tube_id
+    where p.change_order = (${sql.unsafe(LAST_ORDER)}) order by 1`;
   return { runs: runs.map((r) => r.row), prior: prior.map((r) => r.row) };
 }
 
@@ -81,7 +86,7 @@ async function seriesVersions(sql: Sql): Promise<number[]> {
 const historyCounts = async (sql: Sql) => {
   const [row] = await sql<{ changes: string; prior: string }[]>`
     select (select count(*) from measurement_changes) as changes,
-           (select count(*) from measurement_prior_versions) as prior`;
+           (select count(*) from measurement_corrections) as prior`;
   return [Number(row?.changes), Number(row?.prior)];
 };
 
@@ -105,7 +110,7 @@ t.test('without the column: new rows provisional, stored rows keep their status'
     '1 inserted, 1 updated, 1 unchanged; read 2x',
   );
   t.same(await stored(sql), ['1 00:00 1 0', '1 00:01 2.5 2', '1 00:02 3 1']);
-  t.same(await lastWrite(sql), { runs: ['1 00:01-00:02'], prior: ['1 00:01 2 2'] });
+  t.same(await lastWrite(sql), { runs: ['1 00:02-00:02'], prior: ['1 00:01 2 2'] });
   t.same(await seriesVersions(sql), [versions[0]! + 1, versions[1]!]);
   t.same(await latest(sql), ['1 0 00:00 1', '1 1 00:02 3', '1 2 00:01 2.5']);
 });
@@ -135,11 +140,11 @@ t.test('with the column: a row is unchanged only when value and status both are'
     '0 inserted, 2 updated, 1 unchanged; read 2x',
   );
   t.same(await stored(sql), ['1 00:00 1 0', '1 00:01 2 2', '1 00:02 3.5 1']);
-  t.same(await lastWrite(sql), { runs: ['1 00:01-00:02'], prior: ['1 00:01 2 1', '1 00:02 3 1'] });
+  t.same(await lastWrite(sql), { runs: [], prior: ['1 00:01 2 1', '1 00:02 3 1'] });
   t.same(await seriesVersions(sql), [versions[0]! + 1, versions[1]!]);
   t.same(await latest(sql), ['1 0 00:00 1', '1 1 00:02 3.5', '1 2 00:01 2']);
 
-  // Rows changed on either side of an unchanged one are two runs: the unchanged row is in neither.
+  // Rows changed on either side of an unchanged one are two corrections; the unchanged row is neither.
   t.equal(
     await imported(
       sql,
@@ -148,7 +153,7 @@ t.test('with the column: a row is unchanged only when value and status both are'
     '0 inserted, 2 updated, 1 unchanged; read 2x',
   );
   t.same(await lastWrite(sql), {
-    runs: ['1 00:00-00:00', '1 00:02-00:02'],
+    runs: [],
     prior: ['1 00:00 1 0', '1 00:02 3.5 1'],
   });
   t.same(await latest(sql), ['1 0 00:02 3.5', '1 2 00:01 2']);
