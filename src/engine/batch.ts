@@ -3,6 +3,7 @@
  * (write/). No time or number is printed as text on the server and parsed back here.
  */
 import { parseDateTime } from '../domain/datetime.js';
+import { DELTA_STATUSES } from './schemas.js';
 
 export interface MeasurementBatch {
   length: number;
@@ -16,10 +17,18 @@ export interface MeasurementBatch {
   min?: Float64Array;
   max?: Float64Array;
   count?: Float64Array;
+  /**
+   * With the status only (`include=status`): each row's status code, an index into DELTA_STATUSES
+   * (src/engine/schemas.ts), so 3 is a delta's `removed`.
+   */
+  status?: Int8Array;
 }
 
-/** The columns a select feeding the source returns, in this order (see PLAN: tube, time, value, …). */
-export type BatchShape = 'raw' | 'aggregated';
+/**
+ * The columns a select feeding the source returns, in this order: tube, observed_at, value, then
+ * min, max and count (aggregated) or status (rawWithStatus).
+ */
+export type BatchShape = 'raw' | 'aggregated' | 'rawWithStatus';
 
 export function emptyBatch(shape: BatchShape, capacity: number): MeasurementBatch {
   const batch: MeasurementBatch = {
@@ -33,6 +42,7 @@ export function emptyBatch(shape: BatchShape, capacity: number): MeasurementBatc
     batch.max = new Float64Array(capacity);
     batch.count = new Float64Array(capacity);
   }
+  if (shape === 'rawWithStatus') batch.status = new Int8Array(capacity);
   return batch;
 }
 
@@ -46,6 +56,7 @@ export function rowsBetween(batch: MeasurementBatch, start: number, end: number)
     observedAt: batch.observedAt.subarray(start, end),
     value: batch.value.subarray(start, end),
     ...(batch.min && { min: view(batch.min)!, max: view(batch.max)!, count: view(batch.count)! }),
+    ...(batch.status && { status: batch.status.subarray(start, end) }),
   };
 }
 
@@ -56,11 +67,18 @@ export interface MeasurementValues {
   min?: number;
   max?: number;
   count?: number;
+  status?: (typeof DELTA_STATUSES)[number];
 }
 
-/** A batch of the given rows (aggregated when the first has a count): for examples and tests. */
+/**
+ * A batch of the given rows (aggregated when the first has a count, with the status when it has one):
+ * for examples and tests.
+ */
 export function batchOf(rows: readonly MeasurementValues[]): MeasurementBatch {
-  const batch = emptyBatch(rows[0]?.count === undefined ? 'raw' : 'aggregated', rows.length);
+  const first = rows[0];
+  const shape =
+    first?.count !== undefined ? 'aggregated' : first?.status !== undefined ? 'rawWithStatus' : 'raw';
+  const batch = emptyBatch(shape, rows.length);
   rows.forEach((row, i) => {
     const parsed = parseDateTime(row.observedAt);
     if (!parsed.ok) throw new Error(`${row.observedAt}: ${parsed.reason}`);
@@ -71,6 +89,7 @@ export function batchOf(rows: readonly MeasurementValues[]): MeasurementBatch {
       batch.max![i] = row.max!;
       batch.count[i] = row.count!;
     }
+    if (batch.status) batch.status[i] = DELTA_STATUSES.indexOf(row.status!);
   });
   batch.length = rows.length;
   return batch;

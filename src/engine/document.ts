@@ -10,7 +10,7 @@ import type { Queryable, Sql } from '../db/connect.js';
 import { begin, iterate } from '../db/transaction.js';
 import type { BatchShape } from './batch.js';
 import { readBatches } from './read/binaryCopy.js';
-import { type Interval, measurementsSelect, shapeOf } from './read/selects.js';
+import { type Interval, measurementsSelect, type StatusRequest, shapeOf } from './read/selects.js';
 import { seriesHead, type TubeRow } from './read/tubes.js';
 import { CutOffGuard, type DocumentLayout, documentChunks, READ_AHEAD_BYTES } from './write/document.js';
 import type { SeriesWriter } from './write/writer.js';
@@ -69,12 +69,12 @@ export const seriesDocument = async (
   tx: Queryable,
   tube: TubeRow,
   tubeIdentifier: string,
-  interval: Interval,
+  interval: Interval & StatusRequest,
 ): Promise<DocumentPlan> => ({
   tubes: [seriesHead(tube, tubeIdentifier, interval)],
   everyTube: true,
   select: await measurementsSelect(pool, tx, tube.id, interval),
-  shape: shapeOf(interval.aggregate),
+  shape: shapeOf(interval.aggregate, interval.withStatus),
 });
 
 /** The plan alone, in a snapshot of its own: what a HEAD or a conditional request needs. */

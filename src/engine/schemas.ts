@@ -59,6 +59,16 @@ export const Measurement = z
         "bucket's measurements, written as the shortest decimal that reads back as the same double.",
       examples: [-1.23],
     }),
+    status: z
+      .enum(DELTA_STATUSES)
+      .optional()
+      .meta({
+        description:
+          'How far the value can be trusted: `approved` (checked and accepted), `provisional` (not yet ' +
+          'checked) or `rejected` (checked and found wrong, kept for the record); in a delta (`changedSince`) ' +
+          'also `removed`, a measurement to delete from the copy. Present only with `include=status`.',
+        examples: ['approved'],
+      }),
     min: bucketLevel('lowest'),
     max: bucketLevel('highest'),
     count: z

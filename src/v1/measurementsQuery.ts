@@ -21,8 +21,8 @@ import {
   parseDateTime,
 } from '../domain/datetime.js';
 import type { Interval, StatusRequest } from '../engine/read/selects.js';
-import { STATUSES, statusCode } from '../engine/schemas.js';
-import { FORMAT_NAMES } from '../engine/write/writer.js';
+import { DELTA_STATUSES, STATUSES, statusCode } from '../engine/schemas.js';
+import { FORMAT_NAMES, type WriterOptions } from '../engine/write/writer.js';
 
 /** The message of a parameter given more than once. */
 export const GIVEN_TWICE = 'was given more than once: give it exactly once';
@@ -215,6 +215,10 @@ export const MeasurementsQuery = z
             'set headers.',
         },
       }),
+    ...StatusQuery.shape,
+  })
+  .superRefine(refuseIncludeWithAggregate, {
+    when: ({ issues }) => issues.every(({ path }) => path?.[0] !== 'aggregate' && path?.[0] !== 'include'),
   })
   .superRefine(({ from, to }, context) => {
     const length = microsBetween(from, to);
@@ -231,13 +235,32 @@ export const MeasurementsQuery = z
 
 export type MeasurementsQuery = z.output<typeof MeasurementsQuery>;
 
-/** The interval a query asks for, as the engine reads it: `from` and `to` in RFC 3339 UTC `Z` form. */
-export const intervalOf = ({
-  from,
-  to,
-  aggregate,
-}: MeasurementsQuery): Interval & { aggregate: Aggregate | undefined } => ({
-  from: formatInstant(from),
-  to: formatInstant(to),
-  aggregate,
+/**
+ * The interval a query asks for, as the engine reads it: `from` and `to` in RFC 3339 UTC `Z` form,
+ * and what its `status` and `include` ask (statusRequestOf).
+ */
+export const intervalOf = (
+  query: MeasurementsQuery,
+): Interval & StatusRequest & { aggregate: Aggregate | undefined } => ({
+  from: formatInstant(query.from),
+  to: formatInstant(query.to),
+  aggregate: query.aggregate,
+  ...statusRequestOf(query),
 });
+
+/**
+ * What `status` and `include` add to a document's entity tag: nothing when neither was given, so the
+ * tags of every other request stay as they were; the filter's codes (in order, so that the order a
+ * client lists them in does not matter) and `status` when it is written.
+ */
+export const statusTagParts = ({ statuses, withStatus }: StatusRequest): string[] => [
+  ...(statuses ? [`status:${statuses.join(',')}`] : []),
+  ...(withStatus ? ['include:status'] : []),
+];
+
+/**
+ * How the writer of a query's document is made: with the statuses' names when it writes them, and
+ * `removed` among them for a delta (a sync delta's removals).
+ */
+export const writerOptionsOf = ({ withStatus }: StatusRequest, { delta = false } = {}): WriterOptions =>
+  withStatus ? { statuses: delta ? DELTA_STATUSES : STATUSES } : {};

@@ -5,8 +5,9 @@
  */
 import type { Queryable } from '../../db/connect.js';
 import { type BatchShape, emptyBatch, type MeasurementBatch, rowsBetween } from '../batch.js';
+import { DELTA_STATUSES } from '../schemas.js';
 
-const FIELDS: Record<BatchShape, number> = { raw: 3, aggregated: 6 };
+const FIELDS: Record<BatchShape, number> = { raw: 3, aggregated: 6, rawWithStatus: 4 };
 
 /** `PGCOPY\n\377\r\n\0`: the start of every binary COPY. */
 const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
@@ -23,7 +24,11 @@ const HIGH_WORD_LIMIT = 2 ** 21 - 2 ** 18;
 const ROW_BYTES: Record<BatchShape, number> = {
   raw: 2 + (4 + 4) + (4 + 8) + (4 + 8),
   aggregated: 2 + (4 + 4) + (4 + 8) + (4 + 8) + 3 * (4 + 8),
+  rawWithStatus: 2 + (4 + 4) + (4 + 8) + (4 + 8) + (4 + 2),
 };
+
+/** The largest status code a row may carry: a delta's `removed` (DELTA_STATUSES). */
+const MOST_STATUS_CODE = DELTA_STATUSES.length - 1;
 
 const malformed = (what: string) => new Error(`binary COPY output: ${what}`);
 
@@ -114,6 +119,12 @@ export class CopyBinaryDecoder {
       batch.min![i] = data.readDoubleBE(at + 36) + 0;
       batch.max![i] = data.readDoubleBE(at + 48) + 0;
       batch.count![i] = data.readInt32BE(at + 60) * TWO_TO_32 + data.readUInt32BE(at + 64);
+    } else if (this.shape === 'rawWithStatus') {
+      if (data.readInt32BE(at + 32) !== 2) throw malformed('a field of the wrong width (or NULL)');
+      const status = data.readInt16BE(at + 36);
+      // Every writer indexes its names by the code: one it does not know is refused, not written.
+      if (status < 0 || status > MOST_STATUS_CODE) throw malformed(`an unknown status code ${status}`);
+      batch.status![i] = status;
     }
     batch.length = i + 1;
     if (batch.length === this.capacity) {

@@ -31,3 +31,16 @@ export function instantLiteral(instant: string): string {
   if (!UTC_INSTANT.test(instant)) throw new Error(`not an RFC 3339 UTC instant: ${instant}`);
   return `'${instant}'::timestamptz`;
 }
+
+/**
+ * The condition of a status filter on `column`: `status in (0, 2)`, or undefined for no filter
+ * (undefined), so that a select that passes every row is the select without the filter.
+ */
+export function statusCondition(
+  statuses: readonly number[] | undefined,
+  column = 'status',
+): string | undefined {
+  if (statuses === undefined) return undefined;
+  if (statuses.length === 0) throw new Error('a status filter that passes no status');
+  return `${column} in (${statuses.map(integerLiteral).join(', ')})`;
+}

@@ -9,7 +9,7 @@ import type { Queryable, Sql } from '../../db/connect.js';
 import { usesTimescaleDb } from '../../db/migrate.js';
 import type { BatchShape } from '../batch.js';
 import { bucketsOf } from './buckets.js';
-import { instantLiteral, int4ArrayLiteral, integerLiteral } from './literals.js';
+import { instantLiteral, int4ArrayLiteral, integerLiteral, statusCondition } from './literals.js';
 
 /**
  * Which tube a select reads and what it writes as its `tube`, as SQL expressions: for the series its
@@ -25,14 +25,22 @@ const columnsOf = (tube: number | TubeColumns): TubeColumns =>
 
 /**
  * The measurements of one tube in [from, to), oldest first, as the columns of a raw batch (tube 0 for
- * the series). The primary key (tube_id, observed_at) include (value) answers it with an index-only
- * scan, already in order. Also run plainly and under EXPLAIN by the TimescaleDB test.
+ * the series), with their status when asked, of the statuses asked. The primary key (tube_id,
+ * observed_at) include (value, status) answers it with an index-only scan, already in order, the
+ * filter and the status included. Also run plainly and under EXPLAIN by the TimescaleDB test.
  */
-export function seriesSelect(tube: number | TubeColumns, from: string, to: string): string {
+export function seriesSelect(
+  tube: number | TubeColumns,
+  from: string,
+  to: string,
+  { statuses, withStatus }: StatusRequest = {},
+): string {
   const { id, position } = columnsOf(tube);
-  return `select ${position} as tube, observed_at, value from measurements
+  const passes = statusCondition(statuses);
+  return `select ${position} as tube, observed_at, value${withStatus ? ', status' : ''} from measurements
     where tube_id = ${id}
       and observed_at >= ${instantLiteral(from)} and observed_at < ${instantLiteral(to)}
+      ${passes ? `and ${passes}` : ''}
     order by observed_at`;
 }
 
@@ -63,9 +71,10 @@ export interface Bucketing {
 }
 
 /**
- * The buckets of one tube's measurements in [from, to), oldest first, each starting `seconds` after
- * the one before from `from` on, as the columns of an aggregated batch (what a bucket computes:
- * buckets.ts).
+ * The buckets of one tube's measurements in [from, to) of `statuses` (codes; undefined for every
+ * status), oldest first, each starting `seconds` after the one before from `from` on, as the columns
+ * of an aggregated batch (what a bucket computes: buckets.ts). A bucket without a measurement of
+ * those statuses is left out.
  *
  * On plain PostgreSQL, which does not know that date_bin keeps the order of observed_at, grouping the
  * interval by bucket sorts every row of it. So each bucket is read on its own, from the stride number
@@ -76,28 +85,35 @@ export function aggregateSelect(
   from: string,
   to: string,
   { bucketFunction, seconds }: Bucketing,
+  statuses?: readonly number[],
 ): string {
   const { id: tube, position } = columnsOf(tubeSelected);
   const buckets = bucketsOf(from, to, seconds);
+  const passes = statusCondition(statuses);
   if (bucketFunction === 'time_bucket') {
     return `select ${position} as tube, bucket as observed_at, ${buckets.aggregates}
       from (
         select ${buckets.timeBucket('observed_at')} as bucket, observed_at, value
         from measurements
         where tube_id = ${tube} and observed_at >= ${buckets.start} and observed_at < ${buckets.end}
+          ${passes ? `and ${passes}` : ''}
       ) measured
       group by bucket
       order by bucket`;
   }
   return `select ${position} as tube, ${buckets.columns}
     from generate_series(0::int8, ${buckets.count} - 1) as k
-    ${buckets.perBucket(tube, 'k')}
+    ${buckets.perBucket(tube, 'k', passes)}
     where measured.count > 0
     order by k`;
 }
 
-/** The columns a select returns: aggregated when it has min, max and count. */
-export const shapeOf = (aggregate: unknown): BatchShape => (aggregate ? 'aggregated' : 'raw');
+/**
+ * The columns a select returns: aggregated when it has min, max and count, rawWithStatus when each row
+ * has its status (never aggregated: a bucket has no single status).
+ */
+export const shapeOf = (aggregate: unknown, withStatus?: boolean): BatchShape =>
+  aggregate ? 'aggregated' : withStatus ? 'rawWithStatus' : 'raw';
 
 /** The list's columns as each tube's select sees them (acrossTubes): its id, and its place from 0. */
 export const LISTED_TUBE: TubeColumns = { id: 'listed.id', position: '(listed.position - 1)::int4' };
@@ -150,8 +166,11 @@ export async function measurementsSelect(
   pool: Sql,
   tx: Queryable,
   tube: number | TubeColumns,
-  { from, to, aggregate }: Interval,
+  { from, to, aggregate, ...status }: Interval & StatusRequest,
 ): Promise<string> {
   const bucketing = await bucketingOf(pool, tx, aggregate);
-  return bucketing ? aggregateSelect(tube, from, to, bucketing) : seriesSelect(tube, from, to);
+  if (bucketing && status.withStatus) throw new Error('a bucket has no single status');
+  return bucketing
+    ? aggregateSelect(tube, from, to, bucketing, status.statuses)
+    : seriesSelect(tube, from, to, status);
 }

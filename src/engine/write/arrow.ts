@@ -7,7 +7,12 @@
  * sent once, whole, after the schema and before the first batch: every tube of the document is known
  * when it opens. A row's `tube` (its tube's position in the document) is its index into the
  * identifiers' dictionary as it is.
+ *
+ * With the status (WriterOptions.statuses), a `status` column right after `value`, dictionary-encoded
+ * with int8 indices: the status code is the index, and the dictionary, every name the writer was given,
+ * is sent after the schema (and the network's other dictionaries) like theirs.
  */
+import type { MeasurementBatch } from '../batch.js';
 import type { NetworkHead, SeriesHead } from '../schemas.js';
 import {
   AGGREGATED_ARROW_COLUMNS,
@@ -16,11 +21,12 @@ import {
   dictionaryBatchMessage,
   dictionaryField,
   END_OF_STREAM,
+  type IndexColumn,
   RAW_ARROW_COLUMNS,
   recordBatchMessage,
   schemaMessage,
 } from './arrowMessages.js';
-import type { Format, NetworkWriter, SeriesWriter } from './writer.js';
+import type { Format, NetworkWriter, SeriesWriter, WriterOptions } from './writer.js';
 
 const NOTHING = Buffer.alloc(0);
 
@@ -37,15 +43,36 @@ export function seriesMetadata(head: SeriesHead): Map<string, string> {
   return metadata;
 }
 
+const STATUS_FIELD = 'status';
+
+/** The status column of a record batch: each row's code is its index. */
+function statusIndices(rows: MeasurementBatch): IndexColumn[] {
+  if (!rows.status) throw new Error('a batch without the status its writer writes');
+  return [{ indices: rows.status }];
+}
+
+/** The series' only dictionary: the statuses, when written. */
+const SERIES_STATUSES = 0;
+
 /** A fresh one per response: it keeps the columns the head chose (raw or aggregated). */
-function seriesWriter(): SeriesWriter {
+function seriesWriter({ statuses }: WriterOptions = {}): SeriesWriter {
   let columns: readonly BatchColumn[] = RAW_ARROW_COLUMNS;
+  let withStatus = false;
   return {
     head(head) {
       columns = head.aggregate ? AGGREGATED_ARROW_COLUMNS : RAW_ARROW_COLUMNS;
-      return schemaMessage(batchFields(columns), seriesMetadata(head));
+      // A bucket has no single status: an aggregated series never carries one.
+      withStatus = statuses !== undefined && !head.aggregate;
+      if (!withStatus) return schemaMessage(batchFields(columns), seriesMetadata(head));
+      return Buffer.concat([
+        schemaMessage(
+          [...batchFields(columns), dictionaryField(STATUS_FIELD, SERIES_STATUSES, 'int8')],
+          seriesMetadata(head),
+        ),
+        dictionaryBatchMessage(SERIES_STATUSES, statuses!),
+      ]);
     },
-    batch: (batch) => recordBatchMessage(batch, columns),
+    batch: (batch) => recordBatchMessage(batch, columns, [], withStatus ? statusIndices(batch) : []),
     close: () => END_OF_STREAM,
   };
 }
@@ -54,6 +81,7 @@ function seriesWriter(): SeriesWriter {
 const TUBES = 0;
 const UNITS = 1;
 const DATUMS = 2;
+const STATUSES = 3;
 
 /** The distinct values of `texts` in order of appearance, and each text's index among them. */
 function dictionary(texts: readonly string[]): { values: string[]; indexOf: Int32Array } {
@@ -79,13 +107,15 @@ function networkMetadata({ from, to, aggregate, syncToken }: NetworkHead): Map<s
 }
 
 /** A fresh one per response: it keeps the columns and each tube's unit and datum index. */
-function networkWriter(): NetworkWriter {
+function networkWriter({ statuses }: WriterOptions = {}): NetworkWriter {
   let columns: readonly BatchColumn[] = RAW_ARROW_COLUMNS;
+  let withStatus = false;
   let unitOf: Int32Array = new Int32Array(0);
   let datumOf: Int32Array = new Int32Array(0);
   return {
     open(head, tubes) {
       columns = head.aggregate ? AGGREGATED_ARROW_COLUMNS : RAW_ARROW_COLUMNS;
+      withStatus = statuses !== undefined && !head.aggregate;
       const units = dictionary(tubes.map((tube) => tube.unit));
       const datums = dictionary(tubes.map((tube) => tube.verticalDatum));
       unitOf = units.indexOf;
@@ -93,6 +123,7 @@ function networkWriter(): NetworkWriter {
       const fields = [
         dictionaryField('tubeIdentifier', TUBES),
         ...batchFields(columns),
+        ...(withStatus ? [dictionaryField(STATUS_FIELD, STATUSES, 'int8')] : []),
         dictionaryField('unit', UNITS),
         dictionaryField('verticalDatum', DATUMS),
       ];
@@ -104,6 +135,7 @@ function networkWriter(): NetworkWriter {
         ),
         dictionaryBatchMessage(UNITS, units.values),
         dictionaryBatchMessage(DATUMS, datums.values),
+        ...(withStatus ? [dictionaryBatchMessage(STATUSES, statuses!)] : []),
       ]);
     },
     head: () => NOTHING,
@@ -115,7 +147,11 @@ function networkWriter(): NetworkWriter {
         rows,
         columns,
         [{ constant: tube }],
-        [{ constant: unitOf[tube]! }, { constant: datumOf[tube]! }],
+        [
+          ...(withStatus ? statusIndices(rows) : []),
+          { constant: unitOf[tube]! },
+          { constant: datumOf[tube]! },
+        ],
       );
     },
     close: () => END_OF_STREAM,

@@ -1,8 +1,8 @@
 /**
  * Apache Arrow IPC stream messages (https://arrow.apache.org/docs/format/Columnar.html, "IPC Streaming
  * Format"), in small parts that any endpoint puts together: the schema, record batches made straight
- * from MeasurementBatch columns, dictionary batches of utf8 values with int32 indices, and the
- * end-of-stream marker. Every message's metadata (its flatbuffer) is encoded by apache-arrow; the
+ * from MeasurementBatch columns, dictionary batches of utf8 values with int32 (or int8) indices, and
+ * the end-of-stream marker. Every message's metadata (its flatbuffer) is encoded by apache-arrow; the
  * record batch bodies are laid out here from the typed arrays, without building Arrow vectors.
  *
  * Each message: continuation marker (0xFFFFFFFF), metadata length, flatbuffer padded to 8 bytes, then
@@ -15,6 +15,7 @@ import {
   Dictionary,
   Field,
   Float64,
+  Int8,
   Int32,
   Int64,
   Schema,
@@ -61,9 +62,16 @@ export const AGGREGATED_ARROW_COLUMNS: readonly BatchColumn[] = [
 export const batchFields = (columns: readonly BatchColumn[]): Field[] =>
   columns.map((column) => new Field(column, BATCH_COLUMN_TYPES[column], false));
 
-/** A non-nullable utf8 field whose values are int32 indices into dictionary `id` (sent once, whole). */
-export const dictionaryField = (name: string, id: number): Field =>
-  new Field(name, new Dictionary(new Utf8(), new Int32(), id, false), false);
+/**
+ * A non-nullable utf8 field whose values are int32 indices into dictionary `id` (sent once, whole), or
+ * int8 ones for a dictionary of a few values known up front (the statuses).
+ */
+export const dictionaryField = (name: string, id: number, indices: 'int32' | 'int8' = 'int32'): Field =>
+  new Field(
+    name,
+    new Dictionary(new Utf8(), indices === 'int8' ? new Int8() : new Int32(), id, false),
+    false,
+  );
 
 const ALIGNMENT = 8;
 const padded = (bytes: number) => Math.ceil(bytes / ALIGNMENT) * ALIGNMENT;
@@ -138,10 +146,13 @@ function writeInt64s(body: Buffer, offset: number, values: Float64Array, length:
 }
 
 /**
- * A column of int32 dictionary indices beside the batch columns of a record batch: one per row, or one
- * for every row (the unit of a batch of one tube's rows, say), written into the body without an array.
+ * A column of dictionary indices beside the batch columns of a record batch: one per row (int32, or
+ * int8 as the statuses), or one int32 for every row (the unit of a batch of one tube's rows, say),
+ * written into the body without an array.
  */
-export type IndexColumn = { indices: Int32Array } | { constant: number };
+export type IndexColumn = { indices: Int32Array | Int8Array } | { constant: number };
+
+const indexBytes = (column: IndexColumn) => ('indices' in column ? column.indices.BYTES_PER_ELEMENT : 4);
 
 /**
  * A record batch message of `batch`'s rows, its fields in the schema's order: the `leading` index
@@ -156,7 +167,7 @@ export function recordBatchMessage(
 ): Buffer {
   const { length } = batch;
   const layout = new BodyLayout();
-  const indexOffset = () => layout.field(length, 4 * length)[0]!;
+  const indexOffset = (column: IndexColumn) => layout.field(length, indexBytes(column) * length)[0]!;
   const leadingOffsets = leading.map(indexOffset);
   const columnOffsets = columns.map(() => layout.field(length, 8 * length)[0]!);
   const trailingOffsets = trailing.map(indexOffset);
@@ -164,9 +175,15 @@ export function recordBatchMessage(
   const { framed, bodyAt } = frame(Message.from(header, layout.byteLength), layout.byteLength);
   const writeIndices = (indexColumns: readonly IndexColumn[], offsets: number[]) =>
     indexColumns.forEach((column, i) => {
-      const target = new Int32Array(framed.buffer, framed.byteOffset + bodyAt + offsets[i]!, length);
-      if ('indices' in column) target.set(column.indices.subarray(0, length));
-      else if (column.constant !== 0) target.fill(column.constant);
+      const at = framed.byteOffset + bodyAt + offsets[i]!;
+      if ('indices' in column) {
+        const { indices } = column;
+        const target =
+          indices instanceof Int8Array
+            ? new Int8Array(framed.buffer, at, length)
+            : new Int32Array(framed.buffer, at, length);
+        target.set(indices.subarray(0, length));
+      } else if (column.constant !== 0) new Int32Array(framed.buffer, at, length).fill(column.constant);
     });
   writeIndices(leading, leadingOffsets);
   const body = framed.subarray(bodyAt);

@@ -11,7 +11,7 @@
 import type { MeasurementBatch } from '../batch.js';
 import type { SeriesHead } from '../schemas.js';
 import { AsciiWriter } from './text.js';
-import type { Format, NetworkWriter } from './writer.js';
+import type { Format, NetworkWriter, WriterOptions } from './writer.js';
 
 const CRLF = '\r\n';
 const CRLF_BYTES = Buffer.from(CRLF);
@@ -20,8 +20,11 @@ const CLOSING = CRLF_BYTES;
 /** The last columns of every line: the same on each line of a response. */
 const CONSTANT_COLUMNS = ['unit', 'verticalDatum'] as const;
 
-/** A column of a batch: its name (the batch's field and the header's name), and how its text is written. */
-type Column = readonly [name: string, kind: 'instant' | 'number'];
+/**
+ * A column of a batch: its name (the batch's field and the header's name), and how its text is written
+ * (a status as the name of its code).
+ */
+type Column = readonly [name: string, kind: 'instant' | 'number' | 'status'];
 
 /**
  * The constant bytes around a tube's lines, made once per tube (linePieces): what the first line starts
@@ -62,14 +65,18 @@ const writer = new AsciiWriter();
  * (the tube column of the next, say) copied as one piece. Generated code, as fast-json-stringify's is,
  * so that no per-column loop or lookup runs per row.
  */
-export function csvColumns(columns: readonly Column[]): CsvColumns {
+export function csvColumns(columns: readonly Column[], statuses: readonly string[] = []): CsvColumns {
   const fields = columns.map(([name, kind], i) => {
     if (!COLUMN_NAME.test(name)) throw new Error(`not a column name: ${name}`);
-    return `${i === 0 ? '' : 'writer.bytes(COMMA); '}writer.${kind}(batch.${name}[i]);`;
+    const text =
+      kind === 'status' ? `writer.bytes(STATUSES[batch.${name}[i]]);` : `writer.${kind}(batch.${name}[i]);`;
+    return `${i === 0 ? '' : 'writer.bytes(COMMA); '}${text}`;
   });
+  const statusNames = statuses.map((status) => Buffer.from(csvField(status)));
   const lines = new Function(
     'writer',
     'COMMA',
+    'STATUSES',
     `return function csvLines(batch, pieces) {
       const length = batch.length;
       if (length === 0) return writer.take();
@@ -82,7 +89,7 @@ export function csvColumns(columns: readonly Column[]): CsvColumns {
       writer.bytes(pieces.end);
       return writer.take();
     }`,
-  )(writer, Buffer.from(',')) as CsvColumns['lines'];
+  )(writer, Buffer.from(','), statusNames) as CsvColumns['lines'];
   return { header: [...columns.map(([name]) => name), ...CONSTANT_COLUMNS].join(','), lines };
 }
 
@@ -102,7 +109,27 @@ export const AGGREGATED_COLUMNS = csvColumns([
 ]);
 
 /** One field as RFC 4180 writes it: in double quotes, with its quotes doubled, when it needs them. */
-export const csvField = (text: string) => (/[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text);
+export function csvField(text: string): string {
+  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+}
+
+/** The columns of a raw series with each measurement's status, by the names of WriterOptions.statuses. */
+const withStatusColumns = new WeakMap<readonly string[], CsvColumns>();
+function rawWithStatusColumns(statuses: readonly string[]): CsvColumns {
+  let columns = withStatusColumns.get(statuses);
+  if (!columns) {
+    columns = csvColumns(
+      [
+        ['observedAt', 'instant'],
+        ['value', 'number'],
+        ['status', 'status'],
+      ],
+      statuses,
+    );
+    withStatusColumns.set(statuses, columns);
+  }
+  return columns;
+}
 
 /** The first column of a CSV of many tubes (`tubeColumn`). */
 const TUBE_COLUMN = 'tubeIdentifier';
@@ -115,11 +142,15 @@ const NOTHING = Buffer.alloc(0);
  * `tubeColumn`, each line starts with its tube's identifier, so the lines of many
  * tubes make one file: the header then comes from `open`, and a tube's head writes nothing.
  */
-export function csvWriter({ tubeColumn = false } = {}): NetworkWriter {
-  let columns = RAW_COLUMNS;
+export function csvWriter({
+  tubeColumn = false,
+  statuses,
+}: WriterOptions & { tubeColumn?: boolean } = {}): NetworkWriter {
+  const raw = statuses ? rawWithStatusColumns(statuses) : RAW_COLUMNS;
+  let columns = raw;
   let pieces = linePieces(NOTHING, NOTHING);
   const header = ({ aggregate }: Pick<SeriesHead, 'aggregate'>) => {
-    columns = aggregate ? AGGREGATED_COLUMNS : RAW_COLUMNS;
+    columns = aggregate ? AGGREGATED_COLUMNS : raw;
     return Buffer.from(tubeColumn ? `${TUBE_COLUMN},${columns.header}` : columns.header);
   };
   return {
@@ -141,6 +172,6 @@ export const csv: Format = {
   name: 'csv',
   mediaType: 'text/csv; charset=utf-8; header=present',
   extension: 'csv',
-  series: () => csvWriter(),
-  network: () => csvWriter({ tubeColumn: true }),
+  series: (options) => csvWriter(options),
+  network: (options) => csvWriter({ ...options, tubeColumn: true }),
 };

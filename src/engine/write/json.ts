@@ -9,7 +9,7 @@ import { compileSerializer } from '../../domain/jsonSchema.js';
 import type { MeasurementBatch } from '../batch.js';
 import { NetworkHead, SeriesHead } from '../schemas.js';
 import { AsciiWriter } from './text.js';
-import type { Format, NetworkWriter, SeriesWriter } from './writer.js';
+import type { Format, NetworkWriter, SeriesWriter, WriterOptions } from './writer.js';
 
 const serializeHead = compileSerializer(SeriesHead);
 
@@ -27,18 +27,27 @@ const AGGREGATED_ROW_BYTES = RAW_ROW_BYTES + MIN.length + MAX.length + COUNT.len
 
 const writer = new AsciiWriter();
 
+/** `,"status":"…"` of each status code, as `statuses` names them (WriterOptions). */
+const statusFields = (statuses: readonly string[]): Buffer[] =>
+  statuses.map((status) => Buffer.from(`,"status":${JSON.stringify(status)}`));
+
 /**
  * The elements of `batch`, comma-separated, with a leading comma unless it is the first batch: what
- * fast-json-stringify wrote for the same rows, from the numbers (measurementText.ts).
+ * fast-json-stringify wrote for the same rows, from the numbers (measurementText.ts); each with its
+ * status field when the batch has the status and the writer `statusFields`.
  */
-function measurementsJson(batch: MeasurementBatch, first: boolean): Buffer {
+function measurementsJson(batch: MeasurementBatch, first: boolean, statusFields?: Buffer[]): Buffer {
   const { length, observedAt, value, min, max, count } = batch;
-  writer.reserve(length * (count ? AGGREGATED_ROW_BYTES : RAW_ROW_BYTES));
+  const status = statusFields && batch.status;
+  if (statusFields && !status) throw new Error('a batch without the status its writer writes');
+  const statusBytes = status ? Math.max(...statusFields.map((field) => field.length)) : 0;
+  writer.reserve(length * ((count ? AGGREGATED_ROW_BYTES : RAW_ROW_BYTES) + statusBytes));
   for (let i = 0; i < length; i++) {
     writer.bytes(ROW_START);
     writer.instant(observedAt[i]!);
     writer.bytes(VALUE);
     writer.number(value[i]!);
+    if (status) writer.bytes(statusFields[status[i]!]!);
     if (count) {
       writer.bytes(MIN);
       writer.number(min![i]!);
@@ -53,13 +62,19 @@ function measurementsJson(batch: MeasurementBatch, first: boolean): Buffer {
   return first ? json.subarray(1) : json;
 }
 
-/** Stateless: one writer serves every series response. */
-const seriesWriter: SeriesWriter = {
-  head: (head) => Buffer.from(`${serializeHead(head).slice(0, -1)},"measurements":[`),
-  batch: measurementsJson,
-  close: () => CLOSING,
-  wholeOnlyWithClose: true,
+const seriesHead = (head: SeriesHead) => Buffer.from(`${serializeHead(head).slice(0, -1)},"measurements":[`);
+
+/** Stateless: one writer serves every series response without the status, one more each with it. */
+const seriesWriter = (statuses?: readonly string[]): SeriesWriter => {
+  const fields = statuses && statusFields(statuses);
+  return {
+    head: seriesHead,
+    batch: (batch, first) => measurementsJson(batch, first, fields),
+    close: () => CLOSING,
+    wholeOnlyWithClose: true,
+  };
 };
+const SERIES_WRITER = seriesWriter();
 
 /**
  * The network's head but its token, whose place is last: the serializer writes optional fields
@@ -72,7 +87,8 @@ const BETWEEN_SERIES = Buffer.concat([CLOSING, Buffer.from(',')]);
 const NETWORK_CLOSING = Buffer.from(']}');
 
 /** A fresh one per response: it knows whether a series has begun, which then needs its close. */
-function networkWriter(): NetworkWriter {
+function networkWriter({ statuses }: WriterOptions = {}): NetworkWriter {
+  const fields = statuses && statusFields(statuses);
   let seriesBegun = false;
   return {
     open: ({ syncToken, ...interval }) =>
@@ -80,14 +96,14 @@ function networkWriter(): NetworkWriter {
         `${serializeInterval(interval).slice(0, -1)},"syncToken":${JSON.stringify(syncToken)},"series":[`,
       ),
     head(head) {
-      const series = seriesWriter.head(head);
+      const series = seriesHead(head);
       if (!seriesBegun) {
         seriesBegun = true;
         return series;
       }
       return Buffer.concat([BETWEEN_SERIES, series]);
     },
-    batch: measurementsJson,
+    batch: (batch, first) => measurementsJson(batch, first, fields),
     close: () => (seriesBegun ? Buffer.concat([CLOSING, NETWORK_CLOSING]) : NETWORK_CLOSING),
     wholeOnlyWithClose: true,
   };
@@ -97,6 +113,6 @@ export const json: Format = {
   name: 'json',
   mediaType: 'application/json',
   extension: undefined,
-  series: () => seriesWriter,
+  series: (options) => (options?.statuses ? seriesWriter(options.statuses) : SERIES_WRITER),
   network: networkWriter,
 };

@@ -34,12 +34,23 @@ export interface NetworkWriter extends SeriesWriter {
   open(head: NetworkHead, tubes: readonly SeriesHead[]): Buffer;
 }
 
+/** What a writer writes besides the columns of its rows' shape; made with the writer, before the plan. */
+export interface WriterOptions {
+  /**
+   * With the status of each measurement (`include=status`): the names of the status codes, STATUSES,
+   * or DELTA_STATUSES for a delta, which may write `removed` (src/engine/schemas.ts). JSON and CSV
+   * write a row's name; Arrow sends them all as the status column's dictionary, so a reader knows
+   * every name the stream may hold before the first row. Without it, no status is written.
+   */
+  statuses?: readonly string[] | undefined;
+}
+
 export interface Format {
   readonly name: FormatName;
   /** The response's Content-Type. */
   readonly mediaType: string;
   /** The file name extension, for a format that comes as a file; undefined for JSON. */
   readonly extension: string | undefined;
-  series(): SeriesWriter;
-  network(): NetworkWriter;
+  series(options?: WriterOptions): SeriesWriter;
+  network(options?: WriterOptions): NetworkWriter;
 }

@@ -18,7 +18,7 @@ import { type StreamDependencies, sendDocument } from '../../http/streamedRespon
 import { readsNothing } from '../../keys/clients.js';
 import type { SyncPoint } from '../../sync/token.js';
 import type { SyncTokens } from '../../sync/tokens.js';
-import { intervalOf } from '../measurementsQuery.js';
+import { intervalOf, writerOptionsOf } from '../measurementsQuery.js';
 import { selectNetwork } from './plan.js';
 import { NetworkQuery } from './query.js';
 import { removalsUntold, TOKEN_NOT_ISSUED } from './refusals.js';
@@ -53,7 +53,7 @@ export async function networkRoute(
       const interval = intervalOf(query);
       return sendDocument(request, reply, options, {
         format: query.format,
-        writer: (format) => format.network(),
+        writer: (format) => format.network(writerOptionsOf(interval, { delta: since !== undefined })),
         async plan(source, tx, { format, coding, writer }) {
           const pool = source.sql;
           const selection = await selectNetwork(
@@ -91,7 +91,7 @@ export async function networkRoute(
               // A delta holds only the tubes it changed.
               everyTube: since === undefined,
               select,
-              shape: shapeOf(interval.aggregate),
+              shape: shapeOf(interval.aggregate, interval.withStatus),
             },
           };
         },

@@ -2,12 +2,14 @@
 
 import type { Aggregate } from '../../contract.js';
 import { API_VERSION } from '../../contract.js';
+import type { StatusRequest } from '../../engine/read/selects.js';
 import type { Coding } from '../../http/compression.js';
 import { entityTag, type Validators } from '../../http/conditional.js';
 import type { Client } from '../../keys/clients.js';
+import { statusTagParts } from '../measurementsQuery.js';
 import type { TubeInView } from '../tubesInView.js';
 
-export interface NetworkTagInputs {
+export interface NetworkTagInputs extends StatusRequest {
   /** The response's tubes, in its order: their identifiers and series versions are its view. */
   tubes: readonly TubeInView[];
   /** RFC 3339 UTC forms of the interval. */
@@ -40,6 +42,7 @@ export function networkTag(inputs: NetworkTagInputs): string {
     aggregate ?? 'raw',
     variant,
     changedSince ?? 'everything',
+    ...statusTagParts(inputs),
   ]);
   return `W/${strong}`;
 }

@@ -8,7 +8,7 @@ import { READ_METHODS } from '../../http/hooks/methods.js';
 import { forbidden, tubeNotFound } from '../../http/problems/problems.js';
 import { type StreamDependencies, sendDocument } from '../../http/streamedResponse.js';
 import { mayRead, readsNothing } from '../../keys/clients.js';
-import { intervalOf, MeasurementsQuery } from '../measurementsQuery.js';
+import { intervalOf, MeasurementsQuery, writerOptionsOf } from '../measurementsQuery.js';
 import { seriesValidators } from './validators.js';
 
 export const MEASUREMENTS_URL = '/groundwater-monitoring-tubes/:tubeIdentifier/measurements';
@@ -31,7 +31,7 @@ export async function seriesRoute(app: FastifyInstance, options: StreamDependenc
       const interval = intervalOf(query);
       return sendDocument(request, reply, options, {
         format: query.format,
-        writer: (format) => format.series(),
+        writer: (format) => format.series(writerOptionsOf(interval)),
         async plan({ sql }, tx, { format, coding }) {
           const tube = await findTube(tx, tubeIdentifier);
           // Unknown and hidden tubes end the same way: no output at all.
@@ -44,6 +44,8 @@ export async function seriesRoute(app: FastifyInstance, options: StreamDependenc
                 ...interval,
                 coding,
                 aggregate: interval.aggregate,
+                statuses: interval.statuses,
+                withStatus: interval.withStatus,
                 variant: format.mediaType,
               },
               tube.seriesChangedAt,

@@ -2,10 +2,12 @@
 
 import type { Aggregate } from '../../contract.js';
 import { API_VERSION } from '../../contract.js';
+import type { StatusRequest } from '../../engine/read/selects.js';
 import type { Coding } from '../../http/compression.js';
 import { entityTag, type Validators } from '../../http/conditional.js';
+import { statusTagParts } from '../measurementsQuery.js';
 
-export interface SeriesTagInputs {
+export interface SeriesTagInputs extends StatusRequest {
   /** Canonical (lower-case) tube identifier. */
   tubeIdentifier: string;
   /** The tube's series version (sql/004): raised by every change of its rows or registry fields. */
@@ -34,6 +36,7 @@ export function seriesTag(inputs: SeriesTagInputs): string {
     coding ?? 'identity',
     aggregate ?? 'raw',
     variant,
+    ...statusTagParts(inputs),
   ]);
 }
 

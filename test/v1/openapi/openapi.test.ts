@@ -49,6 +49,8 @@ const INTERVAL_QUERY = [
   ['to', 'query', true],
   ['aggregate', 'query', false],
   ['format', 'query', false],
+  ['status', 'query', false],
+  ['include', 'query', false],
 ];
 const CONDITIONAL = [
   ['If-None-Match', 'header', false],

@@ -112,9 +112,11 @@ t.test('a route whose query schema gains an optional parameter', async (t) => {
         ['to', 'query', true],
         ['aggregate', 'query', false],
         ['format', 'query', false],
+        ['status', 'query', false],
+        ['include', 'query', false],
         ['extra', 'query', false],
       ],
-      'from and to required, aggregate, format and extra not',
+      'from and to required, aggregate, format, status, include and extra not',
     );
     const extra = parameters.find((parameter) => parameter.name === 'extra')!;
     t.same(extra.schema.enum, ['one', 'two']);
