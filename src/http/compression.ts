@@ -97,13 +97,21 @@ export function compressStream(source: Readable, coding: Coding): Transform {
   return compressed;
 }
 
-/** A whole body compressed on the thread pool, for bodies that are cached and sent many times. */
-export function compressBody(body: Buffer, coding: Coding): Promise<Buffer> {
+/**
+ * A whole body compressed on the thread pool: at the cached levels for bodies that are cached and sent
+ * many times, at the streaming levels for one made for a single response.
+ */
+export function compressBody(
+  body: Buffer,
+  coding: Coding,
+  sent: 'many times' | 'once' = 'many times',
+): Promise<Buffer> {
+  const levels = sent === 'once' ? STREAMING_LEVELS : CACHED_LEVELS;
   return coding === 'gzip'
-    ? gzip(body, { level: CACHED_LEVELS.gzip })
+    ? gzip(body, { level: levels.gzip })
     : brotliCompress(body, {
         params: {
-          [zlib.constants.BROTLI_PARAM_QUALITY]: CACHED_LEVELS.br,
+          [zlib.constants.BROTLI_PARAM_QUALITY]: levels.br,
           [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.length,
         },
       });

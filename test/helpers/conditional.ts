@@ -6,7 +6,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Test } from 'tap';
 import type { Sql } from '../../src/db/connect.js';
-import { upsertRegistry } from '../../src/importers/registry/registry.js';
+import {
+  type RegistryLocation,
+  type RegistryWell,
+  upsertRegistry,
+} from '../../src/importers/registry/registry.js';
 import { createKey, grantKey } from '../../src/keys/store.js';
 import { VERSION_FRESH_MS } from '../../src/v1/wells/discoveryCache.js';
 import { rememberKey } from '../../testkit/outputCapture.js';
@@ -32,11 +36,20 @@ export function januaryRows(tube: string, shift = 0): [string, string, string][]
   ]);
 }
 
-const REGISTRY = (unit: string, number: string) => [
+/** The registry of the test; `place` adds a location to the well and elevations to TUBE. */
+const REGISTRY = (
+  unit: string,
+  number: string,
+  place: {
+    location?: RegistryLocation;
+    elevations?: Partial<Record<'screenTop' | 'screenBottom', number>>;
+  } = {},
+): RegistryWell[] => [
   {
     name: 'W',
+    ...(place.location ? { location: place.location } : {}),
     tubes: [
-      { identifier: TUBE, number, unit },
+      { identifier: TUBE, number, unit, ...place.elevations },
       { identifier: OTHER, number: '2' },
     ],
   },
@@ -228,7 +241,7 @@ export async function provesConditionalRequests(
     const version = await registryVersion();
     // Last-Modified is in whole seconds: the change comes in a later one.
     await sleep(1000);
-    await sql`update tubes set number = number || 'x' where identifier = ${OTHER}`;
+    await sql`update tubes set number = number || 'x', ground_level = 7 where identifier = ${OTHER}`;
     t.not(await registryVersion(), version, 'the registry changed');
     await sleep(VERSION_FRESH_MS);
     const after = await discovery();
@@ -253,11 +266,13 @@ export async function provesConditionalRequests(
     t.equal(JSON.parse(after.body).measurements[5].value, 9.5);
   });
 
-  t.test('a unit change changes the series tag, not discovery', async (t) => {
+  t.test('a unit change changes the series tag and discovery, which shows the unit', async (t) => {
     await upsertRegistry(sql, REGISTRY('cm', '1'));
     t.equal(JSON.parse((await changedSeries(t, 'a unit change')).body).unit, 'cm');
     await sleep(VERSION_FRESH_MS);
-    t.equal((await discovery({ 'if-none-match': discovered.etag })).status, 304, 'discovery shows no unit');
+    const after = await discovery({ 'if-none-match': discovered.etag });
+    t.not(validatorsOf(t, after).etag, discovered.etag);
+    t.equal(JSON.parse(after.body)[0].tubes[0].unit, 'cm');
   });
 
   t.test('a number change changes both', async (t) => {
@@ -266,6 +281,29 @@ export async function provesConditionalRequests(
     await sleep(VERSION_FRESH_MS);
     const after = await discovery({ 'if-none-match': discovered.etag });
     t.not(validatorsOf(t, after).etag, discovered.etag);
+  });
+
+  t.test("a location or an elevation changes discovery's validators, not the series'", async (t) => {
+    for (const place of [
+      { location: { longitude: 5.1, latitude: 52.1 } },
+      { location: { longitude: 5.1, latitude: 52.1 }, elevations: { screenTop: -1, screenBottom: -2.5 } },
+      {},
+    ]) {
+      const before = validatorsOf(t, await discovery());
+      // Last-Modified is in whole seconds: the change comes in a later one.
+      await sleep(1000);
+      await upsertRegistry(sql, REGISTRY('cm', '1a', place));
+      checkNotModified(t, await series({ 'if-none-match': current.etag }), current);
+      checkNotModified(t, await series({ 'if-modified-since': current.lastModified }), current);
+      await sleep(VERSION_FRESH_MS);
+      const after = await discovery({ 'if-none-match': before.etag });
+      const next = validatorsOf(t, after);
+      t.not(next.etag, before.etag, `${JSON.stringify(place)}: a new tag`);
+      t.ok(Date.parse(next.lastModified) > Date.parse(before.lastModified), 'a later Last-Modified');
+      const [well] = JSON.parse(after.body);
+      t.same(well.location?.coordinates, place.location && [5.1, 52.1]);
+      t.equal(well.tubes[0].screenBottom, place.elevations?.screenBottom);
+    }
   });
 
   t.test("a grant changes the key's discovery validators", async (t) => {

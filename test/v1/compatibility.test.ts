@@ -17,6 +17,8 @@
  * - 1.1.0 requests: the 400 message of a bad `format`, which lists the formats, and so `arrow` since 1.2
  *   (1.2.0: `format` now takes it): the golden body is compared with that one message replaced, and
  *   its Content-Length moved by as many bytes (FORMAT_EXTENDED).
+ * - discovery (1.3.0): each tube's new `unit` and `verticalDatum`, the Content-Length they add, and
+ *   `Accept` in its Vary, since its format now follows Accept (withDiscoveryExtended).
  * /v1/openapi.json is not in the lists: 1.2 adds to the document by design.
  *
  * Each golden file is recorded from the last commit of its version, by this very file:
@@ -32,6 +34,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
 import { API_VERSION } from '../../src/contract.js';
+import { NEGOTIATED_VARY } from '../../src/http/negotiation.js';
 import { generateApiKey } from '../../src/keys/format.js';
 import { createClientLimits } from '../../src/limits/createClientLimits.js';
 import { FORMAT_MESSAGE } from '../../src/v1/measurementsQuery.js';
@@ -580,6 +583,49 @@ function withFormatsExtended(golden: Recorded, all: readonly Recorded[]): Record
   return { ...golden, body: golden.body.replaceAll(FORMAT_EXTENDED.from, FORMAT_EXTENDED.to), fields };
 }
 
+/** The unit and vertical datum of each tube of the dataset (seed): what 1.3 adds to discovery's tubes. */
+const TUBE_UNITS: Record<string, { unit: string; verticalDatum: string }> = {
+  [BETA_1]: { unit: 'cm', verticalDatum: 'MSL' },
+};
+const DEFAULT_UNITS = { unit: 'm', verticalDatum: 'NAP' };
+
+const isDiscovery = (recorded: Recorded) =>
+  /^(GET|HEAD) \/v1\/groundwater-monitoring-wells[ ?]/.test(recorded.request);
+
+/**
+ * A golden response of discovery with what 1.3 adds: each tube's `unit` and `verticalDatum` (the
+ * dataset states no location or elevation, so those stay out) and the Content-Length they add, and,
+ * where the version's rule compares it, `Accept` in Vary (discovery's format now follows Accept). A HEAD
+ * grows as the GET of the same request in the golden file.
+ */
+function withDiscoveryExtended({ varyAccept }: { varyAccept: boolean }) {
+  const grownBody = (body: string) =>
+    JSON.stringify(
+      (JSON.parse(body) as { name: string; tubes: { identifier: string; number: string }[] }[]).map(
+        (well) => ({
+          ...well,
+          tubes: well.tubes.map((tube) => ({ ...tube, ...(TUBE_UNITS[tube.identifier] ?? DEFAULT_UNITS) })),
+        }),
+      ),
+    );
+  return (golden: Recorded, all: readonly Recorded[]): Recorded => {
+    if (!isDiscovery(golden) || (golden.status !== 200 && golden.status !== 304)) return golden;
+    const asGet = golden.request.startsWith('HEAD ')
+      ? all.find((other) => other.request === `GET ${golden.request.slice('HEAD '.length)}`)
+      : golden;
+    const text = asGet?.body ?? '';
+    const grown =
+      golden.status === 200 && text !== '' ? Buffer.byteLength(grownBody(text)) - Buffer.byteLength(text) : 0;
+    const fields = golden.fields.map(([name, value]): [string, string] => {
+      if (name === 'content-length') return [name, String(Number(value) + grown)];
+      if (name === 'vary' && varyAccept) return [name, NEGOTIATED_VARY];
+      return [name, value];
+    });
+    const body = golden.status === 200 && golden.body !== '' ? grownBody(golden.body) : golden.body;
+    return { ...golden, body, fields };
+  };
+}
+
 const VERSIONS: Version[] = [
   {
     version: '1.0.0',
@@ -589,6 +635,8 @@ const VERSIONS: Version[] = [
     requests: REQUESTS_1_0_0,
     runs: 1,
     rule: () => without1Point1Additions,
+    // Vary is compared without Accept for 1.0.0 requests.
+    extended: withDiscoveryExtended({ varyAccept: false }),
   },
   {
     version: '1.1.0',
@@ -599,7 +647,8 @@ const VERSIONS: Version[] = [
     prepare: pinChangeTimes,
     runs: 2,
     rule: namedTags,
-    extended: withFormatsExtended,
+    extended: (golden, all) =>
+      withDiscoveryExtended({ varyAccept: true })(withFormatsExtended(golden, all), all),
   },
 ];
 

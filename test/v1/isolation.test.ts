@@ -2,7 +2,8 @@
  * Isolation between clients: generated registries (wells, tubes, measurements) and 20 keys with random
  * grants, over real sockets. A key must learn nothing about a tube it was not granted:
  *
- * - discovery lists exactly its tubes, and wells with at least one of them; nothing else is in the bytes;
+ * - discovery lists exactly its tubes, and wells with at least one of them, as JSON and GeoJSON, whole
+ *   and within a box (bbox); nothing else is in the bytes;
  * - a hidden tube answers byte for byte what an unknown tube answers (status, headers, body; after the
  *   identifier itself and the per-request X-Request-Id and Date are blanked), for GET and HEAD, with and
  *   without content coding, and with bad parameters too (400 comes before access);
@@ -16,6 +17,7 @@ import type { Sql } from '../../src/db/connect.js';
 import { naturalCompare } from '../../src/domain/naturalOrder.js';
 import { upsertRegistry } from '../../src/importers/registry/registry.js';
 import { createKey } from '../../src/keys/store.js';
+import { containsLocation } from '../../src/v1/bbox.js';
 import { rememberKey } from '../../testkit/outputCapture.js';
 import { startApi } from '../helpers/api.js';
 import { exchange, type RawResponse } from '../helpers/rawHttp.js';
@@ -30,14 +32,22 @@ const series = (identifier: string, query = INTERVAL) =>
 interface TubeSpec {
   identifier: string;
   number: string;
+  groundLevel: number | undefined;
   /** Days of January 2024 with a measurement. */
   days: number[];
 }
 
 interface WellSpec {
   name: string;
+  location: { longitude: number; latitude: number } | undefined;
   tubes: TubeSpec[];
 }
+
+/** The box of the bbox probes: about half the locations generated lie inside it, some on its edges. */
+const BOX = { minLongitude: -1, minLatitude: -1, maxLongitude: 1.5, maxLatitude: 1.5 };
+const BBOX = '-1,-1,1.5,1.5';
+/** Coordinates on a coarse grid, so that edges are hit. */
+const coordinateArb = fc.integer({ min: -30, max: 30 }).map((tenths) => tenths / 10);
 
 interface KeySpec {
   allTubes: boolean;
@@ -53,6 +63,7 @@ const withIdentifier = (tube: Omit<TubeSpec, 'identifier'>): TubeSpec => ({
 
 const tubeArb = fc.record({
   number: fc.stringMatching(/^(?:[0-9]{1,3}[a-c]?|[A-D])$/),
+  groundLevel: fc.option(coordinateArb, { nil: undefined }),
   days: fc.uniqueArray(fc.integer({ min: 1, max: 31 }), { maxLength: 4 }),
 });
 
@@ -61,6 +72,9 @@ const wellsArb = (minLength: number, maxLength: number) =>
     .uniqueArray(
       fc.record({
         name: fc.stringMatching(/^[A-Z][a-z]{1,6}(?: [0-9]{1,3})?$/),
+        location: fc.option(fc.record({ longitude: coordinateArb, latitude: coordinateArb }), {
+          nil: undefined,
+        }),
         tubes: fc.uniqueArray(tubeArb, { selector: (tube) => tube.number, minLength: 1, maxLength: 5 }),
       }),
       { selector: (well) => well.name, minLength, maxLength },
@@ -98,7 +112,12 @@ async function storeWells(sql: Sql, wells: WellSpec[]): Promise<void> {
     sql,
     wells.map((well) => ({
       name: well.name,
-      tubes: well.tubes.map(({ identifier, number }) => ({ identifier, number })),
+      ...(well.location ? { location: well.location } : {}),
+      tubes: well.tubes.map(({ identifier, number, groundLevel }) => ({
+        identifier,
+        number,
+        ...(groundLevel === undefined ? {} : { groundLevel }),
+      })),
     })),
   );
   for (const tube of wells.flatMap((well) => well.tubes)) {
@@ -170,6 +189,14 @@ function probes(granted: string[], hidden: string[], unknown: string[]) {
   return [
     { variant: 'discovery', method: 'GET', path: WELLS },
     { variant: 'discovery HEAD', method: 'HEAD', path: WELLS },
+    { variant: 'discovery GeoJSON', method: 'GET', path: `${WELLS}?format=geojson` },
+    { variant: 'discovery bbox', method: 'GET', path: `${WELLS}?bbox=${BBOX}` },
+    {
+      variant: 'discovery bbox GeoJSON',
+      method: 'GET',
+      path: `${WELLS}?bbox=${BBOX}`,
+      extra: 'Accept: application/geo+json\r\n',
+    },
     ...[...granted, ...hidden, ...unknown].flatMap(tubeProbes),
   ];
 }
@@ -239,20 +266,63 @@ t.test('no key learns anything of a tube it was not granted', async (t) => {
         // Discovery: exactly the granted tubes, grouped by well, in natural order, and nothing else.
         const expected = [...new Set(key.granted.map((tube) => tube.well))]
           .sort(naturalCompare)
-          .map((name) => ({
-            name,
-            tubes: key.granted
-              .filter((tube) => tube.well === name)
-              .map(({ identifier, number }) => ({ identifier, number }))
-              .sort((a, b) => naturalCompare(a.number, b.number)),
-          }));
+          .map((name) => {
+            const location = world.wells.find((well) => well.name === name)!.location;
+            return {
+              name,
+              tubes: key.granted
+                .filter((tube) => tube.well === name)
+                .map(({ identifier, number, groundLevel }) => ({
+                  identifier,
+                  number,
+                  unit: 'm',
+                  verticalDatum: 'NAP',
+                  ...(groundLevel === undefined ? {} : { groundLevel }),
+                }))
+                .sort((a, b) => naturalCompare(a.number, b.number)),
+              ...(location
+                ? { location: { type: 'Point', coordinates: [location.longitude, location.latitude] } }
+                : {}),
+            };
+          });
         const body = answer('discovery').body.toString();
         t.same(JSON.parse(body), expected, `${label}: discovery lists exactly the granted tubes`);
+        const inBox = expected.filter(
+          ({ location }) =>
+            location && containsLocation(BOX, location.coordinates[0]!, location.coordinates[1]!),
+        );
+        t.same(
+          JSON.parse(answer('discovery bbox').body.toString()),
+          inBox,
+          `${label}: bbox, the wells inside`,
+        );
+        const features = (wells: typeof expected) => ({
+          type: 'FeatureCollection',
+          features: wells.map(({ name, tubes, location }) => ({
+            type: 'Feature',
+            geometry: location ?? null,
+            properties: { name, tubes },
+          })),
+        });
+        t.same(
+          JSON.parse(answer('discovery GeoJSON').body.toString()),
+          features(expected),
+          `${label}: GeoJSON`,
+        );
+        t.same(
+          JSON.parse(answer('discovery bbox GeoJSON').body.toString()),
+          features(inBox),
+          `${label}: bbox GeoJSON`,
+        );
+        const bodies = answers
+          .filter(({ probe }) => probe.variant.startsWith('discovery'))
+          .map(({ response }) => response.body.toString())
+          .join('\n');
         const leaked = [
-          ...tubes.filter((tube) => !granted.includes(tube.identifier) && body.includes(tube.identifier)),
+          ...tubes.filter((tube) => !granted.includes(tube.identifier) && bodies.includes(tube.identifier)),
           ...world.wells
             .filter((well) => !key.granted.some((tube) => tube.well === well.name))
-            .filter((well) => body.includes(`"name":${JSON.stringify(well.name)}`)),
+            .filter((well) => bodies.includes(`"name":${JSON.stringify(well.name)}`)),
         ];
         t.same(leaked, [], `${label}: no hidden identifier or well name in the discovery bytes`);
 
@@ -271,7 +341,9 @@ t.test('no key learns anything of a tube it was not granted', async (t) => {
       const later = [
         ...world.laterWells.filter((well) => !world.wells.some((old) => old.name === well.name)),
         {
+          // Stated whole, as an operator would: the same location as before.
           name: world.wells[0]!.name,
+          location: world.wells[0]!.location,
           tubes: world.laterTubes.filter(
             (tube) => !world.wells[0]!.tubes.some((old) => old.number === tube.number),
           ),

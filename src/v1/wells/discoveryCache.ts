@@ -1,13 +1,14 @@
 /**
- * Discovery bodies, serialized (and compressed) once per set of grants and kept with the registry
- * version they were read at (sql/003_registry_version.sql). The current version is read at most once
- * per VERSION_FRESH_MS by a process, whatever the number of requests (one tiny read, shared); a request
- * whose grants have a body at least that recent gets the cached bytes without touching the database.
+ * Discovery documents (the wells of a key), read once per set of grants and kept with the registry
+ * version they were read at (sql/003_registry_version.sql), with each format's body written (and
+ * compressed) the first time it is asked for. The current version is read at most once per
+ * VERSION_FRESH_MS by a process, whatever the number of requests (one tiny read, shared); a request
+ * whose grants have a document at least that recent gets the cached bytes without touching the database.
  *
  * Why it stays correct:
- * - after an import or any change of wells or tubes: the change raises the version in its own
- *   transaction, so every request that starts VERSION_FRESH_MS after the commit, on every replica, sees
- *   a new version and rebuilds;
+ * - after an import or any change of wells or tubes (locations and elevations included): the change
+ *   raises the version in its own transaction, so every request that starts VERSION_FRESH_MS after the
+ *   commit, on every replica, sees a new version and reads the document again, every format with it;
  * - after a grant change or a revocation: grants come with the client from the key cache, as fresh as
  *   it keeps them (src/keys/clients.ts); a new set of grants is another cache entry.
  * Entries are dropped oldest first beyond a byte budget, so many distinct keys cannot grow the process.
@@ -19,19 +20,13 @@ import { type Coding, compressBody } from '../../http/compression.js';
 import { entityTag } from '../../http/conditional.js';
 import type { Client } from '../../keys/clients.js';
 
-export interface CachedBody {
+/** One body of a discovery document: its bytes, its tag and its compressed forms. */
+export interface Representation {
   body: Buffer;
-  /** When the registry last changed, as of the body's snapshot (sql/004). */
-  changedAt: Date;
-  /**
-   * The primary's clock up to which the body's source held every change (readReplicas/readSources.ts):
-   * what an If-Modified-Since may be answered 304 for.
-   */
-  heldThroughMs: number | undefined;
   /**
    * The strong tag of the body in `coding` (undefined: identity). Made from the body's own hash, so it
    * changes exactly when the bytes do: a registry change the key cannot see, or a grant that adds
-   * nothing, keeps it. Hashed once per body, when it is cached.
+   * nothing, keeps it. Hashed once per body.
    */
   etag(coding: Coding | undefined): string;
   /**
@@ -41,17 +36,38 @@ export interface CachedBody {
   encoded(coding: Coding): Buffer | Promise<Buffer>;
 }
 
-export interface DiscoverySource {
+export interface CachedDiscovery<D, F extends string> {
+  /** What the bodies are written from: for a request that selects part of it (bbox). */
+  document: D;
+  /** When the registry last changed, as of the document's snapshot (sql/004). */
+  changedAt: Date;
+  /**
+   * The primary's clock up to which the document's source held every change
+   * (readReplicas/readSources.ts): what an If-Modified-Since may be answered 304 for.
+   */
+  heldThroughMs: number | undefined;
+  /** The whole document in `format`, written the first time it is asked for and kept with it. */
+  representation(format: F): Representation;
+}
+
+export interface DiscoverySource<D> {
   /** The registry version now (a bigint as text, raised by every change). */
   currentVersion(): Promise<string>;
   /**
-   * The client's discovery body and the version of the snapshot it was read in; `signal` says the
+   * The client's discovery document and the version of the snapshot it was read in; `signal` says the
    * client has gone.
    */
   load(
     client: Client,
     signal?: AbortSignal,
-  ): Promise<{ version: string; changedAt: Date; heldThroughMs?: number | undefined; body: Buffer }>;
+  ): Promise<{ version: string; changedAt: Date; heldThroughMs?: number | undefined; document: D }>;
+}
+
+export interface DiscoveryCacheOptions<D, F extends string> {
+  /** The formats, the first written as soon as a document is read (its size stands for the document's). */
+  formats: readonly [F, ...F[]];
+  write(document: D, format: F): Buffer;
+  maxBytes?: number;
 }
 
 /**
@@ -65,7 +81,51 @@ export const VERSION_FRESH_MS = 1000;
 /** Below this, compression saves too little to be worth a header (as @fastify/compress's threshold). */
 const COMPRESS_FROM_BYTES = 1024;
 
-interface Entry extends CachedBody {
+/**
+ * A body with its tag and compressed forms. `sent`: a cached body is compressed at the slow levels, one
+ * made for a single response at the quick ones. `grown` hears of each compressed form when it is done.
+ */
+export function representationOf(
+  body: Buffer,
+  format: string,
+  sent: 'many times' | 'once',
+  grown?: (bytes: number) => void,
+): Representation {
+  const encodings: Partial<Record<Coding, Buffer | Promise<Buffer>>> = {};
+  const digest = createHash('sha256').update(body).digest('base64url');
+  const tags = new Map<Coding | undefined, string>();
+  return {
+    body,
+    etag(coding) {
+      let tag = tags.get(coding);
+      if (tag === undefined) {
+        tag = entityTag([API_VERSION, 'discovery', format, digest, coding ?? 'identity']);
+        tags.set(coding, tag);
+      }
+      return tag;
+    },
+    encoded(coding) {
+      const done = encodings[coding];
+      if (done) return done;
+      const encoded = compressBody(body, coding, sent);
+      encodings[coding] = encoded;
+      encoded.then(
+        (compressed) => {
+          // From now on answered without a promise.
+          encodings[coding] = compressed;
+          grown?.(compressed.length);
+        },
+        () => {
+          // Tried again by the next request that asks (this one fails with the error).
+          delete encodings[coding];
+        },
+      );
+      return encoded;
+    },
+  };
+}
+
+interface Entry<D, F extends string> extends CachedDiscovery<D, F> {
   version: bigint;
   bytes: number;
 }
@@ -81,9 +141,12 @@ function grantKey(client: Client): string {
   return key;
 }
 
-export function createDiscoveryCache(source: DiscoverySource, options: { maxBytes?: number } = {}) {
+export function createDiscoveryCache<D, F extends string>(
+  source: DiscoverySource<D>,
+  options: DiscoveryCacheOptions<D, F>,
+) {
   const maxBytes = options.maxBytes ?? 64 * 1024 * 1024;
-  const entries = new Map<string, Entry>();
+  const entries = new Map<string, Entry<D, F>>();
   let totalBytes = 0;
 
   /** Drops the oldest entries, never `kept`, until the budget holds. */
@@ -96,7 +159,7 @@ export function createDiscoveryCache(source: DiscoverySource, options: { maxByte
     }
   }
 
-  function remember(key: string, entry: Entry): void {
+  function remember(key: string, entry: Entry<D, F>): void {
     const previous = entries.get(key);
     if (previous) totalBytes -= previous.bytes;
     entries.delete(key);
@@ -110,48 +173,34 @@ export function createDiscoveryCache(source: DiscoverySource, options: { maxByte
     version: bigint,
     changedAt: Date,
     heldThroughMs: number | undefined,
-    body: Buffer,
-  ): Entry {
-    const encodings: Partial<Record<Coding, Buffer | Promise<Buffer>>> = {};
-    const digest = createHash('sha256').update(body).digest('base64url');
-    const tags = new Map<Coding | undefined, string>();
-    const entry: Entry = {
+    document: D,
+  ): Entry<D, F> {
+    const written = new Map<F, Representation>();
+    /** Bytes added to an entry after it was remembered count against the budget while it is kept. */
+    const grown = (bytes: number) => {
+      entry.bytes += bytes;
+      // An entry replaced or dropped meanwhile no longer counts against the budget.
+      if (entries.get(key) !== entry) return;
+      totalBytes += bytes;
+      trim(key);
+    };
+    const entry: Entry<D, F> = {
       version,
-      body,
+      document,
       changedAt,
       heldThroughMs,
-      bytes: body.length,
-      etag(coding) {
-        let tag = tags.get(coding);
-        if (tag === undefined) {
-          tag = entityTag([API_VERSION, 'discovery', digest, coding ?? 'identity']);
-          tags.set(coding, tag);
+      bytes: 0,
+      representation(format) {
+        let representation = written.get(format);
+        if (representation === undefined) {
+          representation = representationOf(options.write(document, format), format, 'many times', grown);
+          written.set(format, representation);
+          grown(representation.body.length);
         }
-        return tag;
-      },
-      encoded(coding) {
-        const done = encodings[coding];
-        if (done) return done;
-        const encoded = compressBody(body, coding);
-        encodings[coding] = encoded;
-        encoded.then(
-          (compressed) => {
-            // From now on answered without a promise.
-            encodings[coding] = compressed;
-            entry.bytes += compressed.length;
-            // An entry replaced or dropped meanwhile no longer counts against the budget.
-            if (entries.get(key) !== entry) return;
-            totalBytes += compressed.length;
-            trim(key);
-          },
-          () => {
-            // Tried again by the next request that asks (this one fails with the error).
-            delete encodings[coding];
-          },
-        );
-        return encoded;
+        return representation;
       },
     };
+    entry.representation(options.formats[0]);
     return entry;
   }
 
@@ -178,24 +227,33 @@ export function createDiscoveryCache(source: DiscoverySource, options: { maxByte
     return versionRead.version ?? versionRead.pending;
   }
 
-  async function load(key: string, client: Client, clientGone?: () => AbortSignal): Promise<Entry> {
-    const { version, changedAt, heldThroughMs, body } = await source.load(client, clientGone?.());
+  async function load(key: string, client: Client, clientGone?: () => AbortSignal): Promise<Entry<D, F>> {
+    const { version, changedAt, heldThroughMs, document } = await source.load(client, clientGone?.());
     // Without a source's word (tests' sources), a body holds what the database held: everything.
-    const entry = entryFor(key, BigInt(version), changedAt, heldThroughMs ?? Number.POSITIVE_INFINITY, body);
+    const entry = entryFor(
+      key,
+      BigInt(version),
+      changedAt,
+      heldThroughMs ?? Number.POSITIVE_INFINITY,
+      document,
+    );
     remember(key, entry);
     return entry;
   }
 
   // At least as new: a body rebuilt after the shared read may carry a later version than it.
-  const isCurrent = (cached: Entry, version: bigint): boolean => cached.version >= version;
+  const isCurrent = (cached: Entry<D, F>, version: bigint): boolean => cached.version >= version;
 
   return {
     /**
-     * The client's body. A fresh cached body (nearly every request) is answered at once, without a
-     * promise or a turn of the event loop; a promise when the version or the body must be read.
+     * The client's document. A fresh cached one (nearly every request) is answered at once, without a
+     * promise or a turn of the event loop; a promise when the version or the document must be read.
      * `clientGone` makes the signal for a wait at the gate, only if a load needs one.
      */
-    get(client: Client, clientGone?: () => AbortSignal): CachedBody | Promise<CachedBody> {
+    get(
+      client: Client,
+      clientGone?: () => AbortSignal,
+    ): CachedDiscovery<D, F> | Promise<CachedDiscovery<D, F>> {
       const key = grantKey(client);
       const cached = entries.get(key);
       // Nothing to compare a version with: the load reads the body with its own.
@@ -210,4 +268,4 @@ export function createDiscoveryCache(source: DiscoverySource, options: { maxByte
 }
 
 /** Whether a body is worth compressing at all. */
-export const worthCompressing = (body: CachedBody): boolean => body.body.length >= COMPRESS_FROM_BYTES;
+export const worthCompressing = ({ body }: Representation): boolean => body.length >= COMPRESS_FROM_BYTES;

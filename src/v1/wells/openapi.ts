@@ -1,28 +1,87 @@
-/** Discovery's part of the OpenAPI document: its operation, and the schemas that write its body. */
+/** Discovery's part of the OpenAPI document: its operation, and the schemas that write its bodies. */
 
-import { groupWells } from '../../domain/discoveryOrder.js';
 import { EXAMPLE_TUBE_IDENTIFIER } from '../../engine/schemas.js';
-import { ConditionalHeaders, dataResponses } from '../openapi/components.js';
+import { invalidParameter } from '../../http/problems/problems.js';
+import { parseBbox } from '../bbox.js';
+import * as components from '../openapi/components.js';
 import { type DocumentPart, openApiPath, readOnlyPathItem, type Tag } from '../openapi/pathItem.js';
-import { serializeWells, WELLS_URL } from './route.js';
-import { Tube, Well, WellList } from './schemas.js';
+import { DISCOVERY_FORMATS, discoveryDocument, writeWells } from './document.js';
+import { WELLS_URL, WellsQuery } from './route.js';
+import { Location, Tube, Well, WellFeature, WellFeatureCollection, WellList } from './schemas.js';
 
 const TAG: Tag = {
   name: 'Discovery',
   description: 'The wells and tubes an API key may read: where a client finds its tube identifiers.',
 };
 
-/** Discovery's body for a key that may read three tubes of two wells, as the service writes it. */
-const example = () =>
-  JSON.parse(
-    serializeWells(
-      groupWells([
-        { wellName: 'Veenhof 10', identifier: '8d0e5b7a-3c21-4f6e-9a47-1b2c3d4e5f60', number: '1' },
-        { wellName: 'Veenhof 2', identifier: '5a9e2c1d-7b3f-4e80-a1c2-d3e4f5a6b7c8', number: '10' },
-        { wellName: 'Veenhof 2', identifier: EXAMPLE_TUBE_IDENTIFIER, number: '2' },
-      ]),
-    ),
-  );
+const UNKNOWN = { groundLevel: null, tubeTop: null, screenTop: null, screenBottom: null };
+
+/**
+ * Discovery's document for a key that may read three tubes of two wells, one well with a location
+ * and a tube with its elevations, the other with neither.
+ */
+const document = discoveryDocument([
+  {
+    wellName: 'Veenhof 10',
+    longitude: null,
+    latitude: null,
+    identifier: '8d0e5b7a-3c21-4f6e-9a47-1b2c3d4e5f60',
+    number: '1',
+    unit: 'cm',
+    verticalDatum: 'TAW',
+    ...UNKNOWN,
+  },
+  {
+    wellName: 'Veenhof 2',
+    longitude: 5.38763,
+    latitude: 52.15616,
+    identifier: '5a9e2c1d-7b3f-4e80-a1c2-d3e4f5a6b7c8',
+    number: '10',
+    unit: 'm',
+    verticalDatum: 'NAP',
+    ...UNKNOWN,
+  },
+  {
+    wellName: 'Veenhof 2',
+    longitude: 5.38763,
+    latitude: 52.15616,
+    identifier: EXAMPLE_TUBE_IDENTIFIER,
+    number: '2',
+    unit: 'm',
+    verticalDatum: 'NAP',
+    groundLevel: 1.02,
+    tubeTop: 1.35,
+    screenTop: -8.5,
+    screenBottom: -9.5,
+  },
+]);
+/** The example as the service writes it in `format`. */
+const written = (format: (typeof DISCOVERY_FORMATS)[number]['name']) =>
+  JSON.parse(writeWells(document, format).toString());
+
+const [json, geojson] = DISCOVERY_FORMATS;
+const ok = components.dataResponses(
+  'The wells: a JSON list, or a GeoJSON FeatureCollection (`format=geojson`, or `Accept: ' +
+    'application/geo+json`) with the same wells in the same order. Each body has an ETag of its own.',
+  WellList,
+  written('json'),
+);
+
+const response200 = {
+  ...ok['200'],
+  headers: { ...ok['200'].headers, Vary: components.VARY_HEADER },
+  content: {
+    [json.mediaType]: { schema: WellList, example: written('json') },
+    [geojson.mediaType]: { schema: WellFeatureCollection, example: written('geojson') },
+  },
+};
+
+const badBbox = parseBbox('5.6,51.8,4.2,52.6');
+const badRequest = components.problemResponse(
+  '`format` or `bbox` is malformed or given twice. `errors` names each parameter to change and why.',
+  [],
+  components.problemExample(invalidParameter('bbox', badBbox.ok ? '' : badBbox.reason), WELLS_URL),
+);
 
 export const wellsDocumentPart: DocumentPart = {
   tag: TAG,
@@ -34,10 +93,13 @@ export const wellsDocumentPart: DocumentPart = {
       description:
         'Every well with at least one tube the key may read, and only those tubes: nothing reveals ' +
         'hidden tubes, not even their count. Wells in natural order of name, tubes in natural order ' +
-        'of number (`2` before `10`). The identifiers are the `tubeIdentifier` of the measurements endpoint.',
-      requestParams: { header: ConditionalHeaders },
-      responses: dataResponses('The wells.', WellList, example()),
+        'of number (`2` before `10`). The identifiers are the `tubeIdentifier` of the measurements ' +
+        'endpoint. A well has its `location` and a tube its elevations when the operator stated them; ' +
+        'unknown values are left out. With `bbox`, only the wells whose location lies inside the box; ' +
+        'none is a 200 with an empty list (or an empty FeatureCollection).',
+      requestParams: { query: WellsQuery, header: components.ConditionalHeaders },
+      responses: { ...ok, '200': response200, '400': badRequest },
     }),
   },
-  schemas: { Tube, Well, WellList },
+  schemas: { Location, Tube, Well, WellList, WellFeature, WellFeatureCollection },
 };

@@ -1,10 +1,5 @@
 import type { Queryable } from '../../db/connect.js';
-
-export interface VisibleTubeRow {
-  wellName: string;
-  identifier: string;
-  number: string;
-}
+import type { VisibleTubeRow } from './document.js';
 
 export interface Grants {
   allTubes: boolean;
@@ -12,10 +7,10 @@ export interface Grants {
 }
 
 /**
- * Every tube the client may read, with its well's name, the registry version (sql/003) of the same
- * snapshot, and when what the client sees last changed: one query whatever the number of wells.
- * Hidden tubes never leave the database, and their changes do not move `changedAt` (sql/005), so
- * nothing about them can reach a response.
+ * Every tube the client may read, with its well's name and location, the registry version (sql/003) of
+ * the same snapshot, and when what the client sees last changed: one query whatever the number of
+ * wells. Hidden tubes never leave the database, and their changes do not move `changedAt` (sql/005,
+ * sql/008), so nothing about them can reach a response.
  */
 export async function visibleTubes(
   sql: Queryable,
@@ -25,8 +20,12 @@ export async function visibleTubes(
   const rows = await sql<(VisibleTubeRow & { version: string; changedAt: Date })[]>`
     select v.version::text as version,
            case when ${client.allTubes} then v.changed_at
-                else greatest(t.series_changed_at, w.changed_at) end as "changedAt",
-           w.name as "wellName", t.identifier::text as identifier, t.number
+                else greatest(t.series_changed_at, t.elevations_changed_at, w.changed_at, w.location_changed_at)
+           end as "changedAt",
+           w.name as "wellName", w.longitude, w.latitude,
+           t.identifier::text as identifier, t.number, t.unit, t.vertical_datum as "verticalDatum",
+           t.ground_level as "groundLevel", t.tube_top as "tubeTop",
+           t.screen_top as "screenTop", t.screen_bottom as "screenBottom"
     from registry_version v
     left join (tubes t join wells w on w.id = t.well_id)
       on ${client.allTubes} or t.id = any(${[...client.grants]}::int[])`;

@@ -1,7 +1,7 @@
 /**
  * A typed client generated from the served document works: openapi-typescript writes the types,
  * strict tsc (the repository's settings) compiles them with generatedClient/client.ts, an openapi-fetch
- * program, and that program reads a real server: discovery, a series, a 400 with its `errors`, and
+ * program, and that program reads a real server: discovery (whole, and in a box), a series, a 400 with its `errors`, and
  * the network endpoint with `tubes`, then again with `changedSince` (its sync token).
  */
 import { copyFile, writeFile } from 'node:fs/promises';
@@ -17,6 +17,7 @@ t.test('a client generated from the served document', async (t) => {
   const api = await startApi(t);
   const { sql } = api.db;
   const [tube] = await addWell(sql, 'Veenhof 2', [{ number: '1' }]);
+  await sql`update wells set longitude = 5.38763, latitude = 52.15616 where name = 'Veenhof 2'`;
   await addMeasurements(sql, tube!.id, [
     ['2024-03-01T00:00:00Z', '-1.23'],
     ['2024-03-01T00:15:00Z', '-1.24'],
@@ -53,7 +54,14 @@ t.test('a client generated from the served document', async (t) => {
     );
     t.equal(code, 0, stderr);
     t.same(JSON.parse(stdout), {
-      wells: [{ name: 'Veenhof 2', tubes: [{ identifier: tube!.identifier, number: '1' }] }],
+      wells: [
+        {
+          name: 'Veenhof 2',
+          tubes: [{ identifier: tube!.identifier, number: '1', unit: 'm', verticalDatum: 'NAP' }],
+          location: { type: 'Point', coordinates: [5.38763, 52.15616] },
+        },
+      ],
+      boxed: { wells: 1, coordinates: [5.38763, 52.15616] },
       series: { unit: 'm', from: '2024-03-01T00:00:00Z', values: [-1.23, -1.24] },
       refused: { status: 400, title: 'Bad Request', errors: { to: ['must be later than from'] } },
       network: { tubes: [tube!.identifier], values: [[-1.23, -1.24]], tokenInHeader: true, changes: [] },

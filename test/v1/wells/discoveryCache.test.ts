@@ -8,12 +8,20 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import t from 'tap';
 import type { Client } from '../../../src/keys/clients.js';
 import {
+  type CachedDiscovery,
   createDiscoveryCache,
   type DiscoverySource,
   VERSION_FRESH_MS,
 } from '../../../src/v1/wells/discoveryCache.js';
 
-function countingSource(): DiscoverySource & {
+/** What the cache under test writes: the document itself as JSON, marked as GeoJSON. */
+const FORMATS = {
+  formats: ['json', 'geojson'] as const,
+  write: (document: string, format: string) => Buffer.from(format === 'json' ? document : `geo:${document}`),
+};
+const json = (cached: CachedDiscovery<string, string>) => cached.representation('json');
+
+function countingSource(): DiscoverySource<string> & {
   version: bigint;
   reads: number;
   loads: number;
@@ -34,7 +42,7 @@ function countingSource(): DiscoverySource & {
       return {
         version: String(source.version),
         changedAt: new Date(),
-        body: Buffer.from(`${client.keyId}@${source.version}`),
+        document: `${client.keyId}@${source.version}`,
       };
     },
   };
@@ -45,9 +53,9 @@ const everything: Client = { keyId: 'key_all', allTubes: true, grants: new Set()
 
 t.test('one version read per VERSION_FRESH_MS serves every request', async (t) => {
   const source = countingSource();
-  const cache = createDiscoveryCache(source);
+  const cache = createDiscoveryCache(source, FORMATS);
   const first = await cache.get(everything);
-  t.equal(first.body.toString(), 'key_all@1');
+  t.equal(json(first).body.toString(), 'key_all@1');
   const bodies = await Promise.all(Array.from({ length: 50 }, () => cache.get(everything)));
   t.ok(
     bodies.every((body) => body === first),
@@ -58,38 +66,38 @@ t.test('one version read per VERSION_FRESH_MS serves every request', async (t) =
 
   source.version = 2n;
   t.equal(
-    (await cache.get(everything)).body.toString(),
+    json(await cache.get(everything)).body.toString(),
     'key_all@1',
     'within the window: the body read before',
   );
   await sleep(VERSION_FRESH_MS + 20);
-  t.equal((await cache.get(everything)).body.toString(), 'key_all@2', 'after it: the change shows');
+  t.equal(json(await cache.get(everything)).body.toString(), 'key_all@2', 'after it: the change shows');
   t.equal(source.reads, 2);
   t.equal(source.loads, 2);
 });
 
 t.test('a body rebuilt at a newer version than the shared read is not rebuilt again', async (t) => {
   const source = countingSource();
-  const cache = createDiscoveryCache(source);
+  const cache = createDiscoveryCache(source, FORMATS);
   await cache.get(everything); // reads version 1 and loads
   // Another grant set loaded after a change, while the shared read still says 1.
   source.version = 5n;
   const other: Client = { keyId: 'key_some', allTubes: false, grants: new Set([7]) };
-  t.equal((await cache.get(other)).body.toString(), 'key_some@5');
+  t.equal(json(await cache.get(other)).body.toString(), 'key_some@5');
   await cache.get(other);
   t.equal(source.loads, 2, 'version 5 is at least as new as the shared read of version 1');
 });
 
 t.test('a failed version read is not kept', async (t) => {
   const source = countingSource();
-  const cache = createDiscoveryCache(source);
+  const cache = createDiscoveryCache(source, FORMATS);
   await cache.get(everything); // an empty cache loads; nothing to compare a version with yet
   await sleep(VERSION_FRESH_MS + 20);
   source.fail = true;
   await t.rejects(async () => cache.get(everything), { message: 'database gone' });
   t.equal(source.reads, 1);
   source.fail = false;
-  t.equal((await cache.get(everything)).body.toString(), 'key_all@1', 'the next request reads again');
+  t.equal(json(await cache.get(everything)).body.toString(), 'key_all@1', 'the next request reads again');
   t.equal(source.reads, 2, 'at once, not after the window');
 });
 
@@ -100,11 +108,14 @@ t.test('a body is compressed once per coding, off the event loop', async (t) => 
     tubes: [1, 2, 3].map((n) => ({ identifier: randomUUID(), number: String(n) })),
   }));
   const body = Buffer.from(JSON.stringify(wells));
-  const cache = createDiscoveryCache({
-    currentVersion: async () => '1',
-    load: async () => ({ version: '1', changedAt: new Date(), body }),
-  });
-  const cached = await cache.get(everything);
+  const cache = createDiscoveryCache(
+    {
+      currentVersion: async () => '1',
+      load: async () => ({ version: '1', changedAt: new Date(), document: body.toString() }),
+    },
+    FORMATS,
+  );
+  const cached = json(await cache.get(everything));
   const br = cached.encoded('br');
   if (!(br instanceof Promise)) throw new Error('the first request for a coding must wait for it');
   t.equal(cached.encoded('br'), br, 'a second request waits for the same compression');
@@ -122,7 +133,7 @@ t.test('a body is compressed once per coding, off the event loop', async (t) => 
 
 t.test('a fresh cached body is answered at once; a promise only while something is read', async (t) => {
   const source = countingSource();
-  const cache = createDiscoveryCache(source);
+  const cache = createDiscoveryCache(source, FORMATS);
   const loading = cache.get(everything);
   t.ok(loading instanceof Promise, 'an empty cache: the body is read');
   const first = await loading;
@@ -141,24 +152,41 @@ t.test('a fresh cached body is answered at once; a promise only while something 
 });
 
 t.test('compressed bodies count against the byte budget', async (t) => {
-  // Random bytes do not compress: each coding adds about as many bytes as the body has.
+  // Random bytes in base64 hardly compress: each coding adds most of the body's bytes again.
   const source = countingSource();
-  const sizes = new Map<string, Buffer>();
+  const sizes = new Map<string, string>();
   source.load = async (client: Client) => {
     source.loads++;
-    const body = sizes.get(client.keyId) ?? randomBytes(2000);
+    const body = sizes.get(client.keyId) ?? randomBytes(1500).toString('base64');
     sizes.set(client.keyId, body);
-    return { version: '1', changedAt: new Date(), body };
+    return { version: '1', changedAt: new Date(), document: body };
   };
-  const cache = createDiscoveryCache(source, { maxBytes: 5000 });
+  const cache = createDiscoveryCache(source, { ...FORMATS, maxBytes: 5000 });
   const first: Client = { keyId: 'key_first', allTubes: false, grants: new Set([1]) };
   const second: Client = { keyId: 'key_second', allTubes: false, grants: new Set([2]) };
   const firstEntry = await cache.get(first);
   await cache.get(second); // 4,000 bytes: within the budget
   t.equal(source.loads, 2);
-  await firstEntry.encoded('gzip'); // + ~2,000: over it
+  await json(firstEntry).encoded('gzip'); // + ~2,000: over it
   await cache.get(first);
   t.equal(source.loads, 2, 'the entry that grew is kept, though it is the oldest');
   await cache.get(second);
   t.equal(source.loads, 3, 'the other entry was dropped to make room');
+});
+
+t.test('each format is written once from the one document, and counts against the budget', async (t) => {
+  const source = countingSource();
+  const cache = createDiscoveryCache(source, { ...FORMATS, maxBytes: 30 });
+  const first = await cache.get(everything);
+  const geojson = first.representation('geojson');
+  t.equal(geojson.body.toString(), 'geo:key_all@1');
+  t.equal(first.representation('geojson'), geojson, 'written once');
+  t.not(geojson.etag(undefined), json(first).etag(undefined), 'a tag of its own');
+  t.equal(first.document, 'key_all@1', 'the document, for a request that selects part of it');
+  t.equal(source.loads, 1, 'no second read for the second format');
+  // 9 + 13 bytes: within 30. Another key's 16 more are not.
+  const other: Client = { keyId: 'key_bbbbbbbbbb', allTubes: false, grants: new Set([3]) };
+  await cache.get(other);
+  await cache.get(everything);
+  t.equal(source.loads, 3, 'the entry with both formats was dropped to make room');
 });

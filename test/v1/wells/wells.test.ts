@@ -47,7 +47,7 @@ t.test('discovery', async (t) => {
     for (const well of wells) {
       t.same(Object.keys(well), ['name', 'tubes']);
       for (const tube of well.tubes) {
-        t.same(Object.keys(tube), ['identifier', 'number']);
+        t.same(Object.keys(tube), ['identifier', 'number', 'unit', 'verticalDatum']);
         t.equal(byIdentifier.get(tube.identifier), tube.number, 'identifier and number belong together');
       }
     }
@@ -59,12 +59,17 @@ t.test('discovery', async (t) => {
     t.equal(response.status, 200);
     const wells = JSON.parse(response.body);
     t.same(wells, [
-      { name: 'alpha', tubes: [{ identifier: mixed[1]!.identifier, number: '4' }] },
+      {
+        name: 'alpha',
+        tubes: [{ identifier: mixed[1]!.identifier, number: '4', unit: 'm', verticalDatum: 'NAP' }],
+      },
       {
         name: 'Well 2',
         tubes: ['1', '2', '2a', '10', 'A', 'b'].map((number) => ({
           identifier: tubesB2.find((tube) => tube.number === number)!.identifier,
           number,
+          unit: 'm',
+          verticalDatum: 'NAP',
         })),
       },
     ]);

@@ -7,8 +7,9 @@ import createClient from 'openapi-fetch';
 import type { paths } from './api.js';
 
 const [base, from, to] = process.argv.slice(2) as [string, string, string];
-// JSON bodies only (CSV and Arrow are documented too, and would make every `data` a union).
-const client = createClient<paths, `${string}/${string}json`>({
+// JSON bodies and problems only (CSV, Arrow and GeoJSON are documented too, and would make every `data`
+// a union).
+const client = createClient<paths, 'application/json' | 'application/problem+json'>({
   baseUrl: `${base}/v1`,
   headers: { 'X-API-Key': process.env.GWAPI_KEY },
 });
@@ -20,6 +21,10 @@ export const write = () => client.POST('/groundwater-monitoring-wells');
 const wells = await client.GET('/groundwater-monitoring-wells');
 if (!wells.data) throw new Error(`discovery: ${wells.response.status}`);
 const tubeIdentifier: string = wells.data[0]!.tubes[0]!.identifier;
+// Only the wells inside a box; its location is a GeoJSON point.
+const boxed = await client.GET('/groundwater-monitoring-wells', { params: { query: { bbox: '5,52,6,53' } } });
+if (!boxed.data) throw new Error(`discovery in a box: ${boxed.response.status}`);
+const coordinates: number[] | undefined = boxed.data[0]?.location?.coordinates;
 
 const measurements = '/groundwater-monitoring-tubes/{tubeIdentifier}/measurements';
 const series = await client.GET(measurements, { params: { path: { tubeIdentifier }, query: { from, to } } });
@@ -44,6 +49,7 @@ if (!since.data) throw new Error(`changes: ${since.response.status}`);
 console.log(
   JSON.stringify({
     wells: wells.data,
+    boxed: { wells: boxed.data.length, coordinates },
     series: { unit: series.data.unit, from: series.data.from, values },
     refused: { status: refused.response.status, title: refused.error?.title, errors },
     network: {
