@@ -2,14 +2,16 @@
  * `gwapi`, the operator's command line, once cli.ts has set the heap. This file only parses arguments
  * and maps outcomes to exit codes; each command lives in `commands/`.
  */
-import { Command, Option } from 'commander';
+import { Argument, Command, Option } from 'commander';
 import { demoCommand } from './commands/demo.js';
 import { importMeasurementsCommand, importRegistryCommand } from './commands/import.js';
 import { createKeyCommand, grantKeyCommand, listKeysCommand, revokeKeyCommand } from './commands/keys.js';
+import { removeCommand, setStatusCommand } from './commands/measurements.js';
 import { migrateCommand } from './commands/migrate.js';
 import { serveCommand } from './commands/serve.js';
 import { describeSettings, loadSettings, type Settings, SettingsError } from './config.js';
 import { MIGRATION_LOCK_TIMEOUT_MS } from './db/migrate.js';
+import { DEFAULT_STATUS, STATUSES } from './domain/status.js';
 import { UserError } from './errors.js';
 
 /** Wraps a command: settings first (a bad one is one line and exit 2), then one-line errors, exit 1. */
@@ -33,7 +35,7 @@ function run<A extends unknown[]>(command: (settings: Settings, ...args: A) => P
 const collect = (value: string, previous: string[]) => [...previous, value];
 
 const program = new Command('gwapi')
-  .description('Groundwater read API: serve it, load its data and manage its API keys.')
+  .description('Groundwater read API: serve it, load and correct its data, and manage its API keys.')
   // One line on bad usage, like every other error of gwapi (`--help` is there for the rest).
   .configureOutput({ outputError: (text, write) => write(`gwapi: ${text.replace(/^error: /, '')}`) })
   .addHelpText('after', `\n${describeSettings()}`);
@@ -64,11 +66,46 @@ importer
   .command('measurements')
   .description(
     'Upsert measurements from CSV with the header tubeIdentifier,observedAt,value (observedAt in RFC 3339 ' +
-      'with offset). A row for an existing (tube, observedAt) replaces its value. Bad rows are reported as ' +
+      `with offset), or tubeIdentifier,observedAt,value,status (status: ${STATUSES.join(', ')}). A row for an ` +
+      'existing (tube, observedAt) replaces its value, and its status when the file has the column; without ' +
+      `it new measurements are ${DEFAULT_STATUS} and stored ones keep theirs. Bad rows are reported as ` +
       'FILE:LINE: field: reason and nothing of the file is imported.',
   )
   .argument('<file>', 'the CSV file, or - for standard input')
   .action(run(importMeasurementsCommand));
+
+const corrections = program
+  .command('measurements')
+  .description('Correct stored measurements: set their status, or remove them.');
+const intervalOptions = (command: Command) =>
+  command
+    .requiredOption('--from <time>', 'start of the interval, included (RFC 3339 with offset)')
+    .requiredOption(
+      '--to <time>',
+      'end of the interval, excluded (RFC 3339 with offset; no bound on the length)',
+    );
+intervalOptions(
+  corrections
+    .command('status')
+    .description(
+      'Set the status of the measurements of the tubes over [--from, --to), in one transaction. Prints how ' +
+        'many changed; measurements that already have the status are left as they are.',
+    )
+    .addArgument(new Argument('<status>', 'the status to set').choices(STATUSES))
+    .option('--tube <uuid...>', 'the tubes whose measurements to set (one or more; repeatable)')
+    .option('--all-tubes', 'every tube', false),
+).action(run(setStatusCommand));
+intervalOptions(
+  corrections
+    .command('remove')
+    .description(
+      "Remove one tube's measurements over [--from, --to), in one transaction (to undo an import into the " +
+        'wrong tube). Asks for confirmation on a terminal; without one it refuses unless given --yes. Prints ' +
+        'how many were removed.',
+    )
+    .requiredOption('--tube <uuid>', 'the tube whose measurements to remove')
+    .option('--yes', 'remove without asking', false),
+).action(run(removeCommand));
 
 const keys = program
   .command('keys')

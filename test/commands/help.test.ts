@@ -6,11 +6,14 @@ import { runCli, spawnCli } from '../helpers/cli.js';
 
 /** Every command, with the options and arguments its help must name (besides --help). */
 const COMMANDS: Record<string, string[]> = {
-  '': ['migrate', 'import', 'keys', 'serve', 'demo'],
+  '': ['migrate', 'import', 'measurements', 'keys', 'serve', 'demo'],
   migrate: [],
   import: ['registry', 'measurements'],
   'import registry': ['<file>'],
   'import measurements': ['<file>'],
+  measurements: ['status', 'remove'],
+  'measurements status': ['<status>', '--tube <uuid...>', '--all-tubes', '--from <time>', '--to <time>'],
+  'measurements remove': ['--tube <uuid>', '--from <time>', '--to <time>', '--yes'],
   keys: ['create', 'grant', 'revoke', 'list'],
   'keys create': ['--name <name>', '--tube <uuid>', '--all-tubes'],
   'keys grant': ['<keyId>', '--tube <uuid...>'],

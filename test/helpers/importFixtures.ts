@@ -50,19 +50,21 @@ export async function registeredDatabase(t: Test): Promise<Sql> {
 
 /**
  * The staging path's SQL half (stagedMeasurements.ts) on `rows` rows of `tubes` that `stage` puts into
- * the staging table (line, tube, observed_at, value): for servers that take no COPY FROM STDIN (PGlite).
+ * the staging table (line, tube, observed_at, value, and status when `hasStatus`, as a file with that
+ * column): for servers that take no COPY FROM STDIN (PGlite).
  */
 export function importStaged(
   sql: Sql,
   tubes: string[],
   rows: number,
   stage: (tx: TransactionSql) => Promise<unknown>,
+  hasStatus = false,
 ): Promise<MeasurementsImported> {
   return sql.begin(async (tx) => {
     await createStaging(tx);
     await stage(tx);
     const identifiers = new Set(tubes.map((tube) => tube.replaceAll('-', '')));
-    return await writeStaged(tx, { rows, tubes: identifiers }, new ErrorCollector(), 'data.csv');
+    return await writeStaged(tx, { rows, tubes: identifiers, hasStatus }, new ErrorCollector(), 'data.csv');
   });
 }
 

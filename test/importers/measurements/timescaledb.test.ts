@@ -7,7 +7,9 @@
 import t from 'tap';
 import { connect } from '../../../src/db/connect.js';
 import { migrate, usesTimescaleDb } from '../../../src/db/migrate.js';
+import { type Instant, parseDateTime } from '../../../src/domain/datetime.js';
 import { ImportRejected } from '../../../src/importers/importErrors.js';
+import { removeMeasurements, setStatus } from '../../../src/importers/measurements/corrections.js';
 import { vacuumMeasurements } from '../../../src/importers/measurements/measurements.js';
 import { upsertRegistry } from '../../../src/importers/registry/registry.js';
 import { startTimescale } from '../../../testkit/timescale.js';
@@ -77,5 +79,78 @@ t.test('insert, re-import, correction on compressed chunks, duplicates: on a hyp
   t.equal(
     (error as ImportRejected).report(),
     'data.csv:3: observedAt: the same tube and instant as line 2 (a tube has one value per instant)\n',
+  );
+});
+
+t.test('statuses on a hypertable: imported, set and removed in a compressed chunk', async (t) => {
+  await sql`truncate measurements, measurement_changes, measurement_corrections, latest_measurements`;
+  const at = (day: number) => new Date(Date.UTC(2024, 5, 1 + day)).toISOString();
+  const instant = (day: number) => (parseDateTime(at(day)) as { instant: Instant }).instant;
+  /** Stages rows [day, value, status] of TUBE from a file with the status column. */
+  const importStatuses = (rows: [number, number, number][]) =>
+    importStaged(
+      sql,
+      [TUBE],
+      rows.length,
+      async (tx) => {
+        for (const [i, [day, value, status]] of rows.entries()) {
+          await tx`insert into measurement_staging values (${i + 2}, ${TUBE}, ${at(day)}, ${value}, ${status})`;
+        }
+      },
+      true,
+    );
+  const days = [0, 1, 2, 3, 4, 5].map((day): [number, number, number] => [day, day, day < 3 ? 0 : 1]);
+  t.same(await importStatuses(days), { rows: 6, inserted: 6, updated: 0, unchanged: 0 });
+  await sql`select compress_chunk(c) from show_chunks('measurements') c`;
+  const history = async () => {
+    const [row] = await sql<{ order: string }[]>`
+      select coalesce(greatest((select max(change_order) from measurement_changes),
+                               (select max(change_order) from measurement_corrections)), 0) as order`;
+    const order = Number(row?.order);
+    const runs = await sql<{ row: string }[]>`
+      select to_char(first_at at time zone 'UTC', 'DD') || '-' || to_char(last_at at time zone 'UTC', 'DD') as row
+      from measurement_changes where change_order = ${order} order by first_at`;
+    const corrections = await sql<{ row: string }[]>`
+      select to_char(observed_at at time zone 'UTC', 'DD') || ' ' || value_before || ' ' || status_before ||
+             ' -> ' || coalesce(value_after || ' ' || status_after, 'removed') as row
+      from measurement_corrections where change_order = ${order} order by observed_at`;
+    return { runs: runs.map((r) => r.row), corrections: corrections.map((r) => r.row) };
+  };
+  const latest = async () =>
+    (
+      await sql<{ row: string }[]>`
+        select status || ' ' || to_char(observed_at at time zone 'UTC', 'DD') || ' ' || value as row
+        from latest_measurements order by status`
+    ).map((r) => r.row);
+  t.same(await latest(), ['0 03 2', '1 06 5']);
+
+  t.same(
+    await importStatuses([
+      [1, 1, 0],
+      [2, 2, 2],
+      [3, 3.5, 1],
+    ]),
+    { rows: 3, inserted: 0, updated: 2, unchanged: 1 },
+    'a status and a value corrected in the compressed chunk',
+  );
+  t.same(await history(), { runs: [], corrections: ['03 2 0 -> 2 2', '04 3 1 -> 3.5 1'] });
+  t.same(await latest(), ['0 02 1', '1 06 5', '2 03 2']);
+
+  t.equal(await setStatus(sql, [TUBE], { from: instant(0), to: instant(5) }, 'approved'), 3);
+  t.same(await history(), {
+    runs: [],
+    corrections: ['03 2 2 -> 2 0', '04 3.5 1 -> 3.5 0', '05 4 1 -> 4 0'],
+  });
+  t.same(await latest(), ['0 05 4', '1 06 5']);
+
+  t.equal(await removeMeasurements(sql, TUBE, { from: instant(4), to: instant(10) }), 2);
+  t.same(await history(), { runs: [], corrections: ['05 4 0 -> removed', '06 5 1 -> removed'] });
+  t.same(await latest(), ['0 04 3.5']);
+  const stored = await sql<{ row: string }[]>`
+    select to_char(observed_at at time zone 'UTC', 'DD') || ' ' || value || ' ' || status as row
+    from measurements order by observed_at`;
+  t.same(
+    stored.map((r) => r.row),
+    ['01 0 0', '02 1 0', '03 2 0', '04 3.5 0'],
   );
 });

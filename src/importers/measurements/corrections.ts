@@ -1,0 +1,99 @@
+/**
+ * The operator's corrections (`gwapi measurements status|remove`): a status set over an interval, or one
+ * tube's measurements removed over one. Each is one transaction that writes, for the rows it changed,
+ * what an import writes for the rows it corrects (changeLog.ts): its tubes locked first, each row's
+ * correction (its version before and after, or before and none for a removal), the series versions,
+ * and the latest measurements. They insert nothing, so they write no runs.
+ */
+import type { Fragment, TransactionSql } from 'postgres';
+import type { Sql } from '../../db/connect.js';
+import { begin } from '../../db/transaction.js';
+import { formatInstant, type Instant } from '../../domain/datetime.js';
+import { type Status, statusCode } from '../../domain/status.js';
+import { UserError } from '../../errors.js';
+import { lockTubes, recordCorrections, recordRemovals, refreshLatest } from './changeLog.js';
+import { markSeriesChanged } from './seriesChanged.js';
+
+/** `[from, to)`. */
+export interface Interval {
+  from: Instant;
+  to: Instant;
+}
+
+/** Lower-case tube identifiers, or every tube. */
+export type Tubes = readonly string[] | 'all';
+
+/** Sets `status` on the measurements of `tubes` in `interval` that have another; returns how many. */
+export function setStatus(sql: Sql, tubes: Tubes, interval: Interval, status: Status): Promise<number> {
+  return begin(sql, async (tx) => {
+    await lockKnownTubes(tx, tubes);
+    const ids = tubeIds(tx, tubes);
+    const code = statusCode(status);
+    const [row] = await tx<{ changed: string }[]>`
+      with written as (
+        update measurements set status = ${code}
+        where tube_id in (${ids}) and ${within(tx, interval)} and status <> ${code}
+        returning tube_id, observed_at, value, status, false as inserted
+      ), corrected as (${recordCorrections(tx)}),
+      changed as (${markSeriesChanged(tx, tx`select tube_id from written`)})
+      select count(*) as changed from written`;
+    await refreshLatest(tx);
+    return Number(row?.changed ?? 0);
+  });
+}
+
+/** The measurements of `tube` in `interval`, as they are now (what a removal would remove). */
+export async function countMeasurements(sql: Sql, tube: string, interval: Interval): Promise<number> {
+  return await begin(sql, async (tx) => {
+    await checkKnown(tx, [tube]);
+    const ids = tubeIds(tx, [tube]);
+    const [row] = await tx<{ stored: string }[]>`
+      select count(*) as stored from measurements where tube_id in (${ids}) and ${within(tx, interval)}`;
+    return Number(row?.stored ?? 0);
+  });
+}
+
+/** Removes the measurements of `tube` in `interval`; returns how many. */
+export function removeMeasurements(sql: Sql, tube: string, interval: Interval): Promise<number> {
+  return begin(sql, async (tx) => {
+    await lockKnownTubes(tx, [tube]);
+    const ids = tubeIds(tx, [tube]);
+    const [row] = await tx<{ removed: string }[]>`
+      with removed as (
+        delete from measurements where tube_id in (${ids}) and ${within(tx, interval)}
+        returning tube_id, observed_at, value, status
+      ), corrected as (${recordRemovals(tx)}),
+      changed as (${markSeriesChanged(tx, tx`select tube_id from removed`)})
+      select count(*) as removed from removed`;
+    await refreshLatest(tx);
+    return Number(row?.removed ?? 0);
+  });
+}
+
+const within = (q: TransactionSql, { from, to }: Interval) =>
+  q`observed_at >= ${formatInstant(from)}::timestamptz and observed_at < ${formatInstant(to)}::timestamptz`;
+
+/**
+ * Locks the tubes (in id order, as every writer does, before anything reads their rows); throws naming
+ * every unknown identifier.
+ */
+async function lockKnownTubes(tx: TransactionSql, tubes: Tubes): Promise<void> {
+  await lockTubes(tx, tubes === 'all' ? tx`select identifier from tubes` : [...tubes], { nowait: false });
+  await checkKnown(tx, tubes);
+}
+
+async function checkKnown(tx: TransactionSql, tubes: Tubes): Promise<void> {
+  if (tubes === 'all') return;
+  const unknown = await tx<{ identifier: string }[]>`
+    select i.identifier::text from unnest(${tubes}::uuid[]) as i (identifier)
+    where not exists (select from tubes t where t.identifier = i.identifier)`;
+  if (unknown.length > 0) {
+    throw new UserError(`unknown tube identifier: ${unknown.map((row) => row.identifier).join(', ')}`);
+  }
+}
+
+/** A subquery of the tubes' ids. */
+const tubeIds = (tx: TransactionSql, tubes: Tubes): Fragment =>
+  tubes === 'all'
+    ? tx`select id from tubes`
+    : tx`select id from tubes where identifier = any(${tubes}::uuid[])`;
