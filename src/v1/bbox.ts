@@ -78,11 +78,12 @@ export const bboxParameter = z
   .meta({
     param: {
       description:
-        'Only the wells whose location lies inside this box, edges included: `minLon,minLat,maxLon,maxLat` ' +
-        'in WGS 84 decimal degrees (the order of OGC API - Features), longitudes within [-180, 180], ' +
-        'latitudes within [-90, 90], each minimum at most its maximum (a box does not cross the ' +
-        'antimeridian). Wells without a location are left out. Anything else, or the parameter twice, ' +
-        'is 400. A box that holds none of the wells this key may read is an empty answer, not an error.',
+        'Only the wells whose location lies inside this box, edges included, and so only their tubes: ' +
+        '`minLon,minLat,maxLon,maxLat` in WGS 84 decimal degrees (the order of OGC API - Features), ' +
+        'longitudes within [-180, 180], latitudes within [-90, 90], each minimum at most its maximum (a ' +
+        'box does not cross the antimeridian). Wells without a location are left out. With `tubes` as ' +
+        'well, both apply. Anything else, or the parameter twice, is 400. A box that holds none of the ' +
+        'wells this key may read is an empty answer in the chosen format, not an error.',
     },
     examples: ['4.2,51.8,5.6,52.6'],
   });

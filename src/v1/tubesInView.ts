@@ -1,7 +1,8 @@
 /**
  * The tubes a response of many tubes holds (the network, the latest): the `tubes` parameter as a client
- * sends it, the tubes of the key's view in discovery's order, and the 404 that names a listed tube the
- * key may not read. Shared here so that every such endpoint refuses and orders alike.
+ * sends it, the tubes of the key's view in discovery's order, the 404 that names a listed tube the
+ * key may not read, and the tubes of the wells inside a box (`bbox`). Shared here so that every such
+ * endpoint refuses, orders and selects alike.
  */
 import { z } from 'zod';
 import type { Queryable } from '../db/connect.js';
@@ -10,6 +11,7 @@ import type { TubeRow } from '../engine/read/tubes.js';
 import { canonicalTubeIdentifier, EXAMPLE_TUBE_IDENTIFIER } from '../engine/schemas.js';
 import { ProblemError } from '../http/problems/problems.js';
 import type { Client } from '../keys/clients.js';
+import { type Bbox, containsLocation } from './bbox.js';
 import { GIVEN_TWICE } from './measurementsQuery.js';
 
 /** The most tubes one request may list; without `tubes`, every readable tube is included. */
@@ -74,6 +76,12 @@ export interface TubeInView extends TubeRow {
   wellName: string;
   /** When the well's name last changed (sql/005): it moves the tube in the order. */
   wellChangedAt: Date;
+  wellId: number;
+  /** The well's location (sql/008), null when unknown. */
+  longitude: number | null;
+  latitude: number | null;
+  /** When the well's location last changed, null if it never did. */
+  locationChangedAt: Date | null;
 }
 
 /**
@@ -89,7 +97,8 @@ export async function tubesInView(
   const rows = await sql<TubeInView[]>`
     select t.id, t.identifier::text as identifier, t.number, t.unit, t.vertical_datum as "verticalDatum",
            t.series_version::text as "seriesVersion", t.series_changed_at as "seriesChangedAt",
-           w.name as "wellName", w.changed_at as "wellChangedAt"
+           w.name as "wellName", w.changed_at as "wellChangedAt", w.id as "wellId",
+           w.longitude, w.latitude, w.location_changed_at as "locationChangedAt"
     from tubes t join wells w on w.id = t.well_id
     where (${client.allTubes} or t.id = any(${[...client.grants]}::int[]))
       ${listed === undefined ? sql`` : sql`and t.identifier = any(${listed as string[]}::uuid[])`}`;
@@ -114,4 +123,42 @@ export async function selectTubes(
     if (missing !== -1) throw listedTubeNotFound(listed[missing]!);
   }
   return tubes;
+}
+
+export interface TubeSelection {
+  /** The response's tubes, in discovery's order. */
+  tubes: TubeInView[];
+  /** Every tube the request could select, inside the box or not (the tubes alone without a box). */
+  candidates: TubeInView[];
+  /**
+   * With a box: the latest location change among the candidates' wells, inside the box or not: a well
+   * that left the box took its tubes out of the response, which its own tubes' times cannot tell.
+   */
+  locationsChangedAt: Date | undefined;
+}
+
+/**
+ * The response's tubes as selectTubes finds them, then, with a box, only those of the wells whose
+ * location lies inside it (edges included; a well without a location never does). A listed tube outside
+ * the box is left out, not refused: both parameters apply. A box that holds none of them is an empty
+ * selection, a document of no tube, like a key's view with nothing in it.
+ */
+export async function selectTubesInBox(
+  tx: Queryable,
+  client: Client,
+  listed: readonly string[] | undefined,
+  bbox: Bbox | undefined,
+): Promise<TubeSelection> {
+  const candidates = await selectTubes(tx, client, listed);
+  if (bbox === undefined) return { tubes: candidates, candidates, locationsChangedAt: undefined };
+  let locationsChangedAt = new Date(0);
+  for (const { locationChangedAt } of candidates) {
+    if (locationChangedAt !== null && locationChangedAt > locationsChangedAt)
+      locationsChangedAt = locationChangedAt;
+  }
+  return {
+    tubes: candidates.filter((tube) => containsLocation(bbox, tube.longitude, tube.latitude)),
+    candidates,
+    locationsChangedAt,
+  };
 }

@@ -8,7 +8,8 @@ import type { Validators } from '../../http/conditional.js';
 import type { Client } from '../../keys/clients.js';
 import { type SyncPoint, seesAllOf, standbyPoint } from '../../sync/token.js';
 import type { SyncTokens } from '../../sync/tokens.js';
-import { selectTubes, type TubeInView } from '../tubesInView.js';
+import type { Bbox } from '../bbox.js';
+import { selectTubesInBox, type TubeInView } from '../tubesInView.js';
 import { changesGone } from './refusals.js';
 import { type NetworkTagInputs, networkValidators } from './validators.js';
 
@@ -24,6 +25,8 @@ export interface SelectionRequest {
   client: Client;
   /** `tubes` as sent, or undefined for every tube the key may read. */
   listed: readonly string[] | undefined;
+  /** `bbox`: only the tubes of the wells inside it. */
+  bbox: Bbox | undefined;
   /** What `changedSince` stands for, when given. */
   since: SyncPoint | undefined;
   tagInputs: Omit<NetworkTagInputs, 'tubes'>;
@@ -39,10 +42,10 @@ export interface SelectionRequest {
 export async function selectNetwork(
   tx: Queryable,
   sync: SyncTokens,
-  { client, listed, since, tagInputs }: SelectionRequest,
+  { client, listed, bbox, since, tagInputs }: SelectionRequest,
   source: Pick<ReadSource, 'replica'>,
 ): Promise<NetworkSelection> {
-  const tubes = await selectTubes(tx, client, listed);
+  const { tubes, candidates, locationsChangedAt } = await selectTubesInBox(tx, client, listed, bbox);
   const read = await sync.current(tx, client);
   const now = source.replica ? standbyPoint(read) : read;
   if (since !== undefined && source.replica && !seesAllOf(now, since)) {
@@ -51,9 +54,43 @@ export async function selectNetwork(
     });
   }
   if (since !== undefined && (await sync.gone(tx, since, now))) throw changesGone();
+  if (since !== undefined && bbox !== undefined && (await wellsWrittenSince(tx, candidates, since))) {
+    throw changesGone();
+  }
   return {
     tubes,
     syncToken: await sync.issue(tx, now, client.keyId),
-    validators: networkValidators({ tubes, ...tagInputs }, client),
+    validators: networkValidators({ tubes, ...tagInputs }, client, locationsChangedAt),
   };
+}
+
+/**
+ * Whether a well of the candidates was written after the token's snapshot: then its location may have
+ * taken it into the box (its earlier measurements are not in the client's copy, and a delta would not
+ * bring them) or out of it (the copy keeps what the response no longer holds), and the delta cannot be
+ * told as measurements. Without a box no location changes what a response holds, and none is a 410.
+ * Read from each well row's own xmin, widened to an xid8 in the epoch of the snapshot's xmax (an xmin
+ * that reads above xmax's low half is from the epoch before): a row frozen long ago may read as newer
+ * than it is, which costs a needless 410, never a missed change.
+ */
+async function wellsWrittenSince(
+  tx: Queryable,
+  candidates: readonly TubeInView[],
+  since: SyncPoint,
+): Promise<boolean> {
+  const wellIds = [...new Set(candidates.map((tube) => tube.wellId))];
+  if (wellIds.length === 0) return false;
+  const snapshot = `${since.xmin}:${since.xmax}:${since.xip.join(',')}`;
+  const [row] = await tx<{ written: boolean }[]>`
+    select exists (
+      select from wells w,
+        (select x >> 32 as epoch, x & 4294967295 as low
+         from (select pg_snapshot_xmax(pg_current_snapshot())::text::bigint as x) now) e
+      where w.id = any(${wellIds}::int[])
+        and not pg_visible_in_snapshot(
+          (((e.epoch - case when w.xmin::text::bigint > e.low then 1 else 0 end) << 32)
+            + w.xmin::text::bigint)::text::xid8,
+          ${snapshot}::pg_snapshot)
+    ) as written`;
+  return row!.written;
 }

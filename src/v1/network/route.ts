@@ -1,5 +1,5 @@
 /**
- * GET /v1/groundwater-monitoring-measurements?from&to[&aggregate][&tubes][&changedSince]: the series of
+ * GET /v1/groundwater-monitoring-measurements?from&to[&aggregate][&tubes][&changedSince][&bbox]: the series of
  * many tubes, or of every tube the key may read, from one snapshot in one stream.
  */
 import type { FastifyInstance } from 'fastify';
@@ -62,6 +62,7 @@ export async function networkRoute(
             {
               client,
               listed: query.tubes,
+              bbox: query.bbox,
               since,
               tagInputs: { ...interval, coding, variant: format.name, changedSince: query.changedSince },
             },

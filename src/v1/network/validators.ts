@@ -47,9 +47,17 @@ export function networkTag(inputs: NetworkTagInputs): string {
   return `W/${strong}`;
 }
 
-/** The latest change of what the response derives from: its tubes, their wells, and the key's grants. */
-function lastChange(tubes: readonly TubeInView[], client: Client): Date {
+/**
+ * The latest change of what the response derives from: its tubes, their wells, the key's grants, and
+ * with a box the locations that chose the tubes.
+ */
+function lastChange(
+  tubes: readonly TubeInView[],
+  client: Client,
+  locationsChangedAt: Date | undefined,
+): Date {
   let latest = client.accessChangedAt ?? new Date(0);
+  if (locationsChangedAt !== undefined && locationsChangedAt > latest) latest = locationsChangedAt;
   for (const { seriesChangedAt, wellChangedAt } of tubes) {
     if (seriesChangedAt > latest) latest = seriesChangedAt;
     if (wellChangedAt > latest) latest = wellChangedAt;
@@ -57,6 +65,10 @@ function lastChange(tubes: readonly TubeInView[], client: Client): Date {
   return latest;
 }
 
-export function networkValidators(inputs: NetworkTagInputs, client: Client): Validators {
-  return { etag: networkTag(inputs), lastModified: lastChange(inputs.tubes, client) };
+export function networkValidators(
+  inputs: NetworkTagInputs,
+  client: Client,
+  locationsChangedAt?: Date,
+): Validators {
+  return { etag: networkTag(inputs), lastModified: lastChange(inputs.tubes, client, locationsChangedAt) };
 }

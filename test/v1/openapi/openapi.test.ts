@@ -170,12 +170,13 @@ t.test('the OpenAPI document', async (t) => {
     });
   });
 
-  t.test('documents the network endpoint: tubes, changedSince, Sync-Token and 410', async (t) => {
+  t.test('documents the network endpoint: tubes, changedSince, bbox, Sync-Token and 410', async (t) => {
     const network = document.paths['/groundwater-monitoring-measurements'].get;
     t.same(parameterList(network), [
       ...INTERVAL_QUERY,
       ['tubes', 'query', false],
       ['changedSince', 'query', false],
+      ['bbox', 'query', false],
       ...CONDITIONAL,
     ]);
     t.same(network.parameters[3].schema.enum, ['json', 'csv', 'arrow'], 'format: the three formats');
@@ -325,6 +326,25 @@ t.test('the OpenAPI document', async (t) => {
     const forbidden = await get(api.base, '/v1/groundwater-monitoring-wells', { 'x-api-key': nothing.key });
     check(wellsOperation, forbidden, 'wells 403');
     t.same(JSON.parse(forbidden.body), example(wellsOperation, 403), 'wells 403: its example exactly');
+    t.same(parameterList(wellsOperation), [
+      ['format', 'query', false],
+      ['bbox', 'query', false],
+      ...CONDITIONAL,
+    ]);
+    const geojson = await get(api.base, '/v1/groundwater-monitoring-wells?format=geojson', {
+      'x-api-key': reader.key,
+    });
+    t.equal(geojson.headers['content-type'], 'application/geo+json');
+    check(wellsOperation, geojson, 'wells 200, GeoJSON');
+    const boxed = await get(api.base, '/v1/groundwater-monitoring-wells?bbox=-180,-90,180,90', {
+      'x-api-key': reader.key,
+    });
+    check(wellsOperation, boxed, 'wells 200, bbox');
+    const badBox = await get(api.base, '/v1/groundwater-monitoring-wells?bbox=5.6,51.8,4.2,52.6', {
+      'x-api-key': reader.key,
+    });
+    check(wellsOperation, badBox, 'wells 400');
+    likeExample(wellsOperation, badBox, 'wells 400');
 
     const ok = await series(tube!.identifier);
     t.equal(ok.status, 200);
