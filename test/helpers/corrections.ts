@@ -4,11 +4,18 @@
  * model take the same operations, and every client's copy after a delta must equal a full pull.
  */
 import fc from 'fast-check';
-import type { Queryable } from '../../src/db/connect.js';
+import type { Queryable, Sql } from '../../src/db/connect.js';
 import { bucketsOf } from '../../src/engine/read/buckets.js';
 import { STATUSES } from '../../src/engine/schemas.js';
-import { changedMeasurementsSelect, deltaRefusal, REMOVED_CODE } from '../../src/sync/sql.js';
+import { upsertRegistry } from '../../src/importers/registry/registry.js';
+import {
+  changedMeasurementsSelect,
+  currentSyncPoint,
+  deltaRefusal,
+  REMOVED_CODE,
+} from '../../src/sync/sql.js';
 import type { SyncPoint } from '../../src/sync/token.js';
+import { ALL, snapshotRead } from './sync.js';
 
 export const FROM = '2024-01-01T00:00:00Z';
 /** Twelve hourly instants per tube. */
@@ -174,4 +181,123 @@ export async function applyDelta(
   }
   for (const key of removed) copy.delete(key);
   return { refused: false, keys };
+}
+
+type Of<K extends Operation['kind']> = Extract<Operation, { kind: K }>;
+
+/** What writes the operations (test/helpers/correctionWriters.ts), over tube positions. */
+export interface Writers {
+  import(tubeIds: number[], op: Of<'import'>): Promise<void>;
+  status(tubeIds: number[], op: Of<'status'>): Promise<void>;
+  remove(tubeIds: number[], op: Of<'remove'>): Promise<void>;
+  compress?: (() => Promise<void>) | undefined;
+}
+
+const TUBES = ['1b4e28ba-2fa1-11d2-883f-0016d3cca427', '1b4e28ba-2fa1-11d2-883f-0016d3cca428'];
+
+/** Two tubes of two wells registered; their ids in list order. */
+export async function registerTubes(sql: Sql): Promise<number[]> {
+  await upsertRegistry(sql, [
+    { name: 'W1', tubes: [{ identifier: TUBES[0]!, number: '1' }] },
+    { name: 'W2', tubes: [{ identifier: TUBES[1]!, number: '1' }] },
+  ]);
+  const ids = await sql<{ id: number }[]>`select id from tubes order by identifier`;
+  return ids.map((row) => row.id);
+}
+
+interface Client {
+  since: SyncPoint;
+  copy: Copy;
+  /** Operations applied when the token was read: what changed after it starts there. */
+  seen: number;
+}
+
+/** Runs `ops` against the database and the model; returns the first disagreement, or undefined. */
+export async function runOperations(
+  sql: Sql,
+  tubeIds: number[],
+  writers: Writers,
+  ops: Operation[],
+): Promise<string | undefined> {
+  await sql`truncate measurements, measurement_changes, measurement_corrections, latest_measurements`;
+  const model = new Map<string, { value: number; status: number }>();
+  /** Per operation, the keys whose value or status it changed, or that it inserted or removed. */
+  const changed: Set<string>[] = [];
+  const clients = new Map<number, Client>();
+  const keyOf = (tube: number, at: number) => `${tube} ${new Date(instant(at)).toISOString()}`;
+  for (const [index, op] of ops.entries()) {
+    const touched = new Set<string>();
+    changed.push(touched);
+    const set = (key: string, next: { value: number; status: number } | undefined) => {
+      const before = model.get(key);
+      if (before?.value === next?.value && before?.status === next?.status) return;
+      touched.add(key);
+      if (next) model.set(key, next);
+      else model.delete(key);
+    };
+    switch (op.kind) {
+      case 'import':
+        await writers.import(tubeIds, op);
+        for (const row of op.rows) {
+          const key = keyOf(row.tube, row.at);
+          set(key, { value: row.value, status: row.status ?? model.get(key)?.status ?? 1 });
+        }
+        break;
+      case 'status': {
+        await writers.status(tubeIds, op);
+        const tubes = op.tubes === 'all' ? tubeIds.map((_, i) => i) : op.tubes;
+        for (const tube of tubes) {
+          for (let at = op.from; at < op.to; at++) {
+            const key = keyOf(tube, at);
+            const row = model.get(key);
+            if (row) set(key, { value: row.value, status: op.status });
+          }
+        }
+        break;
+      }
+      case 'remove':
+        await writers.remove(tubeIds, op);
+        for (let at = op.from; at < op.to; at++) set(keyOf(op.tube, at), undefined);
+        break;
+      case 'compress':
+        await writers.compress?.();
+        break;
+      case 'sync': {
+        const view = CLIENT_VIEWS[op.client]!;
+        const problem = await snapshotRead(sql, async (tx) => {
+          const now = await currentSyncPoint(tx, ALL);
+          const whole = await fullPull(tx, tubeIds, view);
+          const client = clients.get(op.client);
+          clients.set(op.client, { since: now, copy: whole, seen: index + 1 });
+          if (!client) return undefined;
+          const held = new Map(client.copy);
+          const applied = await applyDelta(tx, tubeIds, view, client.since, client.copy);
+          const since = new Set(changed.slice(client.seen).flatMap((keys) => [...keys]));
+          const left = [...held.keys()].filter((key) => !whole.has(key));
+          if (applied.refused) {
+            // Aggregated keys are buckets: a refusal is right when a bucket the client held is gone.
+            return left.length > 0 ? undefined : `client ${op.client} refused with nothing it held gone`;
+          }
+          const unchanged = view.aggregate ? [] : applied.keys.filter((key) => !since.has(key));
+          if (unchanged.length > 0) return `client ${op.client} was sent unchanged ${unchanged.join(', ')}`;
+          const copy = [...client.copy].sort().join('\n');
+          const expected = [...whole].sort().join('\n');
+          return copy === expected ? undefined : `client ${op.client}: copy\n${copy}\nfull pull\n${expected}`;
+        });
+        if (problem) return `after operation ${index}: ${problem}`;
+        break;
+      }
+    }
+    const stored = await snapshotRead(sql, (tx) =>
+      fullPull(tx, tubeIds, { withStatus: true, aggregate: false }),
+    );
+    const modelled = [...model].map(
+      ([key, row]) => `${key},${row.value} ${['approved', 'provisional', 'rejected'][row.status]}`,
+    );
+    const storedRows = [...stored].map(([key, text]) => `${key},${text}`);
+    if (modelled.sort().join('\n') !== storedRows.sort().join('\n')) {
+      return `after operation ${index} (${op.kind}): the database holds\n${storedRows.join('\n')}\nthe model\n${modelled.join('\n')}`;
+    }
+  }
+  return undefined;
 }

@@ -1,0 +1,47 @@
+/**
+ * Corrections in sync deltas, model-based: random sequences of imports (with and without status),
+ * status changes, removals and syncs by clients of every view (status filters, include=status,
+ * buckets). After every sync, each client's copy (its last copy with the delta applied as the client
+ * guide says) must equal a full pull in the same snapshot; a delta reports only measurements that
+ * changed since the token, and refuses (410) only when a measurement the client held left its view.
+ * A naive writer, whose removals leave no trace in the change history, is run as a control and must
+ * be caught.
+ */
+import fc from 'fast-check';
+import t, { type Test } from 'tap';
+import { CLIENT_VIEWS, INSTANTS, operations, registerTubes, runOperations } from '../helpers/corrections.js';
+import { naiveRemoval, realWriters } from '../helpers/correctionWriters.js';
+import { freshDatabase } from '../helpers/database.js';
+
+const RUNS = Number(process.env.CORRECTIONS_RUNS ?? 40);
+
+async function registered(t: Test) {
+  const { sql } = await freshDatabase(t);
+  return { sql, tubeIds: await registerTubes(sql) };
+}
+
+t.test('every client ends equal to a full pull, on plain PostgreSQL', async (t) => {
+  const { sql, tubeIds } = await registered(t);
+  const writers = realWriters(sql);
+  await fc.assert(
+    fc.asyncProperty(operations(2, CLIENT_VIEWS.length), async (ops) => {
+      const problem = await runOperations(sql, tubeIds, writers, ops);
+      if (problem) throw new Error(problem);
+    }),
+    { numRuns: RUNS },
+  );
+  t.pass(`${RUNS} random sequences of ${INSTANTS} instants per tube`);
+});
+
+t.test('control: removals that leave no correction are caught', async (t) => {
+  const { sql, tubeIds } = await registered(t);
+  const writers = { ...realWriters(sql), remove: naiveRemoval(sql) };
+  const result = await fc.check(
+    fc.asyncProperty(operations(2, CLIENT_VIEWS.length), async (ops) => {
+      const problem = await runOperations(sql, tubeIds, writers, ops);
+      if (problem) throw new Error(problem);
+    }),
+    { numRuns: 200 },
+  );
+  t.ok(result.failed, 'the naive writer leaves a client with rows that were removed');
+});
