@@ -2,13 +2,16 @@
  * The recipes of the network endpoint in docs/clients.md, run as they stand there against a real server
  * with rows imported by the real importer: the year in polars (Arrow) and in pandas (CSV) holds every
  * measurement of the data, value for value and to the microsecond; the nightly sync (curl, pandas) takes
- * only the changes after the first run, and its copy equals a full pull after imports and after a 410.
+ * only the changes after the first run, and its copy equals a full pull after imports, a status change, a
+ * removal, and a 410.
  */
 import { execFile, spawnSync } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
+import { parseDateTime } from '../../../src/domain/datetime.js';
+import { removeMeasurements, setStatus } from '../../../src/importers/measurements/corrections.js';
 import { addKey, addWell } from '../../../testkit/fixtures.js';
 import { startApi } from '../../helpers/api.js';
 import { recipe } from '../../helpers/clientGuide.js';
@@ -32,6 +35,12 @@ import json, pandas
 def rows(frame):
     return [[t, int(at.value // 1000), v] for t, at, v in zip(frame.tubeIdentifier, frame.observedAt, frame.value)]
 `;
+
+const instant = (text: string) => {
+  const parsed = parseDateTime(text);
+  if (!parsed.ok) throw new Error(parsed.reason);
+  return parsed.instant;
+};
 
 /** In the copy's order: by tube identifier, then time. */
 const sorted = (rows: Row[]) =>
@@ -141,12 +150,33 @@ console.log(JSON.stringify({ schema: String(year.schema.observedAt), rows: rows.
     const second = await night();
     t.same(
       second.changes,
-      [`${TUBE},2024-07-01T00:00:00.25Z,-2.5,m,NAP`, `${OTHER},2024-06-02T12:00:00Z,7.5,m,NAP`],
+      [
+        `${TUBE},2024-07-01T00:00:00.25Z,-2.5,provisional,m,NAP`,
+        `${OTHER},2024-06-02T12:00:00Z,7.5,provisional,m,NAP`,
+      ],
       'only what changed',
     );
     current = [...asRows([...year.slice(0, 4), imported[0]!, imported[1]!])];
     t.same(second.copy, sorted(current), 'the copy equals a full pull');
     t.not(second.token, first.token, 'a new token kept');
+
+    // The operator approves a row and removes one imported into the wrong tube.
+    const day = (text: string) => ({ from: instant(`${text}T00:00:00Z`), to: instant(`${text}T23:59:59Z`) });
+    t.equal(await setStatus(sql, [TUBE], day('2024-01-01'), 'approved'), 1);
+    t.equal(await removeMeasurements(sql, TUBE, day('2024-03-31')), 1);
+    const third = await night();
+    t.same(
+      third.changes,
+      [
+        `${TUBE},2024-01-01T00:00:00Z,-1.23,approved,m,NAP`,
+        `${TUBE},2024-03-31T01:30:00.000001Z,0.1,removed,m,NAP`,
+      ],
+      'the approval, and the removal with the value it had',
+    );
+    current = current.filter(
+      ([tube, at]) => !(tube === TUBE && at === micros('2024-03-31T01:30:00.000001Z')),
+    );
+    t.same(third.copy, sorted(current), 'the removed row left the copy, which equals a full pull');
 
     await sql`update wells set name = 'W renamed' where name = 'W'`;
     const renamed = await night();
