@@ -6,7 +6,9 @@
  *
  * - appended: 100 new rows for each tube after its year (the import's direct path: 10 runs);
  * - then corrections: 100 values of each tube given another value, scattered over its year (the staging
- *   path's upsert: 1,000 runs of one row, the worst case for the delta's joins);
+ *   path's upsert: 1,000 corrections of one row each);
+ * - then a status change: 2,880 rows of one tube approved (`gwapi measurements status`), against a series
+ *   of 2,880 rows, without a filter and with status=approved;
  *
  * each delta read (after its import, before the next) by changedMeasurementsSelect for the ten tubes
  * over the whole year and the day after, raw and by day, and a series of 1,000 rows (one tube, 1,000
@@ -21,10 +23,18 @@
  */
 import { Readable } from 'node:stream';
 import type { Queryable, Sql } from '../../src/db/connect.js';
+import { parseDateTime } from '../../src/domain/datetime.js';
 import { readBatches } from '../../src/engine/read/binaryCopy.js';
 import { seriesSelect, shapeOf } from '../../src/engine/read/selects.js';
+import { setStatus } from '../../src/importers/measurements/corrections.js';
 import { importMeasurements } from '../../src/importers/measurements/measurements.js';
-import { changedMeasurementsSelect, currentSyncPoint, loadSyncSecret, syncGone } from '../../src/sync/sql.js';
+import {
+  type ChangedMeasurements,
+  changedMeasurementsSelect,
+  currentSyncPoint,
+  loadSyncSecret,
+  syncGone,
+} from '../../src/sync/sql.js';
 import { issueSyncToken, readSyncToken, type SyncPoint } from '../../src/sync/token.js';
 import { startDatabaseServer } from '../../testkit/databaseServer.js';
 import { requirePrerequisites, throwawayPostgres } from '../../testkit/prerequisites.js';
@@ -87,6 +97,11 @@ try {
   const point = () => sql.begin(SNAPSHOT, (tx) => currentSyncPoint(tx, ALL));
   const csv = (lines: string[]) => Readable.from([`tubeIdentifier,observedAt,value\n${lines.join('\n')}\n`]);
   const minute = (n: number) => new Date(Date.parse(SERIES_START) + n * 60_000).toISOString();
+  const instantOf = (text: string) => {
+    const parsed = parseDateTime(text);
+    if (!parsed.ok) throw new Error(parsed.reason);
+    return parsed.instant;
+  };
 
   const ids = tubes.map((t) => t.id);
   const delta = (since: SyncPoint, aggregate?: number): Select => ({
@@ -193,10 +208,38 @@ try {
     },
   ]);
   const correctionsPlan = await explain('delta of 1,000 corrections', delta(beforeCorrections));
+
+  // Phase 3: a status change of 2,880 rows (two days of one tube), as `gwapi measurements status` makes it.
+  const beforeApproval = await point();
+  const approved = await setStatus(
+    sql,
+    [fixture.identifier],
+    { from: instantOf(minute(10_000)), to: instantOf(minute(12_880)) },
+    'approved',
+  );
+  await sql`vacuum analyze measurements`;
+  const series2880: Select = {
+    text: seriesSelect(fixture.tubeId, minute(20_000), minute(22_880)),
+    aggregated: false,
+  };
+  const approvalDelta = (request: Partial<ChangedMeasurements>): Select => ({
+    text: changedMeasurementsSelect({ tubeIds: ids, from: FROM, to: TO, since: beforeApproval, ...request }),
+    aggregated: false,
+  });
+  await measure([
+    { label: 'series, 2,880 rows', run: () => viaSource(sql, series2880), expected: 2880 },
+    { label: 'delta, 2,880 approved', run: () => viaSource(sql, approvalDelta({})), expected: 2880 },
+    {
+      label: 'delta, 2,880 approved, status=approved',
+      run: () => viaSource(sql, approvalDelta({ statuses: [0] })),
+      expected: 2880,
+    },
+  ]);
+  await explain('delta of 2,880 approved', approvalDelta({}));
   await explain('delta of 1,000 corrections, P1D', delta(beforeCorrections, 86_400));
   console.log(
     `appended: ${a.inserted} inserted, then ${RUNS} runs of each read; corrections: ${c.updated} updated, ` +
-      `then ${RUNS} runs of each (the series in both: ${RUNS * 2} runs)\n`,
+      `then ${RUNS} runs of each (the series in both: ${RUNS * 2} runs); status change: ${approved} approved\n`,
   );
 
   const medianOf = (label: string) => median(times.get(label)!);
@@ -214,6 +257,8 @@ try {
       ['delta of 1,000 appended / series of 1,000', vs('delta, 1,000 appended', 'series, 1,000 rows')],
       ['the same, with token work', vs('delta, 1,000 appended, with token work', 'series, 1,000 rows')],
       ['delta of 1,000 corrections / series of 1,000', vs('delta, 1,000 corrections', 'series, 1,000 rows')],
+      ['delta of 2,880 approved / series of 2,880', vs('delta, 2,880 approved', 'series, 2,880 rows')],
+      ['the same, status=approved', vs('delta, 2,880 approved, status=approved', 'series, 2,880 rows')],
     ],
   );
 
