@@ -3,7 +3,7 @@
  * endpoint with its `tubes` and `changedSince` on top of the series' parameters, over bare sockets
  * (methods, headers and encodings no client library would send) with random and near-valid date-times,
  * offsets, percent-encodings (valid, invalid, double, %00, UTF-8, overlong), duplicate, unknown and huge
- * parameters, `format` values and odd Accept lists, odd identifiers, odd methods and headers. Every answer must come within a deadline, be a
+ * parameters, `format`, `status` and `include` values and odd Accept lists, odd identifiers, odd methods and headers. Every answer must come within a deadline, be a
  * 2xx/4xx in the contract's shape, and be the status an independent model of the contract predicts:
  * parser errors, then the path, Host and Expect, route (404/405), key (401), parameters (400), access
  * (403/404), and on the network endpoint a token not issued to the key (400), listed tubes (404), a
@@ -19,6 +19,7 @@ import fc from 'fast-check';
 import t, { type Test } from 'tap';
 import { AGGREGATE_SECONDS, AGGREGATES, type Aggregate } from '../../src/contract.js';
 import { type Instant, microsBetween, parseDateTime } from '../../src/domain/datetime.js';
+import { STATUSES, type Status } from '../../src/engine/schemas.js';
 import { FORMAT_NAMES, type FormatName } from '../../src/engine/write/writer.js';
 import { addKey, addMeasurements, addWell, revokeKey } from '../../testkit/fixtures.js';
 import { startApi, type TestApi } from '../helpers/api.js';
@@ -55,8 +56,8 @@ interface World {
   granted: string;
   hidden: string;
   keys: { reader: string; nothing: string; revoked: string };
-  /** The granted tube's rows: instant, and the value as JSON writes it. */
-  rows: { at: Instant; value: number }[];
+  /** The granted tube's rows: instant, the value as JSON writes it, and the status. */
+  rows: { at: Instant; value: number; status: Status }[];
   /**
    * Sync tokens of the network endpoint: the reader's current one (nothing written since), the
    * reader's from before its view changed (410), and one of another key reading the same tube.
@@ -70,7 +71,15 @@ interface Expected {
   /** On 400 from the parameters: the parameters `errors` must name. */
   errorKeys?: string[];
   /** On 200: the interval the series must state. */
-  interval?: { from: Instant; to: Instant; aggregate?: Aggregate };
+  interval?: {
+    from: Instant;
+    to: Instant;
+    aggregate?: Aggregate;
+    /** `status`: only these; undefined for every status. */
+    statuses?: string[];
+    /** `include=status`. */
+    withStatus?: boolean;
+  };
   /** On 404 of the network endpoint: the listed identifier, as sent, that the detail names. */
   notFound?: string;
   /** On 200 of the network endpoint: a delta since the current token, so no series. */
@@ -267,6 +276,39 @@ const pairs = (name: string, value: fc.Arbitrary<string>, weights: { absent: num
       ),
     );
 
+/** `status` values: lists of statuses in any order, else near-valid or junk lists. */
+const statusValueArb = fc.oneof(
+  {
+    weight: 8,
+    arbitrary: fc.shuffledSubarray([...STATUSES], { minLength: 1 }).map((list) => list.join(',')),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom(
+      'Approved',
+      'removed',
+      '',
+      'approved,',
+      ',rejected',
+      'approved,,rejected',
+      'provisional,provisional',
+      'approved rejected',
+      'approved;rejected',
+    ),
+  },
+  { weight: 1, arbitrary: fc.string({ maxLength: 12 }) },
+);
+
+/** `include` values: `status`, else near-valid or junk lists. */
+const includeValueArb = fc.oneof(
+  { weight: 12, arbitrary: fc.constant('status') },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom('Status', 'status,status', '', 'status,', 'value', 'status,value'),
+  },
+  { weight: 1, arbitrary: fc.string({ maxLength: 12 }) },
+);
+
 /** The query string: from and to (missing, once or repeated), format, other parameters, empty pairs. */
 const queryArb = fc
   .tuple(fromArb, lengthArb)
@@ -354,9 +396,11 @@ const queryArb = fc
         fc.boolean(),
         fc.nat(),
         fc.boolean(),
+        pairs('status', statusValueArb.chain(encodedValue), { absent: 10, once: 6 }),
+        pairs('include', includeValueArb.chain(encodedValue), { absent: 10, once: 6 }),
       )
-      .map(([froms, tos, aggregate, formats, extras, bareKey, shuffle, emptyPairs]) => {
-        const pairs = [...froms, ...tos, ...aggregate, ...formats, ...extras];
+      .map(([froms, tos, aggregate, formats, extras, bareKey, shuffle, emptyPairs, statuses, includes]) => {
+        const pairs = [...froms, ...tos, ...aggregate, ...formats, ...extras, ...statuses, ...includes];
         // A fixed rotation rather than a shuffle: order is irrelevant to the model, only to the parser.
         const rotated = pairs.map((_, i) => pairs[(i + shuffle) % pairs.length]!);
         const parts = rotated.map(([k, v]) => (bareKey && v === '' ? k : `${k}=${v}`));
@@ -926,6 +970,15 @@ function expectedFormat(given: string | undefined, accept: AcceptElement[] | und
   return csv! > json! ? 'csv' : 'json';
 }
 
+/** A comma-separated list parameter: its items, 'invalid' (repeated, an item unknown or twice), or undefined. */
+function listParameter(values: string[], known: readonly string[]): string[] | 'invalid' | undefined {
+  if (values.length === 0) return undefined;
+  if (values.length > 1) return 'invalid';
+  const items = values[0]!.split(',');
+  const wrong = items.some((item) => !known.includes(item)) || new Set(items).size < items.length;
+  return wrong ? 'invalid' : items;
+}
+
 function expectedQuery(
   query: string,
   accept: AcceptElement[] | undefined,
@@ -935,12 +988,18 @@ function expectedQuery(
   const to = parameter(params.getAll('to'));
   const aggregate = params.getAll('aggregate');
   const formats = params.getAll('format');
+  const statuses = listParameter(params.getAll('status'), STATUSES);
+  const include = listParameter(params.getAll('include'), ['status']);
   const errorKeys: string[] = [];
-  // Sorted, as the check compares them.
-  if (aggregate.length > 1 || (aggregate.length === 1 && !AGGREGATES.includes(aggregate[0] as Aggregate)))
-    errorKeys.push('aggregate');
+  const aggregateRefused =
+    aggregate.length > 1 || (aggregate.length === 1 && !AGGREGATES.includes(aggregate[0] as Aggregate));
+  if (aggregateRefused) errorKeys.push('aggregate');
   if (formats.length > 1 || (formats.length === 1 && !['json', 'csv', 'arrow'].includes(formats[0]!)))
     errorKeys.push('format');
+  if (statuses === 'invalid') errorKeys.push('status');
+  // A bucket has no single status: include with a valid aggregate is refused too.
+  if (include === 'invalid' || (include && aggregate.length === 1 && !aggregateRefused))
+    errorKeys.push('include');
   if (typeof from !== 'object') errorKeys.push('from');
   if (typeof to !== 'object') errorKeys.push('to');
   // The interval's own rule is checked once from and to are read, whatever else is wrong.
@@ -949,11 +1008,18 @@ function expectedQuery(
     if (length <= 0 || length > MAX_INTERVAL_MICROS) errorKeys.push('to');
     else if (errorKeys.length === 0)
       return {
-        interval: { from, to, ...(aggregate[0] && { aggregate: aggregate[0] as Aggregate }) },
+        interval: {
+          from,
+          to,
+          ...(aggregate[0] && { aggregate: aggregate[0] as Aggregate }),
+          ...(statuses !== 'invalid' && statuses && { statuses }),
+          withStatus: include !== undefined,
+        },
         format: expectedFormat(formats[0], accept),
       };
   }
-  return { errorKeys };
+  // Sorted, as the check compares them.
+  return { errorKeys: errorKeys.sort() };
 }
 
 /** The status the contract gives this request, in its order of checks. */
@@ -1105,6 +1171,7 @@ function arrowRows(table: Table, aggregate: Aggregate | undefined) {
   const column = (name: string) =>
     table.getChild(name)?.data.flatMap((data) => Array.from(data.values as ArrayLike<number | bigint>)) ?? [];
   const [values, mins, maxes, counts] = ['value', 'min', 'max', 'count'].map(column);
+  const statuses = table.getChild('status')?.toArray() as string[] | undefined;
   return column('observedAt').map((micros, i) => {
     const at = BigInt(micros);
     const seconds = at / 1_000_000n - (at % 1_000_000n < 0n ? 1n : 0n);
@@ -1112,6 +1179,7 @@ function arrowRows(table: Table, aggregate: Aggregate | undefined) {
     return {
       observedAt: utcText(instant),
       value: values![i],
+      ...(statuses && { status: statuses[i] }),
       ...(aggregate && { min: mins![i], max: maxes![i], count: Number(counts![i]) }),
     };
   });
@@ -1123,24 +1191,29 @@ const rowsWithin = (world: World, { from, to }: { from: Instant; to: Instant }) 
 
 /** The measurements of the granted tube the series states for the interval, as JSON writes them. */
 function writtenRows(world: World, interval: NonNullable<Expected['interval']>) {
-  const inside = rowsWithin(world, interval);
+  const { statuses, withStatus } = interval;
+  const inside = rowsWithin(world, interval).filter(({ status }) => !statuses || statuses.includes(status));
   return interval.aggregate
     ? buckets(inside, interval.from, AGGREGATE_SECONDS[interval.aggregate])
-    : inside.map(({ at, value }) => ({ observedAt: utcText(at), value }));
+    : inside.map(({ at, value, status }) => ({
+        observedAt: utcText(at),
+        value,
+        ...(withStatus && { status }),
+      }));
 }
 
 /** CSV lines of the rows, each after `before`: numbers as JSON writes them (both print ECMA-262's Number::toString). */
 const csvLines = (written: ReturnType<typeof writtenRows>, before = '') =>
   written.map((row) => `${before}${Object.values(row).join(',')},m,NAP\r\n`).join('');
 
-const csvColumns = (aggregate: Aggregate | undefined) =>
-  `observedAt,value,${aggregate ? 'min,max,count,' : ''}unit,verticalDatum`;
+const csvColumns = ({ aggregate, withStatus }: NonNullable<Expected['interval']>) =>
+  `observedAt,value,${withStatus ? 'status,' : ''}${aggregate ? 'min,max,count,' : ''}unit,verticalDatum`;
 
 function checkSeries(world: World, response: RawResponse, expected: Expected) {
   const { from, to, aggregate } = expected.interval!;
   const written = writtenRows(world, expected.interval!);
   if (expected.format === 'csv') {
-    const header = csvColumns(aggregate);
+    const header = csvColumns(expected.interval!);
     const lines = csvLines(written);
     check(
       response.body.toString('utf8') === `${header}\r\n${lines}`,
@@ -1205,7 +1278,7 @@ function checkNetwork(world: World, response: RawResponse, expected: Expected) {
   if (expected.format === 'csv') {
     check(
       response.body.toString('utf8') ===
-        `tubeIdentifier,${csvColumns(aggregate)}\r\n${csvLines(written, `${world.granted},`)}`,
+        `tubeIdentifier,${csvColumns(expected.interval!)}\r\n${csvLines(written, `${world.granted},`)}`,
       `the network CSV: ${written.length} rows`,
     );
     return;
@@ -1216,7 +1289,13 @@ function checkNetwork(world: World, response: RawResponse, expected: Expected) {
     check(head.from === utcText(from) && head.to === utcText(to), `interval ${head.from} ${head.to}`);
     check(head.aggregate === aggregate, `aggregate ${head.aggregate}`);
     check(head.syncToken === field(response, 'sync-token'), 'the token of Sync-Token');
-    const columns = ['tubeIdentifier', 'observedAt', 'value', ...(aggregate ? ['min', 'max', 'count'] : [])];
+    const columns = [
+      'tubeIdentifier',
+      'observedAt',
+      'value',
+      ...(expected.interval!.withStatus ? ['status'] : []),
+      ...(aggregate ? ['min', 'max', 'count'] : []),
+    ];
     check(
       JSON.stringify(table.schema.fields.map((f) => f.name)) ===
         JSON.stringify([...columns, 'unit', 'verticalDatum']),
@@ -1311,11 +1390,11 @@ interface Coverage {
 const COVERAGE: Record<Endpoint, Coverage> = {
   series: {
     statuses: [200, 400, 401, 403, 404, 405, 417, 431],
-    errorKeys: ['aggregate', 'format', 'from', 'to'],
+    errorKeys: ['aggregate', 'format', 'from', 'include', 'status', 'to'],
   },
   network: {
     statuses: [200, 400, 401, 403, 404, 405, 410],
-    errorKeys: ['aggregate', 'changedSince', 'format', 'from', 'to', 'tubes'],
+    errorKeys: ['aggregate', 'changedSince', 'format', 'from', 'include', 'status', 'to', 'tubes'],
   },
 };
 
@@ -1327,6 +1406,8 @@ async function fuzz(t: Test, api: TestApi, world: World, endpoint: Endpoint) {
   const statuses = new Map<number, number>();
   const formats = new Map<string, number>();
   const named = new Map<string, number>();
+  /** 200s of a status filter, and with the status: in any format, so that both are common enough. */
+  const answered = new Map<string, number>();
   const count = (map: Map<string | number, number>, key: string | number) =>
     map.set(key, (map.get(key) ?? 0) + 1);
   let sent = 0;
@@ -1343,7 +1424,12 @@ async function fuzz(t: Test, api: TestApi, world: World, endpoint: Endpoint) {
     }
     sent++;
     count(statuses, response.status);
-    if (expected.format && response.status === 200) count(formats, expected.format);
+    if (expected.format && response.status === 200) {
+      count(formats, expected.format);
+      const { statuses: filter, withStatus } = expected.interval!;
+      if (filter) count(answered, 'by status');
+      if (withStatus) count(answered, 'with the status');
+    }
     if (response.status === 400) for (const key of expected.errorKeys ?? []) count(named, key);
     try {
       checkResponse(world, r, response, expected);
@@ -1372,6 +1458,7 @@ async function fuzz(t: Test, api: TestApi, world: World, endpoint: Endpoint) {
   for (const key of COVERAGE[endpoint].errorKeys) atLeast10(named, key, `errors.${key} named`);
   t.comment(`formats of the 200s: ${JSON.stringify(Object.fromEntries(formats))}`);
   for (const format of FORMAT_NAMES) atLeast10(formats, format, `${format} answered`);
+  for (const what of ['by status', 'with the status']) atLeast10(answered, what, `answered ${what}`);
 }
 
 /** A network response's Sync-Token, for a key. */
@@ -1398,6 +1485,7 @@ t.test('generated hostile requests get contract answers, never a 5xx, never a ha
       fc.record({
         at: fc.record({ seconds: fc.integer({ min: 1_672_531_200, max: 1_735_689_600 }), micros: microsArb }),
         value: fc.integer({ min: -999_999_999, max: 999_999_999 }).map((n) => n / 1000),
+        status: fc.constantFrom(...STATUSES),
       }),
       { numRuns: 400, seed: 7 },
     )
@@ -1408,6 +1496,11 @@ t.test('generated hostile requests get contract answers, never a 5xx, never a ha
     granted!.id,
     rows.map(({ at, value }) => [utcText(at), String(value)]),
   );
+  await sql`
+    update measurements m set status = s.code
+    from unnest(${rows.map(({ at }) => utcText(at))}::timestamptz[],
+                ${rows.map(({ status }) => STATUSES.indexOf(status))}::int2[]) as s(at, code)
+    where m.tube_id = ${granted!.id} and m.observed_at = s.at`;
   await addMeasurements(sql, hidden!.id, [['2024-01-01T00:00:00Z', '1']]);
   const reader = await addKey(sql, { tubeIds: [granted!.id] });
   const nothing = await addKey(sql);
