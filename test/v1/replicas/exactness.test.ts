@@ -15,6 +15,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import { connect } from '../../../src/db/connect.js';
 import { BEHIND_WAIT_MS } from '../../../src/db/readReplicas/readSources.js';
+import { parseDateTime } from '../../../src/domain/datetime.js';
+import { removeMeasurements, setStatus } from '../../../src/importers/measurements/corrections.js';
 import { loadSyncSecret } from '../../../src/sync/sql.js';
 import { issueSyncToken, readSyncToken } from '../../../src/sync/token.js';
 import { replicationMissing } from '../../../testkit/replication.js';
@@ -28,6 +30,11 @@ import { until } from '../../helpers/until.js';
 
 const JANUARY = { from: '2024-01-01T00:00:00Z', to: '2024-02-01T00:00:00Z' };
 const NETWORK = networkPath(JANUARY);
+const instant = (text: string) => {
+  const parsed = parseDateTime(text);
+  if (!parsed.ok) throw new Error(parsed.reason);
+  return parsed.instant;
+};
 
 /** An hour of minutes of `tube` on `day` of January 2024, valued `value`. */
 const hourOf = (tube: string, day: number, value: number): [string, string, string][] =>
@@ -188,6 +195,34 @@ t.test(
         const delta = changes(await ask(server, `${NETWORK}&changedSince=${copy.syncToken}`));
         const imported = delta.find((element) => element.tubeIdentifier === TUBE);
         t.equal(imported?.measurements.length ?? 0, 60, 'the held import’s rows, none missed');
+      }
+    });
+
+    t.test('a removal and a status change reach a delta read on a standby', async (t) => {
+      const operator = connect(cluster.primary.url, { max: 1 });
+      t.teardown(() => operator.end());
+      await cluster.caughtUp();
+      const copy = network(await ask(onBehind, `${NETWORK}&include=status`));
+      const day2 = { from: instant('2024-01-02T00:00:00Z'), to: instant('2024-01-03T00:00:00Z') };
+      t.equal(await removeMeasurements(operator, TUBE, day2), 60);
+      t.equal(await setStatus(operator, [OTHER], day2, 'approved'), 60);
+      await cluster.caughtUp();
+      for (const server of [primary, onBehind]) {
+        const delta = changes(
+          await ask(server, `${NETWORK}&include=status&changedSince=${copy.syncToken}`),
+        ) as { tubeIdentifier: string; measurements: { status: string }[] }[];
+        const found = delta.map((element) =>
+          [
+            element.tubeIdentifier,
+            element.measurements.length,
+            ...new Set(element.measurements.map((m) => m.status)),
+          ].join(' '),
+        );
+        t.same(
+          found.sort(),
+          [`${TUBE} 60 removed`, `${OTHER} 60 approved`].sort(),
+          'the removals and the approvals',
+        );
       }
     });
   },
