@@ -103,14 +103,17 @@ export const postgres15: Prerequisite = {
 };
 
 export const PYTHON = '/usr/bin/python3';
-/** Debian's Python with pandas, by its absolute path (another python3 on PATH may lack it). */
-export const pandas: Prerequisite = {
-  name: `pandas for ${PYTHON}`,
+/** A module of Debian's Python, by its absolute path (another python3 on PATH may lack it). */
+const pythonModule = (module: string, debianPackage: string): Prerequisite => ({
+  name: `${module} for ${PYTHON}`,
   missing: () =>
-    spawnSync(PYTHON, ['-c', 'import pandas'], { stdio: 'ignore' }).status === 0
+    spawnSync(PYTHON, ['-c', `import ${module}`], { stdio: 'ignore' }).status === 0
       ? undefined
-      : `${APT}python3-pandas`,
-};
+      : `${APT}${debianPackage}`,
+});
+export const pandas = pythonModule('pandas', 'python3-pandas');
+export const geopandas = pythonModule('geopandas', 'python3-geopandas');
+export const ogrinfo = command('ogrinfo', 'gdal-bin');
 
 const require = createRequire(import.meta.url);
 const loads = (npmPackage: string) => {
