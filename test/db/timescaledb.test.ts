@@ -10,7 +10,7 @@ import t, { type Test } from 'tap';
 import { connect, type Sql } from '../../src/db/connect.js';
 import { migrate, readMigrations, usesTimescaleDb } from '../../src/db/migrate.js';
 import { readBatches } from '../../src/engine/read/binaryCopy.js';
-import { seriesSelect } from '../../src/engine/read/selects.js';
+import { aggregateSelect, type BucketFunction, seriesSelect } from '../../src/engine/read/selects.js';
 import { instantText, numberText } from '../../src/engine/write/text.js';
 import { startTimescale } from '../../testkit/timescale.js';
 import { freshDatabase } from '../helpers/database.js';
@@ -30,7 +30,8 @@ t.teardown(() => tsdb.end({ timeout: 5 }));
 const plain = (await freshDatabase(t)).sql;
 
 /** Three tubes, each with a quarter-hour series whose instants carry microseconds and whose values are
- * decimals of up to 9 significant digits; the same on every server. Returns the tube ids. */
+ * decimals of up to 9 significant digits, the quarter hours of each hour approved, provisional,
+ * rejected, approved; the same on every server. Returns the tube ids. */
 async function seed(sql: Sql): Promise<number[]> {
   const [well] = await sql<{ id: number }[]>`insert into wells (name) values ('Well A') returning id`;
   const tubes = await sql<{ id: number }[]>`
@@ -38,10 +39,11 @@ async function seed(sql: Sql): Promise<number[]> {
     select gen_random_uuid(), ${well!.id}, n::text from generate_series(1, ${TUBES}) n
     returning id`;
   await sql`
-    insert into measurements (tube_id, observed_at, value)
+    insert into measurements (tube_id, observed_at, value, status)
     select tube.id,
            ${DATA_FROM}::timestamptz + n * interval '15 minutes' + (n % 7) * interval '0.000123 seconds',
-           round(((n * 7919 + tube.id * 104729) % 1000003) / 10000.0 - 50, 4)
+           round(((n * 7919 + tube.id * 104729) % 1000003) / 10000.0 - 50, 4),
+           (n % 4 % 3)::int2
     from tubes tube, generate_series(0, ${QUARTER_HOURS - 1}) n`;
   return tubes.map((tube) => tube.id).sort((a, b) => a - b);
 }
@@ -278,6 +280,52 @@ t.test('one tube, one month: the plan reads only the chunks of that month, in or
     const onPlain = await explain(plain, tubes[1]!, ...bounds);
     t.same(nodeTypes(onPlain), ['Index Only Scan'], `${month}: plain PostgreSQL reads the index alone`);
   }
+});
+
+t.test('the status, filtered and read, as on plain PostgreSQL; index-only there', async (t) => {
+  const request = { statuses: [0, 2], withStatus: true };
+  const withStatus = (sql: Sql, tube: number, from: string, to: string) =>
+    sql.unsafe(`
+      select observed_at::text as "observedAt", value::text as value, status
+      from (${seriesSelect(tube, from, to, request)}) series`);
+  for (const [from, to] of RANGES) {
+    const expected = [...(await withStatus(plain, tubes[1]!, from, to))];
+    t.same([...(await withStatus(tsdb, tubes[1]!, from, to))], expected, `${from} .. ${to}`);
+    t.ok(
+      expected.every(({ status }) => status === 0 || status === 2),
+      `${from} .. ${to}: only the statuses listed (${expected.length} rows)`,
+    );
+  }
+  const month = ['2024-02-01T00:00:00Z', '2024-03-01T00:00:00Z'] as const;
+  const plan = async (sql: Sql, select: string) =>
+    nodeTypes([...(await sql.unsafe(`explain (format json) ${select}`))]);
+  t.same(
+    await plan(plain, seriesSelect(tubes[1]!, ...month, request)),
+    ['Index Only Scan'],
+    'plain PostgreSQL reads the index alone, the filter and the status included',
+  );
+  const onTimescale = await plan(tsdb, seriesSelect(tubes[1]!, ...month, request));
+  t.notOk(onTimescale.includes('Sort'), `TimescaleDB reads in order: ${onTimescale}`);
+
+  const buckets = (sql: Sql, bucketFunction: BucketFunction) =>
+    sql.unsafe(`
+      select observed_at::text as "observedAt", value::text as value, min::text as min, max::text as max, count::int as count
+      from (${aggregateSelect(tubes[1]!, DATA_FROM, DATA_TO, { bucketFunction, seconds: 86_400 }, [0])}) buckets`);
+  const days = [...(await buckets(plain, 'date_bin'))];
+  t.equal(days.length, 121, 'a bucket per day of the four months');
+  t.ok(
+    days.every(({ count }) => count === 48),
+    'each summarises the approved quarter hours alone',
+  );
+  t.same([...(await buckets(tsdb, 'time_bucket'))], days, 'time_bucket gives the same buckets');
+  const dateBin = { bucketFunction: 'date_bin', seconds: 86_400 } as const;
+  const perBucket = await plan(plain, aggregateSelect(tubes[1]!, ...month, dateBin, [0]));
+  t.ok(perBucket.includes('Index Only Scan'), 'each bucket an index-only scan');
+  t.same(
+    perBucket,
+    await plan(plain, aggregateSelect(tubes[1]!, ...month, dateBin)),
+    'the plan without a filter',
+  );
 });
 
 t.test('upserts land in uncompressed and in compressed chunks', async (t) => {
