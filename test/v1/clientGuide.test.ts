@@ -2,7 +2,7 @@
  * The shell snippets of docs/clients.md and its aggregate recipe, run as they stand there against a real
  * server: each curl line gets what the guide says it gets. The guide's first snippet sets KEY, BASE and
  * TUBE_ID to examples; here they come from the environment instead, and only those lines are left out.
- * The recipes of the network endpoint and of pandas are run by test/v1/network/recipes.test.ts and
+ * Also the recipe of a year of approved measurements. The recipes of the network endpoint and of pandas are run by test/v1/network/recipes.test.ts and
  * test/v1/series/csv.test.ts.
  */
 import { execFile, spawnSync } from 'node:child_process';
@@ -14,6 +14,7 @@ import { addKey, addRegularSeries, addWell } from '../../testkit/fixtures.js';
 import { startApi } from '../helpers/api.js';
 import { codeBlocks, isRecipe, recipe } from '../helpers/clientGuide.js';
 import { get } from '../helpers/http.js';
+import { setStatus } from '../helpers/statuses.js';
 
 const PYTHON = '/usr/bin/python3';
 const pandasMissing = spawnSync(PYTHON, ['-c', 'import pandas']).status !== 0;
@@ -109,5 +110,40 @@ print(json.dumps([str(daily["observedAt"].dtype), list(daily.columns), len(daily
       366,
       [24],
     ]);
+  });
+
+  t.test('a year of approved measurements only, in pandas', { skip }, async (t) => {
+    if (pandasMissing)
+      return void t.fail('pandas is missing, and CI must run this test: .ci/run installs it');
+    // The first half of 2024 approved but for one rejected day; the rest stays provisional.
+    await setStatus(sql, tube!.id, 'approved', '2024-01-01T00:00:00Z', '2024-07-01T00:00:00Z');
+    await setStatus(sql, tube!.id, 'rejected', '2024-03-10T00:00:00Z', '2024-03-11T00:00:00Z');
+    const directory = t.testdir({ 'approved.py': recipe('approved.py') });
+    const script = `
+import json, runpy
+frames = runpy.run_path("approved.py")
+approved, daily = frames["approved"], frames["daily"]
+by_day = approved.groupby(approved["observedAt"].dt.floor("D"))["value"]
+print(json.dumps({
+  "approved": [str(approved["observedAt"].dtype), list(approved.columns), len(approved), sorted(set(approved["status"]))],
+  "daily": [list(daily.columns), len(daily), sorted(set(daily["count"]))],
+  "days": str(daily["observedAt"].iloc[0]) + " " + str(daily["observedAt"].iloc[-1]),
+  "rejectedDayLeftOut": "2024-03-10" not in set(daily["observedAt"].dt.strftime("%Y-%m-%d")),
+  "minMaxOfTheApproved": list(by_day.min().values) == list(daily["min"]) and list(by_day.max().values) == list(daily["max"]),
+}))`;
+    const { stdout } = await promisify(execFile)(PYTHON, ['-c', script], { cwd: directory, env });
+    const days = 182 - 1;
+    t.same(JSON.parse(stdout), {
+      approved: [
+        'datetime64[ns, UTC]',
+        ['observedAt', 'value', 'status', 'unit', 'verticalDatum'],
+        days * 24,
+        ['approved'],
+      ],
+      daily: [['observedAt', 'value', 'min', 'max', 'count', 'unit', 'verticalDatum'], days, [24]],
+      days: '2024-01-01 00:00:00+00:00 2024-06-30 00:00:00+00:00',
+      rejectedDayLeftOut: true,
+      minMaxOfTheApproved: true,
+    });
   });
 });
