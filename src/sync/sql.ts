@@ -146,7 +146,7 @@ export async function deltaRefusal(tx: Queryable, request: ChangedMeasurements):
 const statusPasses = (column: string, statuses: readonly number[] | undefined) =>
   statuses === undefined || statuses.length === STATUSES.length
     ? `${column} is not null`
-    : `${column} = any(${int4ArrayLiteral(statuses)})`;
+    : `coalesce(${column} = any(${int4ArrayLiteral(statuses)}), false)`;
 
 /** The buckets (tube position, stride number k) that a delta's rows fall in: `touched`. */
 function touchedBuckets(request: ChangedMeasurements, seconds: number): string {
@@ -204,35 +204,51 @@ function deltaRows(request: ChangedMeasurements): string {
       cross join lateral unnest(c.ranges) r (range)
       cross join lateral (${measuredIn('c.tube_id', 'r.range')}) m
     ),
-    corrected as (
-      select k.tube_id, k.observed_at,
-             (array_agg(k.status_before order by k.change_order))[1] as status_before,
-             min(k.change_order) as first_order,
-             (array_agg(k.value_after order by k.change_order desc))[1] as value_after,
-             (array_agg(k.status_after order by k.change_order desc))[1] as status_after,
-             (array_agg(k.value_before order by k.change_order desc))[1] as value_last
+    corrections as materialized (
+      select k.tube_id, k.observed_at, k.change_order, k.status_before, k.value_before, k.value_after, k.status_after
       from measurement_corrections k
       where ${unseen('k')} and k.observed_at >= ${start} and k.observed_at < ${end}
-      group by k.tube_id, k.observed_at
     ),
-    now as (
-      select coalesce(n.tube_id, k.tube_id) as tube_id, coalesce(n.observed_at, k.observed_at) as observed_at,
-             case when n.tube_id is not null then n.status else k.status_after end as status,
-             case when n.tube_id is not null then n.value else coalesce(k.value_after, k.value_last) end as value,
-             k.status_before, k.first_order
-      from inserted n
-      full join corrected k on k.tube_id = n.tube_id and k.observed_at = n.observed_at
+    -- A corrected measurement now: as the table has it when a run since inserted it again, else its
+    -- last version after (none: removed; then its value is the one it had).
+    latest as (
+      select distinct on (tube_id, observed_at) tube_id, observed_at, value_after, status_after, value_before
+      from corrections order by tube_id, observed_at, change_order desc
+    ),
+    corrected as not materialized (
+      select c.tube_id, c.observed_at, coalesce(n.value, c.value_after, c.value_before) as value,
+             case when n.tube_id is null then c.status_after else n.status end as status
+      from latest c
+      left join inserted n on n.tube_id = c.tube_id and n.observed_at = c.observed_at
+    ),
+    -- Those the filter does not pass now, with what the token's snapshot held of them: the version
+    -- before their first correction since.
+    leaving as (
+      select distinct on (k.tube_id, k.observed_at) k.tube_id, k.observed_at, k.status_before, k.change_order,
+             c.value
+      from corrected c
+      join corrections k on k.tube_id = c.tube_id and k.observed_at = c.observed_at
+      where not ${passes('c.status')}
+      order by k.tube_id, k.observed_at, k.change_order
     ),
     delta as (
-      select l.tube, l.id as tube_id, w.observed_at, w.value,
-             case when ${passes('w.status')} then w.status else ${REMOVED_CODE}::int2 end as status
-      from now w
-      join listed l on l.id = w.tube_id
-      where ${passes('w.status')}
-         or (${passes('w.status_before')} and not exists (
-               select from measurement_changes c
-               where ${unseen('c')} and c.tube_id = w.tube_id
-                 and w.observed_at between c.first_at and c.last_at and c.change_order < w.first_order))
+      select l.tube, l.id as tube_id, d.observed_at, d.value, d.status
+      from (
+        select tube_id, observed_at, value, status from corrected where ${passes('status')}
+        union all
+        select n.tube_id, n.observed_at, n.value, n.status
+        from inserted n
+        where ${passes('n.status')}
+          and not exists (select from latest c where c.tube_id = n.tube_id and c.observed_at = n.observed_at)
+        union all
+        select tube_id, observed_at, value, ${REMOVED_CODE}::int2
+        from leaving w
+        where ${passes('w.status_before')} and not exists (
+                select from measurement_changes c
+                where ${unseen('c')} and c.tube_id = w.tube_id
+                  and w.observed_at between c.first_at and c.last_at and c.change_order < w.change_order)
+      ) d
+      join listed l on l.id = d.tube_id
     )`;
 }
 
