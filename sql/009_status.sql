@@ -73,14 +73,16 @@ cross join lateral (
 ) m;
 
 -- Brings latest_measurements up to date with what the current transaction wrote (its change rows and
--- corrections), tube by tube over the span of instants it wrote. Per status: an entry after the span
--- stands; one before it can only have moved into the span, so only the span is searched; one inside it
--- may also have left (a correction), so everything up to the span's end is searched again.
+-- corrections), tube by tube over the span of instants it wrote. One pass over the span finds each
+-- status's latest row in it. Per status: an entry after the span stands; one before it can only have
+-- moved into the span; one inside it may also have left (a correction), so when the span now holds none
+-- of that status, what lies before the span is searched.
 create function refresh_latest_measurements() returns void language plpgsql as $$
 declare
   span record;
   s int2;
   known timestamptz;
+  in_span timestamptz[];
   latest record;
 begin
   for span in
@@ -91,21 +93,32 @@ begin
           where xid = pg_current_xact_id()) written
     group by tube_id
   loop
+    -- in_span[s + 1]: the latest instant of status s in the span, or null.
+    select array_agg(found.observed_at order by st.status) into in_span
+    from generate_series(0, 2) st (status)
+    left join (select m.status, max(m.observed_at) as observed_at from measurements m
+               where m.tube_id = span.tube_id and m.observed_at between span.first_at and span.last_at
+               group by m.status) found on found.status = st.status;
     for s in 0..2 loop
       known := (select observed_at from latest_measurements where tube_id = span.tube_id and status = s);
       continue when known > span.last_at;
-      select observed_at, value into latest from measurements
-      where tube_id = span.tube_id and status = s and observed_at <= span.last_at
-        and observed_at >= case when known is null or known < span.first_at then span.first_at
-                                else '-infinity' end
-      order by observed_at desc limit 1;
-      if found then
-        insert into latest_measurements (tube_id, status, observed_at, value)
-        values (span.tube_id, s, latest.observed_at, latest.value)
-        on conflict (tube_id, status) do update set observed_at = excluded.observed_at, value = excluded.value;
+      if in_span[s + 1] is not null then
+        select in_span[s + 1] as observed_at, value into latest from measurements
+        where tube_id = span.tube_id and observed_at = in_span[s + 1];
       elsif known >= span.first_at then
-        delete from latest_measurements where tube_id = span.tube_id and status = s;
+        select observed_at, value into latest from measurements
+        where tube_id = span.tube_id and status = s and observed_at < span.first_at
+        order by observed_at desc limit 1;
+        if not found then
+          delete from latest_measurements where tube_id = span.tube_id and status = s;
+          continue;
+        end if;
+      else
+        continue;
       end if;
+      insert into latest_measurements (tube_id, status, observed_at, value)
+      values (span.tube_id, s, latest.observed_at, latest.value)
+      on conflict (tube_id, status) do update set observed_at = excluded.observed_at, value = excluded.value;
     end loop;
   end loop;
 end

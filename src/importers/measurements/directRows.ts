@@ -8,6 +8,7 @@
  * patched in `identify`.
  */
 import type { Instant } from '../../domain/datetime.js';
+import { STATUSES } from '../../domain/status.js';
 import type { TubeRun } from './changeLog.js';
 import { writeTimestamp } from './copy/copyBinary.js';
 import { RowBlocks } from './copy/rowBlocks.js';
@@ -27,6 +28,18 @@ export interface DirectTube {
   /** Its latest row's instant. */
   seconds: number;
   micros: number;
+  /** By status code: the instant and value of its latest row of that status (seconds NaN: none). */
+  readonly latestSeconds: number[];
+  readonly latestMicros: number[];
+  readonly latestValues: number[];
+}
+
+/** The latest row of one tube and status in the file. */
+export interface LatestRow {
+  tubeId: number;
+  status: number;
+  instant: Instant;
+  value: number;
 }
 
 export class DirectRows extends RowBlocks implements RowSink {
@@ -64,6 +77,9 @@ export class DirectRows extends RowBlocks implements RowSink {
     }
     tube.seconds = instant.seconds;
     tube.micros = instant.micros;
+    tube.latestSeconds[status] = instant.seconds;
+    tube.latestMicros[status] = instant.micros;
+    tube.latestValues[status] = value;
     const at = this.reserve(ROW_BYTES);
     const block = this.block;
     block.writeInt16BE(4, at);
@@ -98,6 +114,24 @@ export class DirectRows extends RowBlocks implements RowSink {
     }));
   }
 
+  /** Each tube's latest row of each status the file has for it. */
+  latest(): LatestRow[] {
+    return [...this.tubes.values()].flatMap((tube) =>
+      tube.latestSeconds.flatMap((seconds, status) =>
+        Number.isNaN(seconds)
+          ? []
+          : [
+              {
+                tubeId: tube.id,
+                status,
+                instant: { seconds, micros: tube.latestMicros[status]! },
+                value: tube.latestValues[status]!,
+              },
+            ],
+      ),
+    );
+  }
+
   /** Called once the new tubes' ids are set: writes them into the rows written before. */
   identify(): void {
     const tubes = this.waitingTubes;
@@ -115,7 +149,16 @@ export class DirectRows extends RowBlocks implements RowSink {
     const key = identifier.toString('hex');
     let tube = this.tubes.get(key);
     if (tube === undefined) {
-      tube = { identifier: key, id: UNKNOWN_ID, first: instant, seconds: -Infinity, micros: 0 };
+      tube = {
+        identifier: key,
+        id: UNKNOWN_ID,
+        first: instant,
+        seconds: -Infinity,
+        micros: 0,
+        latestSeconds: STATUSES.map(() => Number.NaN),
+        latestMicros: STATUSES.map(() => 0),
+        latestValues: STATUSES.map(() => 0),
+      };
       this.tubes.set(key, tube);
       this.unidentified.push(tube);
       if (this.tubes.size > this.maxTubes) this.refusal ??= `more than ${this.maxTubes} tubes`;
