@@ -5,7 +5,7 @@
  * correction (its version before and after, or before and none for a removal), the series versions,
  * and the latest measurements. They insert nothing, so they write no runs.
  */
-import type { Fragment, TransactionSql } from 'postgres';
+import type { TransactionSql } from 'postgres';
 import type { Sql } from '../../db/connect.js';
 import { begin } from '../../db/transaction.js';
 import { formatInstant, type Instant } from '../../domain/datetime.js';
@@ -26,13 +26,12 @@ export type Tubes = readonly string[] | 'all';
 /** Sets `status` on the measurements of `tubes` in `interval` that have another; returns how many. */
 export function setStatus(sql: Sql, tubes: Tubes, interval: Interval, status: Status): Promise<number> {
   return begin(sql, async (tx) => {
-    await lockKnownTubes(tx, tubes);
-    const ids = tubeIds(tx, tubes);
+    const ids = await lockKnownTubes(tx, tubes);
     const code = statusCode(status);
     const [row] = await tx<{ changed: string }[]>`
       with written as (
         update measurements set status = ${code}
-        where tube_id in (${ids}) and ${within(tx, interval)} and status <> ${code}
+        where tube_id = any(${ids}::int[]) and ${within(tx, interval)} and status <> ${code}
         returning tube_id, observed_at, value, status, false as inserted
       ), corrected as (${recordCorrections(tx)}),
       changed as (${markSeriesChanged(tx, tx`select tube_id from written`)})
@@ -45,10 +44,9 @@ export function setStatus(sql: Sql, tubes: Tubes, interval: Interval, status: St
 /** The measurements of `tube` in `interval`, as they are now (what a removal would remove). */
 export async function countMeasurements(sql: Sql, tube: string, interval: Interval): Promise<number> {
   return await begin(sql, async (tx) => {
-    await checkKnown(tx, [tube]);
-    const ids = tubeIds(tx, [tube]);
+    const ids = await knownTubeIds(tx, [tube]);
     const [row] = await tx<{ stored: string }[]>`
-      select count(*) as stored from measurements where tube_id in (${ids}) and ${within(tx, interval)}`;
+      select count(*) as stored from measurements where tube_id = any(${ids}::int[]) and ${within(tx, interval)}`;
     return Number(row?.stored ?? 0);
   });
 }
@@ -56,11 +54,10 @@ export async function countMeasurements(sql: Sql, tube: string, interval: Interv
 /** Removes the measurements of `tube` in `interval`; returns how many. */
 export function removeMeasurements(sql: Sql, tube: string, interval: Interval): Promise<number> {
   return begin(sql, async (tx) => {
-    await lockKnownTubes(tx, [tube]);
-    const ids = tubeIds(tx, [tube]);
+    const ids = await lockKnownTubes(tx, [tube]);
     const [row] = await tx<{ removed: string }[]>`
       with removed as (
-        delete from measurements where tube_id in (${ids}) and ${within(tx, interval)}
+        delete from measurements where tube_id = any(${ids}::int[]) and ${within(tx, interval)}
         returning tube_id, observed_at, value, status
       ), corrected as (${recordRemovals(tx)}),
       changed as (${markSeriesChanged(tx, tx`select tube_id from removed`)})
@@ -74,26 +71,24 @@ const within = (q: TransactionSql, { from, to }: Interval) =>
   q`observed_at >= ${formatInstant(from)}::timestamptz and observed_at < ${formatInstant(to)}::timestamptz`;
 
 /**
- * Locks the tubes (in id order, as every writer does, before anything reads their rows); throws naming
- * every unknown identifier.
+ * Locks the tubes (in id order, as every writer does, before anything reads their rows) and returns
+ * their ids; throws naming every unknown identifier.
  */
-async function lockKnownTubes(tx: TransactionSql, tubes: Tubes): Promise<void> {
+async function lockKnownTubes(tx: TransactionSql, tubes: Tubes): Promise<number[]> {
   await lockTubes(tx, tubes === 'all' ? tx`select identifier from tubes` : [...tubes], { nowait: false });
-  await checkKnown(tx, tubes);
+  return await knownTubeIds(tx, tubes);
 }
 
-async function checkKnown(tx: TransactionSql, tubes: Tubes): Promise<void> {
-  if (tubes === 'all') return;
-  const unknown = await tx<{ identifier: string }[]>`
-    select i.identifier::text from unnest(${tubes}::uuid[]) as i (identifier)
-    where not exists (select from tubes t where t.identifier = i.identifier)`;
-  if (unknown.length > 0) {
-    throw new UserError(`unknown tube identifier: ${unknown.map((row) => row.identifier).join(', ')}`);
-  }
+/**
+ * The ids, which the statements then take as a list rather than by a join with `tubes`: TimescaleDB
+ * (2.23) updates only some of the rows such a join selects in a chunk partly decompressed before.
+ */
+async function knownTubeIds(tx: TransactionSql, tubes: Tubes): Promise<number[]> {
+  if (tubes === 'all') return (await tx<{ id: number }[]>`select id from tubes`).map((row) => row.id);
+  const rows = await tx<{ identifier: string; id: number | null }[]>`
+    select i.identifier::text, t.id
+    from unnest(${tubes}::uuid[]) as i (identifier) left join tubes t on t.identifier = i.identifier`;
+  const unknown = rows.filter((row) => row.id === null).map((row) => row.identifier);
+  if (unknown.length > 0) throw new UserError(`unknown tube identifier: ${unknown.join(', ')}`);
+  return rows.map((row) => row.id!);
 }
-
-/** A subquery of the tubes' ids. */
-const tubeIds = (tx: TransactionSql, tubes: Tubes): Fragment =>
-  tubes === 'all'
-    ? tx`select id from tubes`
-    : tx`select id from tubes where identifier = any(${tubes}::uuid[])`;

@@ -154,3 +154,25 @@ t.test('statuses on a hypertable: imported, set and removed in a compressed chun
     ['01 0 0', '02 1 0', '03 2 0', '04 3.5 0'],
   );
 });
+
+t.test('a status change after a removal decompressed the chunk: every row of the interval', async (t) => {
+  await sql`truncate measurements, measurement_changes, measurement_corrections, latest_measurements`;
+  const at = (hour: number) => new Date(Date.UTC(2024, 0, 1, hour)).toISOString();
+  const hours = (from: number, to: number) => ({
+    from: (parseDateTime(at(from)) as { instant: Instant }).instant,
+    to: (parseDateTime(at(to)) as { instant: Instant }).instant,
+  });
+  const importHours = (list: number[]) =>
+    importStaged(sql, [TUBE], list.length, async (tx) => {
+      for (const [i, hour] of list.entries()) {
+        await tx`insert into measurement_staging values (${i + 2}, ${TUBE}, ${at(hour)}, 0)`;
+      }
+    });
+  await importHours([1, 2, 0]);
+  t.equal(await setStatus(sql, 'all', hours(0, 3), 'approved'), 3);
+  await sql`select compress_chunk(c) from show_chunks('measurements') c`;
+  t.equal(await removeMeasurements(sql, TUBE, hours(0, 1)), 1);
+  await importHours([0]);
+  t.equal(await setStatus(sql, [TUBE, OTHER], hours(0, 3), 'provisional'), 2);
+  t.same(await sql`select status, count(*)::int from measurements group by 1`, [{ status: 1, count: 3 }]);
+});
