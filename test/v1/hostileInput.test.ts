@@ -1,6 +1,7 @@
 /**
- * Hostile input, generated: at least 10,000 requests to the series endpoint, and as many to the network
- * endpoint with its `tubes` and `changedSince` on top of the series' parameters, over bare sockets
+ * Hostile input, generated: at least 10,000 requests to the series endpoint, as many to the network
+ * endpoint with its `tubes`, `changedSince` and `bbox` on top of the series' parameters, and as many to
+ * discovery with `format` (json, geojson) and `bbox`, over bare sockets
  * (methods, headers and encodings no client library would send) with random and near-valid date-times,
  * offsets, percent-encodings (valid, invalid, double, %00, UTF-8, overlong), duplicate, unknown and huge
  * parameters, `format`, `status` and `include` values and odd Accept lists, odd identifiers, odd methods and headers. Every answer must come within a deadline, be a
@@ -51,6 +52,12 @@ const MAX_HEADER_BYTES = 16 * 1024;
 const MAX_INTERVAL_MICROS = 366 * 86_400 * 1_000_000;
 const PREFIX = '/v1/groundwater-monitoring-tubes/';
 const NETWORK_PATH = '/v1/groundwater-monitoring-measurements';
+const WELLS_PATH = '/v1/groundwater-monitoring-wells';
+/** Where the granted tube's well stands: what a box holds or not. */
+const WELL_LOCATION = [5, 52] as const;
+/** Discovery's formats, in the order that breaks a tie of Accept's q-values. */
+const DISCOVERY_FORMATS = ['json', 'geojson'] as const;
+type DiscoveryFormat = (typeof DISCOVERY_FORMATS)[number];
 
 interface World {
   granted: string;
@@ -84,8 +91,10 @@ interface Expected {
   notFound?: string;
   /** On 200 of the network endpoint: a delta since the current token, so no series. */
   delta?: boolean;
+  /** On 200 of the network endpoint or discovery: a `bbox` that leaves the granted tube's well out. */
+  outsideBox?: boolean;
   /** On 200: the format `format` or Accept asks for. */
-  format?: FormatName;
+  format?: FormatName | DiscoveryFormat;
 }
 
 interface Generated {
@@ -103,8 +112,8 @@ type TubeKind = 'granted' | 'hidden' | 'unknown' | 'malformed' | 'badEncoding' |
 type KeyKind = 'reader' | 'nothing' | 'invalid';
 type MethodKind = 'served' | 'other' | 'unknownToken' | 'connect' | 'invalid';
 
-/** The series of one tube, or the network endpoint with `tubes` and `changedSince`. */
-type Endpoint = 'series' | 'network';
+/** The series of one tube, the network endpoint with `tubes` and `changedSince`, or discovery. */
+type Endpoint = 'series' | 'network' | 'discovery';
 
 interface Traits {
   endpoint: Endpoint;
@@ -536,19 +545,99 @@ const changedSinceValueArb = (world: World) =>
     )
     .chain(encodedValue);
 
-/** The network endpoint's query: the series' parameters, then `tubes` and `changedSince`. */
+/** A coordinate as text: a plain or odd decimal, in range or near its edges, or junk. */
+const coordinateText = fc.oneof(
+  { weight: 8, arbitrary: fc.integer({ min: -1900, max: 1900 }).map((n) => String(n / 10)) },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom('5', '52', '5.0', '+5', '-0', '.5', '5.', '5e0', '52E0', '90', '-180'),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom('', ' 5', '5 ', 'NaN', 'Infinity', '1e999', '0x5', '5,', '٥', 'five', '5%00'),
+  },
+);
+
+/** `bbox` decoded: boxes around the well, beside it, on its edge, and near-valid or junk ones. */
+const bboxValueArb = fc.oneof(
+  {
+    weight: 6,
+    arbitrary: fc.constantFrom(
+      '4,51,6,53',
+      '5,52,5,52',
+      '-180,-90,180,90',
+      '5,51,6,52',
+      '0,0,1,1',
+      '5.000001,52,6,53',
+      '4,51,4.999999,53',
+    ),
+  },
+  {
+    weight: 4,
+    arbitrary: fc.array(coordinateText, { minLength: 3, maxLength: 5 }).map((items) => items.join(',')),
+  },
+  { weight: 1, arbitrary: fc.constantFrom('5,0,4,1', '0,2,1,1', '0,0,181,1', '0,-91,1,1', '', ',,,') },
+  { weight: 1, arbitrary: fc.string({ maxLength: 20 }) },
+);
+
+/** The network endpoint's query: the series' parameters, then `tubes`, `changedSince` and `bbox`. */
 const networkQueryArb = (world: World) =>
   fc
     .tuple(
       queryArb,
       pairs('tubes', tubesValueArb(world), { absent: 6, once: 6 }),
       pairs('changedSince', changedSinceValueArb(world), { absent: 6, once: 6 }),
+      pairs('bbox', bboxValueArb.chain(encodedValue), { absent: 8, once: 4 }),
     )
-    .map(([query, tubes, since]) => {
-      const parts = [...tubes, ...since].map(([k, v]) => `${k}=${v}`);
+    .map(([query, tubes, since, bbox]) => {
+      const parts = [...tubes, ...since, ...bbox].map(([k, v]) => `${k}=${v}`);
       if (parts.length === 0) return query;
       return `${query === '' ? '?' : `${query}&`}${parts.join('&')}`;
     });
+
+/** `format` of discovery: mostly none, else its formats, the measurements' or junk, or repeated. */
+const discoveryFormatArb = fc.oneof(
+  { weight: 10, arbitrary: fc.constant([] as [string, string][]) },
+  {
+    weight: 6,
+    arbitrary: fc
+      .array(
+        fc.tuple(
+          fc.constantFrom('format', 'f%6Frmat'),
+          fc.oneof(
+            { weight: 6, arbitrary: fc.constantFrom(...DISCOVERY_FORMATS) },
+            {
+              weight: 1,
+              arbitrary: fc.constantFrom('GeoJSON', 'geo%6Ason', 'geojson%20', 'geo+json', 'geo%2Bjson'),
+            },
+            { weight: 1, arbitrary: formatValueArb },
+          ),
+        ),
+        { minLength: 1, maxLength: 3 },
+      )
+      .map((pairs) => pairs as [string, string][]),
+  },
+);
+
+/** Discovery's query: `format`, `bbox`, and parameters it ignores (the measurements' among them). */
+const discoveryQueryArb = fc
+  .tuple(
+    discoveryFormatArb,
+    pairs('bbox', bboxValueArb.chain(encodedValue), { absent: 6, once: 6 }),
+    fc.array(
+      fc.tuple(
+        fc.constantFrom('from', 'tubes', 'aggregate', 'x', '__proto__', 'Bbox', 'FORMAT'),
+        fc.string({ maxLength: 8 }).map(mustEncode),
+      ),
+      { maxLength: 3 },
+    ),
+    fc.nat(),
+  )
+  .map(([formats, bbox, extras, shuffle]) => {
+    const all = [...formats, ...bbox, ...extras];
+    const rotated = all.map((_, i) => all[(i + shuffle) % all.length]!);
+    return rotated.length === 0 ? '' : `?${rotated.map(([k, v]) => `${k}=${v}`).join('&')}`;
+  });
 
 const OTHER_METHODS = METHODS.filter((m) => !['GET', 'HEAD', 'CONNECT'].includes(m));
 
@@ -635,7 +724,7 @@ const keyArb = (
  * The ranges of the Accept elements generated, and how specifically each matches the two formats (2 the
  * type itself, 1 its `type/*`, 0 `*\/*`); a range without `/` is no media range and matches neither.
  */
-const ACCEPT_RANGES: Record<string, Partial<Record<FormatName, number>>> = {
+const ACCEPT_RANGES: Record<string, Partial<Record<FormatName | DiscoveryFormat, number>>> = {
   'text/csv': { csv: 2 },
   'TEXT/CSV': { csv: 2 },
   'application/json': { json: 2 },
@@ -643,9 +732,11 @@ const ACCEPT_RANGES: Record<string, Partial<Record<FormatName, number>>> = {
   'application/vnd.apache.arrow.stream': { arrow: 2 },
   'Application/Vnd.Apache.Arrow.Stream': { arrow: 2 },
   'application/vnd.apache.arrow.file': {},
+  'application/geo+json': { geojson: 2 },
+  'Application/Geo+JSON': { geojson: 2 },
   'text/*': { csv: 1 },
-  'application/*': { json: 1, arrow: 1 },
-  '*/*': { json: 0, csv: 0, arrow: 0 },
+  'application/*': { json: 1, arrow: 1, geojson: 1 },
+  '*/*': { json: 0, csv: 0, arrow: 0, geojson: 0 },
   'text/html': {},
   'application/problem+json': {},
   'image/png': {},
@@ -879,14 +970,45 @@ const networkRouteArb = fc.oneof(
   },
 );
 
+/** Discovery's path, or one near it. */
+const discoveryRouteArb = fc.oneof(
+  { weight: 30, arbitrary: fc.constant({ before: WELLS_PATH, after: '', otherRoute: false }) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .constantFrom(
+        `${WELLS_PATH}/`,
+        WELLS_PATH.toUpperCase(),
+        `${WELLS_PATH}.geojson`,
+        `/v2${WELLS_PATH.slice(3)}`,
+      )
+      .map((before) => ({ before, after: '', otherRoute: true })),
+  },
+);
+
+/** Each endpoint's path and query; the tube segment is the series' only. */
+interface Route {
+  before: string;
+  after: string;
+  otherRoute: boolean;
+}
+const ROUTES: Record<
+  Endpoint,
+  (world: World) => { route: fc.Arbitrary<Route>; query: fc.Arbitrary<string> }
+> = {
+  series: () => ({ route: routeArb, query: queryArb }),
+  network: (world) => ({ route: networkRouteArb, query: networkQueryArb(world) }),
+  discovery: () => ({ route: discoveryRouteArb, query: discoveryQueryArb }),
+};
+
 function requestArb(world: World, endpoint: Endpoint): fc.Arbitrary<Generated> {
-  const network = endpoint === 'network';
+  const { route, query } = ROUTES[endpoint](world);
   return fc
     .record({
       method: methodArb,
-      route: network ? networkRouteArb : routeArb,
-      tube: network ? fc.constant({ text: '', kind: 'granted' as TubeKind }) : tubeArb(world),
-      query: network ? networkQueryArb(world) : queryArb,
+      route,
+      tube: endpoint === 'series' ? tubeArb(world) : fc.constant({ text: '', kind: 'granted' as TubeKind }),
+      query,
       key: keyArb(world, endpoint),
       extras: extraHeadersArb,
       accept: fc.oneof(
@@ -950,7 +1072,7 @@ function parameter(values: string[]): Instant | 'missing' | 'invalid' {
  * The weight Accept gives a format (RFC 9110 §12.5.1): the q of the most specific element that matches
  * it, the highest of equally specific ones; 0 when none matches.
  */
-function acceptWeight(elements: AcceptElement[], format: FormatName): number {
+function acceptWeight(elements: AcceptElement[], format: FormatName | DiscoveryFormat): number {
   const matching = elements.flatMap(({ range, q }) => {
     const level = ACCEPT_RANGES[range]![format];
     return level === undefined ? [] : [{ level, q }];
@@ -1046,11 +1168,58 @@ function expect(world: World, r: Generated, headBytes: number): Expected {
   if (traits.methodKind === 'other') return within(only(405));
   if (traits.key === 'invalid') return within(only(401));
   if (traits.endpoint === 'network') return within(expectNetwork(world, r));
+  if (traits.endpoint === 'discovery') return within(expectDiscovery(r));
   const query = expectedQuery(r.query, traits.accept);
   if (query.errorKeys) return within(only(400, query));
   if (traits.key === 'nothing') return within(only(403));
   if (traits.tube !== 'granted') return within(only(404));
   return within(only(notModified(r.headers) ? 304 : 200, query));
+}
+
+/** What a `bbox` says: 'invalid' (repeated, not four finite numbers in range, a minimum above its maximum). */
+function bboxParameter(values: string[]): 'invalid' | 'inside' | 'outside' | undefined {
+  if (values.length === 0) return undefined;
+  if (values.length > 1) return 'invalid';
+  const items = values[0]!.split(',');
+  if (items.length !== 4) return 'invalid';
+  const numbers = items.map((item) =>
+    /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/.test(item) ? Number(item) : Number.NaN,
+  );
+  if (!numbers.every(Number.isFinite)) return 'invalid';
+  const [minLon, minLat, maxLon, maxLat] = numbers as [number, number, number, number];
+  const inRange =
+    [minLon, maxLon].every((x) => Math.abs(x) <= 180) && [minLat, maxLat].every((y) => Math.abs(y) <= 90);
+  if (!inRange || minLon > maxLon || minLat > maxLat) return 'invalid';
+  const [lon, lat] = WELL_LOCATION;
+  return minLon <= lon && lon <= maxLon && minLat <= lat && lat <= maxLat ? 'inside' : 'outside';
+}
+
+/** `format` decides; else the one Accept weighs most, JSON first among equals. */
+function discoveryFormat(given: string | undefined, accept: AcceptElement[] | undefined): DiscoveryFormat {
+  if ((DISCOVERY_FORMATS as readonly string[]).includes(given ?? '')) return given as DiscoveryFormat;
+  if (accept === undefined) return 'json';
+  return acceptWeight(accept, 'geojson') > acceptWeight(accept, 'json') ? 'geojson' : 'json';
+}
+
+/** Discovery past the key: its parameters, then the key that reads nothing. */
+function expectDiscovery(r: Generated): Expected {
+  const params = new URLSearchParams(r.query.startsWith('?') ? r.query.slice(1) : r.query);
+  const formats = params.getAll('format');
+  const bbox = bboxParameter(params.getAll('bbox'));
+  const errorKeys: string[] = [];
+  if (bbox === 'invalid') errorKeys.push('bbox');
+  if (
+    formats.length > 1 ||
+    (formats.length === 1 && !(DISCOVERY_FORMATS as readonly string[]).includes(formats[0]!))
+  )
+    errorKeys.push('format');
+  if (errorKeys.length > 0) return { statuses: [400], errorKeys: errorKeys.sort() };
+  if (r.traits.key === 'nothing') return { statuses: [403] };
+  return {
+    statuses: [notModified(r.headers) ? 304 : 200],
+    format: discoveryFormat(formats[0], r.traits.accept),
+    outsideBox: bbox === 'outside',
+  };
 }
 
 /** Why the contract refuses a `tubes` list, if it does: an empty item, more than 200, or a duplicate. */
@@ -1068,10 +1237,12 @@ function expectNetwork(world: World, r: Generated): Expected {
   const series = expectedQuery(r.query, r.traits.accept);
   const tubes = params.getAll('tubes');
   const since = params.getAll('changedSince');
+  const bbox = bboxParameter(params.getAll('bbox'));
   const items = tubes[0]?.split(',');
   const errorKeys = [...(series.errorKeys ?? [])];
   if (tubes.length > 1 || (items && listRefused(items))) errorKeys.push('tubes');
   if (since.length > 1) errorKeys.push('changedSince');
+  if (bbox === 'invalid') errorKeys.push('bbox');
   if (errorKeys.length > 0) return { statuses: [400], errorKeys: errorKeys.sort() };
   const token = since[0];
   const issued = r.traits.key === 'reader' && (token === world.tokens.current || token === world.tokens.gone);
@@ -1080,7 +1251,12 @@ function expectNetwork(world: World, r: Generated): Expected {
   const refused = items?.find((item) => item.toLowerCase() !== world.granted);
   if (refused !== undefined) return { statuses: [404], notFound: refused };
   if (token === world.tokens.gone) return { statuses: [410] };
-  return { ...series, statuses: [notModified(r.headers) ? 304 : 200], delta: token !== undefined };
+  return {
+    ...series,
+    statuses: [notModified(r.headers) ? 304 : 200],
+    delta: token !== undefined,
+    outsideBox: bbox === 'outside',
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -1154,7 +1330,7 @@ const EXTENSIONS: Record<FormatName, string | undefined> = { json: undefined, cs
 /** Vary, the media type of the format, and the file name `<stem>_<from>_<to>.<extension>` of files. */
 function checkFormatHeaders(response: RawResponse, expected: Expected, stem: string) {
   check(field(response, 'vary') === 'Accept, Accept-Encoding', 'Vary');
-  const format = expected.format!;
+  const format = expected.format as FormatName;
   check(field(response, 'content-type') === MEDIA_TYPES[format], `media type for ${format}`);
   const { from, to } = expected.interval!;
   const compact = (instant: Instant) => utcText(instant).replace(/[-:]/g, '');
@@ -1274,7 +1450,7 @@ function checkNetworkHeaders(response: RawResponse, expected: Expected) {
 /** The network body: the granted tube's series (none for a delta since the current token). */
 function checkNetwork(world: World, response: RawResponse, expected: Expected) {
   const { from, to, aggregate } = expected.interval!;
-  const written = expected.delta ? [] : writtenRows(world, expected.interval!);
+  const written = expected.delta || expected.outsideBox ? [] : writtenRows(world, expected.interval!);
   if (expected.format === 'csv') {
     check(
       response.body.toString('utf8') ===
@@ -1322,9 +1498,10 @@ function checkNetwork(world: World, response: RawResponse, expected: Expected) {
   );
   check(network.aggregate === aggregate, `aggregate ${network.aggregate}`);
   check(network.syncToken === field(response, 'sync-token'), 'the token of Sync-Token');
-  const series = expected.delta
-    ? []
-    : [{ tubeIdentifier: world.granted, unit: 'm', verticalDatum: 'NAP', measurements: written }];
+  const series =
+    expected.delta || expected.outsideBox
+      ? []
+      : [{ tubeIdentifier: world.granted, unit: 'm', verticalDatum: 'NAP', measurements: written }];
   check(
     JSON.stringify(
       network.series.map(
@@ -1337,6 +1514,35 @@ function checkNetwork(world: World, response: RawResponse, expected: Expected) {
       ),
     ) === JSON.stringify(series),
     `the series of [${network.from}, ${network.to}): ${network.series.length} tubes`,
+  );
+}
+
+/** Discovery: the granted tube's well (its hidden tube left out), unless the box leaves it out. */
+function checkDiscovery(world: World, response: RawResponse, expected: Expected, isHead: boolean) {
+  const geojson = expected.format === 'geojson';
+  check(
+    field(response, 'content-type') === (geojson ? 'application/geo+json' : 'application/json'),
+    'media type',
+  );
+  check(field(response, 'vary') === 'Accept, Accept-Encoding', 'Vary');
+  check(/^"[^"]+"$/.test(field(response, 'etag') ?? ''), 'a strong ETag');
+  if (isHead) return;
+  const location = { type: 'Point', coordinates: [...WELL_LOCATION] };
+  const tubes = [{ identifier: world.granted, number: '1', unit: 'm', verticalDatum: 'NAP' }];
+  const wells = expected.outsideBox ? [] : [{ name: 'Well renamed', tubes, location }];
+  const body = geojson
+    ? {
+        type: 'FeatureCollection',
+        features: wells.map(({ name, location }) => ({
+          type: 'Feature',
+          geometry: location,
+          properties: { name, tubes },
+        })),
+      }
+    : wells;
+  check(
+    response.body.toString('utf8') === JSON.stringify(body),
+    `the ${expected.format} of ${wells.length} wells`,
   );
 }
 
@@ -1360,6 +1566,7 @@ function checkResponse(world: World, r: Generated, response: RawResponse, expect
   const network = r.traits.endpoint === 'network';
   if (response.status >= 400) checkProblem(r, response, expected, isHead);
   else if (response.status === 304) checkNotModified(response, r.traits.endpoint);
+  else if (r.traits.endpoint === 'discovery') checkDiscovery(world, response, expected, isHead);
   else if (network) {
     checkNetworkHeaders(response, expected);
     if (!isHead) checkNetwork(world, response, expected);
@@ -1394,11 +1601,12 @@ const COVERAGE: Record<Endpoint, Coverage> = {
   },
   network: {
     statuses: [200, 400, 401, 403, 404, 405, 410],
-    errorKeys: ['aggregate', 'changedSince', 'format', 'from', 'include', 'status', 'to', 'tubes'],
+    errorKeys: ['aggregate', 'bbox', 'changedSince', 'format', 'from', 'include', 'status', 'to', 'tubes'],
   },
+  discovery: { statuses: [200, 304, 400, 401, 403, 404, 405], errorKeys: ['bbox', 'format'] },
 };
 
-const ENDPOINTS = (['series', 'network'] as const).filter(
+const ENDPOINTS = (['series', 'network', 'discovery'] as const).filter(
   (endpoint) => (process.env.GWAPI_FUZZ_ENDPOINT ?? endpoint) === endpoint,
 );
 
@@ -1426,7 +1634,8 @@ async function fuzz(t: Test, api: TestApi, world: World, endpoint: Endpoint) {
     count(statuses, response.status);
     if (expected.format && response.status === 200) {
       count(formats, expected.format);
-      const { statuses: filter, withStatus } = expected.interval!;
+      if (expected.outsideBox) count(answered, 'outside the box');
+      const { statuses: filter, withStatus } = expected.interval ?? {};
       if (filter) count(answered, 'by status');
       if (withStatus) count(answered, 'with the status');
     }
@@ -1457,8 +1666,12 @@ async function fuzz(t: Test, api: TestApi, world: World, endpoint: Endpoint) {
   for (const status of COVERAGE[endpoint].statuses) atLeast10(statuses, status, `${status} answered`);
   for (const key of COVERAGE[endpoint].errorKeys) atLeast10(named, key, `errors.${key} named`);
   t.comment(`formats of the 200s: ${JSON.stringify(Object.fromEntries(formats))}`);
-  for (const format of FORMAT_NAMES) atLeast10(formats, format, `${format} answered`);
-  for (const what of ['by status', 'with the status']) atLeast10(answered, what, `answered ${what}`);
+  const discovery = endpoint === 'discovery';
+  for (const format of discovery ? DISCOVERY_FORMATS : FORMAT_NAMES)
+    atLeast10(formats, format, `${format} answered`);
+  const answers = discovery ? ['outside the box'] : ['by status', 'with the status'];
+  if (endpoint === 'network') answers.push('outside the box');
+  for (const what of answers) atLeast10(answered, what, `answered ${what}`);
 }
 
 /** A network response's Sync-Token, for a key. */
@@ -1478,7 +1691,9 @@ async function syncToken(api: TestApi, key: string): Promise<string> {
 t.test('generated hostile requests get contract answers, never a 5xx, never a hang', async (t) => {
   const api = await startApi(t, { env: { LIMITS_ENABLED: 'false' } });
   const { sql } = api.db;
+  // One well holds the granted tube and the hidden one, where boxes can hold it or leave it out.
   const [granted, hidden] = await addWell(sql, 'Well', [{ number: '1' }, { number: '2' }]);
+  await sql`update wells set longitude = ${WELL_LOCATION[0]}, latitude = ${WELL_LOCATION[1]} where name = 'Well'`;
   // Rows at random instants of 2023 to 2025 with microseconds, values with up to 15 significant digits.
   const rows = fc
     .sample(
