@@ -24,6 +24,7 @@ const SCENARIOS: Record<string, string> = {
   conditional: 'What does a 304 cost against the 200 of the same series, and of discovery?',
   concurrent: 'Do two year-long streams at once serve more rows per second than one?',
   discovery: 'How many discovery requests does a replica serve against a bare route sending the same bytes?',
+  status: 'What do include=status and a status filter that passes every row cost a year, in each format?',
   geojson: 'How long does GeoJSON discovery of 3,000 wells take against JSON discovery?',
   import: 'How close to a bare COPY … FROM STDIN is importing a year of one tube?',
   sync: 'What does a delta of 1,000 changed rows cost on a large table against a 1,000-row series?',

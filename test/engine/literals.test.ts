@@ -1,6 +1,11 @@
 /** The SQL literals of the row source's selects: what each writes, and what each refuses. */
 import t from 'tap';
-import { instantLiteral, int4ArrayLiteral, integerLiteral } from '../../src/engine/read/literals.js';
+import {
+  instantLiteral,
+  int4ArrayLiteral,
+  integerLiteral,
+  statusCondition,
+} from '../../src/engine/read/literals.js';
 import { snapshotLiteral, xid8Literal } from '../../src/sync/literals.js';
 
 t.test('integers and int4 arrays', async (t) => {
@@ -9,6 +14,16 @@ t.test('integers and int4 arrays', async (t) => {
   t.equal(int4ArrayLiteral([]), "'{}'::int4[]");
   t.equal(int4ArrayLiteral([3, -1, 2 ** 31 - 1]), `'{3,-1,${2 ** 31 - 1}}'::int4[]`);
   for (const bad of [2 ** 31, -(2 ** 31) - 1, 0.5, Number.NaN]) t.throws(() => int4ArrayLiteral([1, bad]));
+});
+
+t.test('status filters', async (t) => {
+  t.equal(statusCondition(undefined, 3), undefined, 'no filter, no condition');
+  t.equal(statusCondition([2], 3), 'status = 2');
+  t.equal(statusCondition([0, 2], 3), 'status <> 1', 'all but one: its complement');
+  t.equal(statusCondition([0, 1], 3, 'p.status'), 'p.status <> 2');
+  t.equal(statusCondition([0, 1], 4), 'status in (0, 1)');
+  t.throws(() => statusCondition([], 3));
+  t.throws(() => statusCondition([0.5], 3));
 });
 
 t.test('instants', async (t) => {

@@ -8,6 +8,7 @@ import { AGGREGATE_SECONDS, type Aggregate } from '../../contract.js';
 import type { Queryable, Sql } from '../../db/connect.js';
 import { usesTimescaleDb } from '../../db/migrate.js';
 import type { BatchShape } from '../batch.js';
+import { STATUSES } from '../schemas.js';
 import { bucketsOf } from './buckets.js';
 import { instantLiteral, int4ArrayLiteral, integerLiteral, statusCondition } from './literals.js';
 
@@ -36,7 +37,7 @@ export function seriesSelect(
   { statuses, withStatus }: StatusRequest = {},
 ): string {
   const { id, position } = columnsOf(tube);
-  const passes = statusCondition(statuses);
+  const passes = statusCondition(statuses, STATUSES.length);
   return `select ${position} as tube, observed_at, value${withStatus ? ', status' : ''} from measurements
     where tube_id = ${id}
       and observed_at >= ${instantLiteral(from)} and observed_at < ${instantLiteral(to)}
@@ -89,7 +90,7 @@ export function aggregateSelect(
 ): string {
   const { id: tube, position } = columnsOf(tubeSelected);
   const buckets = bucketsOf(from, to, seconds);
-  const passes = statusCondition(statuses);
+  const passes = statusCondition(statuses, STATUSES.length);
   if (bucketFunction === 'time_bucket') {
     return `select ${position} as tube, bucket as observed_at, ${buckets.aggregates}
       from (

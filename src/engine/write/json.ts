@@ -27,14 +27,17 @@ const AGGREGATED_ROW_BYTES = RAW_ROW_BYTES + MIN.length + MAX.length + COUNT.len
 
 const writer = new AsciiWriter();
 
-/** `,"status":"…"` of each status code, as `statuses` names them (WriterOptions). */
+/**
+ * `,"status":"…"}` of each status code, as `statuses` names them (WriterOptions): the field and the end
+ * of its row in one piece, one copy per row.
+ */
 const statusFields = (statuses: readonly string[]): Buffer[] =>
-  statuses.map((status) => Buffer.from(`,"status":${JSON.stringify(status)}`));
+  statuses.map((status) => Buffer.from(`,"status":${JSON.stringify(status)}}`));
 
 /**
  * The elements of `batch`, comma-separated, with a leading comma unless it is the first batch: what
  * fast-json-stringify wrote for the same rows, from the numbers (measurementText.ts); each with its
- * status field when the batch has the status and the writer `statusFields`.
+ * status field when the writer has `statusFields`.
  */
 function measurementsJson(batch: MeasurementBatch, first: boolean, statusFields?: Buffer[]): Buffer {
   const { length, observedAt, value, min, max, count } = batch;
@@ -47,7 +50,6 @@ function measurementsJson(batch: MeasurementBatch, first: boolean, statusFields?
     writer.instant(observedAt[i]!);
     writer.bytes(VALUE);
     writer.number(value[i]!);
-    if (status) writer.bytes(statusFields[status[i]!]!);
     if (count) {
       writer.bytes(MIN);
       writer.number(min![i]!);
@@ -56,7 +58,8 @@ function measurementsJson(batch: MeasurementBatch, first: boolean, statusFields?
       writer.bytes(COUNT);
       writer.number(count[i]!);
     }
-    writer.bytes(ROW_END);
+    // A row has its status or min, max and count, never both (a bucket has no single status).
+    writer.bytes(status ? statusFields![status[i]!]! : ROW_END);
   }
   const json = writer.take();
   return first ? json.subarray(1) : json;
