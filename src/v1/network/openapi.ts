@@ -111,6 +111,7 @@ const response200 = {
       schema: z.string().meta({
         description:
           'RFC 4180 with CRLF line ends and a header line: `tubeIdentifier,observedAt,value,unit,verticalDatum`, ' +
+          '`tubeIdentifier,observedAt,value,status,unit,verticalDatum` with `include=status`, ' +
           'or `tubeIdentifier,observedAt,value,min,max,count,unit,verticalDatum` with `aggregate`; one line per ' +
           'measurement (or bucket), tube by tube in discovery order, each tube in time order. Written as the ' +
           "series' CSV. Only the header line when nothing is selected. A whole file ends in CRLF.",
@@ -120,7 +121,10 @@ const response200 = {
     ...arrowContent(
       "An Apache Arrow IPC stream: the series' columns with `tubeIdentifier` first and `unit` and " +
         '`verticalDatum` last, none nullable; those three dictionary-encoded (int32 indices into utf8), ' +
-        "each dictionary sent once, whole, before the first record batch. The schema's custom metadata " +
+        'each dictionary sent once, whole, before the first record batch. With `include=status`, `status` ' +
+        'right after `value`, dictionary-encoded with int8 indices (its dictionary `approved`, ' +
+        '`provisional`, `rejected`, and in a delta `removed`, also sent whole before the first batch). ' +
+        "The schema's custom metadata " +
         'holds `from`, `to`, `aggregate` when given, and `syncToken`. Rows tube by tube in discovery ' +
         'order, each tube in time order; nothing selected gives the schema, the dictionaries and the ' +
         'end-of-stream marker. A cut-off stream lacks the marker, and readers refuse it.',

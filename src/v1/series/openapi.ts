@@ -13,6 +13,7 @@ import {
   EXAMPLE_TUBE_IDENTIFIER,
   GroundwaterLevelSeries,
   Measurement,
+  STATUSES,
   TubeIdentifier,
 } from '../../engine/schemas.js';
 import { arrow } from '../../engine/write/arrow.js';
@@ -70,8 +71,11 @@ function written(writer: SeriesWriter, rows: MeasurementValues[], aggregate?: Ag
   ]);
 }
 
-const writtenExample = (rows: MeasurementValues[], aggregate?: Aggregate) =>
-  JSON.parse(written(json.series(), rows, aggregate).toString());
+const writtenExample = (rows: MeasurementValues[], aggregate?: Aggregate, writer = json.series()) =>
+  JSON.parse(written(writer, rows, aggregate).toString());
+
+/** Writers of each measurement's status (`include=status`), as the route makes them. */
+const WITH_STATUS = { statuses: STATUSES };
 
 /** An hour of quarter-hourly measurements. */
 const EXAMPLE_ROWS: MeasurementValues[] = [
@@ -80,6 +84,12 @@ const EXAMPLE_ROWS: MeasurementValues[] = [
   { observedAt: '2024-03-01T00:30:00Z', value: -1.24 },
   { observedAt: '2024-03-01T00:45:00Z', value: -1.26 },
 ];
+
+/** The same hour with `include=status`: two checked, one not yet, one found wrong. */
+const EXAMPLE_STATUS_ROWS: MeasurementValues[] = EXAMPLE_ROWS.map((row, i) => ({
+  ...row,
+  status: (['approved', 'approved', 'provisional', 'rejected'] as const)[i],
+}));
 
 /** The same hour with `aggregate=PT1H`: one bucket, its mean as PostgreSQL's avg() writes it. */
 const EXAMPLE_BUCKETS: MeasurementValues[] = [
@@ -118,12 +128,17 @@ const seriesResponse = {
           summary: 'Aggregated (`aggregate=PT1H`)',
           value: writtenExample(EXAMPLE_BUCKETS, 'PT1H'),
         },
+        withStatus: {
+          summary: 'With each status (`include=status`)',
+          value: writtenExample(EXAMPLE_STATUS_ROWS, undefined, json.series(WITH_STATUS)),
+        },
       },
     },
     [csv.mediaType]: {
       schema: z.string().meta({
         description:
-          'RFC 4180 with CRLF line ends and a header line: `observedAt,value,unit,verticalDatum`, or ' +
+          'RFC 4180 with CRLF line ends and a header line: `observedAt,value,unit,verticalDatum`, ' +
+          '`observedAt,value,status,unit,verticalDatum` with `include=status`, or ' +
           '`observedAt,value,min,max,count,unit,verticalDatum` with `aggregate`; one line per measurement ' +
           '(or bucket) in time order, each with the unit and vertical datum of the tube (quoted when they ' +
           'hold a comma, quote or line break). Times and numbers are written as in the JSON. An empty ' +
@@ -135,13 +150,19 @@ const seriesResponse = {
           summary: 'Aggregated (`aggregate=PT1H`)',
           value: written(csv.series(), EXAMPLE_BUCKETS, 'PT1H').toString(),
         },
+        withStatus: {
+          summary: 'With each status (`include=status`)',
+          value: written(csv.series(WITH_STATUS), EXAMPLE_STATUS_ROWS).toString(),
+        },
       },
     },
     ...arrowContent(
       'An Apache Arrow IPC stream (`format=arrow`, or `Accept: application/vnd.apache.arrow.stream` ' +
         'weighing most): the schema, record batches and the end-of-stream marker; metadata V5, no ' +
         'buffer compression. Columns, none nullable: `observedAt` timestamp[us, UTC], `value` float64, ' +
-        "and with `aggregate` `min`, `max` (float64) and `count` (int64). The schema's custom metadata " +
+        'with `include=status` `status` (utf8, dictionary-encoded with int8 indices, the dictionary sent ' +
+        'whole before the first record batch), and with `aggregate` `min`, `max` (float64) and `count` ' +
+        "(int64). The schema's custom metadata " +
         'holds the head: `tubeIdentifier`, `from`, `to`, `aggregate` when given, `unit`, ' +
         '`verticalDatum`. An empty interval gives the schema and the end-of-stream marker. A cut-off ' +
         'stream lacks the marker, and readers refuse it.',
@@ -150,6 +171,10 @@ const seriesResponse = {
         aggregated: {
           summary: 'Aggregated (`aggregate=PT1H`)',
           bytes: written(arrow.series(), EXAMPLE_BUCKETS, 'PT1H'),
+        },
+        withStatus: {
+          summary: 'With each status (`include=status`)',
+          bytes: written(arrow.series(WITH_STATUS), EXAMPLE_STATUS_ROWS),
         },
       },
     ),
