@@ -20,12 +20,18 @@ export const IMPORT_REGISTRY = [{ name: 'bench', tubes: [{ identifier: IMPORT_TU
  */
 export const DURABLE_SETTINGS = { fsync: 'on', full_page_writes: 'on' };
 
-/** One value a minute from IMPORT_START, `rows` of them, like a logger's export. */
-export async function writeYearCsv(file: string, rows = YEAR_ROWS): Promise<void> {
-  const lines = ['tubeIdentifier,observedAt,value'];
+/**
+ * One value a minute from IMPORT_START, `rows` of them, like a logger's export; `withStatus`: with the
+ * status column, as a checked export carries it (approved, the last tenth provisional, every 1,000th
+ * rejected).
+ */
+export async function writeYearCsv(file: string, rows = YEAR_ROWS, withStatus = false): Promise<void> {
+  const lines = [`tubeIdentifier,observedAt,value${withStatus ? ',status' : ''}`];
   for (let i = 0; i < rows; i++) {
     const level = (-1.5 + Math.sin(i / 1440) * 0.4 + (i % 97) / 1000).toFixed(3);
-    lines.push(`${IMPORT_TUBE},${formatInstant({ seconds: IMPORT_START + i * 60, micros: 0 })},${level}`);
+    const at = formatInstant({ seconds: IMPORT_START + i * 60, micros: 0 });
+    const status = i % 1000 === 999 ? 'rejected' : i >= rows * 0.9 ? 'provisional' : 'approved';
+    lines.push(`${IMPORT_TUBE},${at},${level}${withStatus ? `,${status}` : ''}`);
   }
   await writeFile(file, `${lines.join('\n')}\n`);
 }

@@ -4,12 +4,14 @@
  * into a bare table (no index, no checks): the floor of what PostgreSQL can ingest. For context also
  * the same COPY into a table with measurements' primary key, the import's staging path (forced here by
  * one stored row just after the file's range, see measurementsPaths.test.ts), and a re-import of the
- * same file.
+ * same file; then the same file with a status column through both paths, against the file without.
  *
  *   npm run bench -- import [ROWS] [RUNS]      (DATABASE_URL, or an embedded PostgreSQL)
  *
  * Each run imports into an empty measurements table. Prints the best and the median of the runs: the
- * machine is shared, and noise only ever adds time.
+ * machine is shared, and noise only ever adds time. For the bare COPY and the direct path also what
+ * does not depend on the machine's load: the server backends' CPU time, this process's (the import's
+ * Node side) and the WAL written (on an embedded server only, whose processes are on this machine).
  */
 import { createReadStream } from 'node:fs';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
@@ -24,6 +26,7 @@ import { importMeasurements, vacuumMeasurements } from '../../src/importers/meas
 import { upsertRegistry } from '../../src/importers/registry/registry.js';
 import { postgresOrThrowaway } from '../../testkit/postgres.js';
 import { requirePrerequisites, throwawayPostgres } from '../../testkit/prerequisites.js';
+import { backendCpuMeter, ownCpuMs } from '../lib/cpu.js';
 import {
   DURABLE_SETTINGS,
   IMPORT_REGISTRY,
@@ -49,17 +52,46 @@ const LABELS = {
   vacuum: 'vacuum measurements afterwards',
   reimport: 'gwapi import again (every row unchanged)',
   staged: 'gwapi import, staging path (to commit)',
+  directStatus: 'with a status column, direct path',
+  stagedStatus: 'with a status column, staging path',
 };
 
 const dir = await mkdtemp(join(tmpdir(), 'gwapi-bench-import-'));
 const postgres = await postgresOrThrowaway(process.env.DATABASE_URL, DURABLE_SETTINGS);
-const sql = connect(postgres.url, { max: 2, applicationName: 'gwapi bench import' });
+const APPLICATION_NAME = 'gwapi bench import';
+const sql = connect(postgres.url, { max: 2, applicationName: APPLICATION_NAME });
+const backends = backendCpuMeter(sql, APPLICATION_NAME);
+
+/** CPU seconds of the server's backends and of this process, and WAL MB, of one run of one variant. */
+interface Cost {
+  server: number;
+  node: number;
+  wal: number;
+}
+const costs: Record<'copy' | 'direct' | 'directStatus', Cost[]> = { copy: [], direct: [], directStatus: [] };
+
+/** `timed`, noting the variant's cost too (embedded server only). */
+async function costed(kind: keyof typeof costs, work: () => Promise<unknown>): Promise<number> {
+  if (process.env.DATABASE_URL) return await timed(work);
+  const [start] = await sql<{ lsn: string }[]>`select pg_current_wal_lsn()::text as lsn`;
+  await backends.start();
+  const node = ownCpuMs();
+  const time = await timed(work);
+  const server = await backends.stop();
+  const own = ownCpuMs() - node;
+  const [wal] = await sql<{ bytes: number }[]>`
+    select (pg_current_wal_lsn() - ${start!.lsn}::pg_lsn)::float8 as bytes`;
+  costs[kind].push({ server: server / 1000, node: own / 1000, wal: wal!.bytes / 1e6 });
+  return time;
+}
 
 try {
   await migrate(sql);
   await upsertRegistry(sql, IMPORT_REGISTRY);
   const file = join(dir, 'year.csv');
   await writeYearCsv(file, ROWS);
+  const statusFile = join(dir, 'year-status.csv');
+  await writeYearCsv(statusFile, ROWS, true);
   const size = (await stat(file)).size;
   const [server] = await sql<{ version: string }[]>`select current_setting('server_version') as version`;
   console.log(
@@ -75,20 +107,31 @@ try {
     vacuum: [],
     staged: [],
     reimport: [],
+    directStatus: [],
+    stagedStatus: [],
   };
-  const gwapiImport = async () => {
-    await importMeasurements(sql, await openInput(file), { name: file });
+  const importOf = (path: string) => async () => {
+    await importMeasurements(sql, await openInput(path), { name: path });
+  };
+  const gwapiImport = importOf(file);
+  /** An empty table but for one row just after the file's range, which sends the file to the staging path. */
+  const storedAfterTheFile = async () => {
+    await sql`truncate measurements`;
+    await sql`insert into measurements select id, ${AFTER_THE_FILE}, 0 from tubes`;
   };
   for (let run = 0; run < RUNS; run++) {
     await sql`truncate measurements`;
-    runs.copy.push(await timed(() => plainCopy(sql, file, false)));
-    runs.direct.push(await timed(gwapiImport));
+    runs.copy.push(await costed('copy', () => plainCopy(sql, file, false)));
+    runs.direct.push(await costed('direct', gwapiImport));
     runs.vacuum.push(await timed(() => vacuumMeasurements(sql)));
     runs.reimport.push(await timed(gwapiImport));
     runs.copyIndexed.push(await timed(() => plainCopy(sql, file, true)));
-    await sql`truncate measurements`;
-    await sql`insert into measurements select id, ${AFTER_THE_FILE}, 0 from tubes`;
+    await storedAfterTheFile();
     runs.staged.push(await timed(gwapiImport));
+    await sql`truncate measurements`;
+    runs.directStatus.push(await costed('directStatus', importOf(statusFile)));
+    await storedAfterTheFile();
+    runs.stagedStatus.push(await timed(importOf(statusFile)));
   }
   await sql`drop table if exists bare`;
 
@@ -115,6 +158,18 @@ try {
   ratio('ratio (import + vacuum) / COPY', plus(runs.direct, runs.vacuum), runs.copy);
   ratio('ratio import / COPY with the primary key', runs.direct, runs.copyIndexed);
   ratio('ratio staging path / COPY', runs.staged, runs.copy);
+  ratio('ratio with a status column / without: direct path', runs.directStatus, runs.direct);
+  ratio('ratio with a status column / without: staging path', runs.stagedStatus, runs.staged);
+  if (costs.copy.length > 0) {
+    console.log(`${'medians of the runs'.padEnd(52)} server CPU  own CPU    WAL`);
+    for (const kind of Object.keys(costs) as (keyof typeof costs)[]) {
+      const column = (pick: (cost: Cost) => number, unit: string) =>
+        `${median(costs[kind].map(pick)).toFixed(2)} ${unit}`.padStart(10);
+      console.log(
+        `${LABELS[kind].padEnd(52)} ${column((c) => c.server, 's')} ${column((c) => c.node, 's')} ${column((c) => c.wal, 'MB')}`,
+      );
+    }
+  }
 } finally {
   await sql.end({ timeout: 5 });
   await postgres.stop();
