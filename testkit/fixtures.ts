@@ -32,6 +32,14 @@ export async function addWell(sql: Sql, name: string, tubes: TubeSpec[]): Promis
   return created;
 }
 
+/**
+ * Computes the daily rollups of `tubeIds` from their measurements (sql/011), as the importers keep them:
+ * for measurements a fixture or a test wrote itself.
+ */
+export async function rollUpDays(sql: Sql, tubeIds: readonly number[]): Promise<void> {
+  await sql`select rollup_tube_measurements(tube) from unnest(${tubeIds as number[]}::int[]) as tube`;
+}
+
 /** Measurements as (RFC 3339 text, decimal text) pairs, stored exactly as the import would. */
 export async function addMeasurements(sql: Sql, tubeId: number, rows: [string, string][]): Promise<void> {
   if (rows.length === 0) return;
@@ -39,6 +47,7 @@ export async function addMeasurements(sql: Sql, tubeId: number, rows: [string, s
     insert into measurements (tube_id, observed_at, value)
     select ${tubeId}, t::timestamptz, v::float8
     from unnest(${rows.map((r) => r[0])}::text[], ${rows.map((r) => r[1])}::text[]) as x(t, v)`;
+  await rollUpDays(sql, [tubeId]);
 }
 
 /** A series generated in the database: one value every `step` from `from` (inclusive) to `to` (exclusive). */
@@ -47,6 +56,7 @@ export async function addRegularSeries(sql: Sql, tubeId: number, from: string, t
     insert into measurements (tube_id, observed_at, value)
     select ${tubeId}, t, round((sin(extract(epoch from t) / 86400) * 2)::numeric, 3)::float8
     from generate_series(${from}::timestamptz, ${to}::timestamptz - interval '1 microsecond', ${step}::interval) as t`;
+  await rollUpDays(sql, [tubeId]);
 }
 
 /**
@@ -68,6 +78,10 @@ export async function addNetwork(
     select tube, t, round((sin(extract(epoch from t) / 86400 + tube) * 2)::numeric, 3)::float8
     from unnest(${tubes.map((tube) => tube.id)}::int[]) as tube,
          generate_series(${from}::timestamptz, ${to}::timestamptz - interval '1 microsecond', ${step}::interval) as t`;
+  await rollUpDays(
+    sql,
+    tubes.map((tube) => tube.id),
+  );
   await sql`vacuum analyze measurements`;
   return tubes;
 }

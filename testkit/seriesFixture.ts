@@ -59,6 +59,7 @@ async function insertInterleaved(sql: Sql, step: string, tubeIds?: number[]): Pr
     from generate_series(${SERIES_START}::timestamptz, ${end}::timestamptz - ${step}::interval, ${step}::interval) as t
     cross join (select id from tubes ${tubeIds ? sql`where id = any(${tubeIds}::int[])` : sql``} order by id) as tube
     order by t, tube.id`;
+  await sql`select rollup_tube_measurements(id) from tubes ${tubeIds ? sql`where id = any(${tubeIds}::int[])` : sql``}`;
 }
 
 export interface NetworkFixture {

@@ -84,6 +84,9 @@ async function insertLevels(sql: Sql, end: Date): Promise<void> {
       make_interval(mins => ${DEMO_STEP_MINUTES})
     ) as s(observed_at)
     where not exists (select from measurements m where m.tube_id = t.id)`;
+  // Written here rather than by an importer, so the daily rollups (sql/011) are computed here too.
+  await sql`
+    select rollup_tube_measurements(id) from tubes where identifier = any(${demoIdentifiers()}::uuid[])`;
   // Sets the visibility map, so series are read with index-only scans from the first request.
   await sql`vacuum (analyze) measurements`;
 }

@@ -42,6 +42,7 @@ t.test('an empty database gets every migration, in order', async (t) => {
       'latest_measurements',
       'measurement_changes',
       'measurement_corrections',
+      'measurement_day_rollups',
       'measurements',
       'registry_version',
       'schema_migrations',

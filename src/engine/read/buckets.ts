@@ -26,6 +26,8 @@ export function bucketsOf(from: string, to: string, seconds: number) {
     start,
     end,
     aggregates: AGGREGATES,
+    /** The bucket length (an interval). */
+    stride,
     /** How many buckets start before `to` (int8). */
     count: `((${offset(end)} + ${micros} - 1) / ${micros})`,
     /** The number (int8, 0 first) of the bucket of `instant`, an expression not before `from`. */

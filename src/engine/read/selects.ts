@@ -10,6 +10,7 @@ import { usesTimescaleDb } from '../../db/migrate.js';
 import type { BatchShape } from '../batch.js';
 import { STATUSES } from '../schemas.js';
 import { bucketsOf } from './buckets.js';
+import { bucketsAreDays, dayRollupSelect } from './dayRollups.js';
 import { instantLiteral, int4ArrayLiteral, integerLiteral, statusCondition } from './literals.js';
 
 /**
@@ -77,6 +78,8 @@ export interface Bucketing {
  * of an aggregated batch (what a bucket computes: buckets.ts). A bucket without a measurement of
  * those statuses is left out.
  *
+ * Buckets that are UTC days are read from the daily rollups (dayRollups.ts), on either storage.
+ *
  * On plain PostgreSQL, which does not know that date_bin keeps the order of observed_at, grouping the
  * interval by bucket sorts every row of it. So each bucket is read on its own, from the stride number
  * k (perBucket). Empty buckets are read too (one index probe each) and left out.
@@ -89,8 +92,9 @@ export function aggregateSelect(
   statuses?: readonly number[],
 ): string {
   const { id: tube, position } = columnsOf(tubeSelected);
-  const buckets = bucketsOf(from, to, seconds);
   const passes = statusCondition(statuses, STATUSES.length);
+  if (bucketsAreDays(from, seconds)) return dayRollupSelect(tube, position, from, to, statuses, passes);
+  const buckets = bucketsOf(from, to, seconds);
   if (bucketFunction === 'time_bucket') {
     return `select ${position} as tube, bucket as observed_at, ${buckets.aggregates}
       from (

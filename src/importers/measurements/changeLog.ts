@@ -139,6 +139,14 @@ export async function refreshLatest(q: TransactionSql): Promise<void> {
 }
 
 /**
+ * Brings the daily rollups of `aggregate=P1D` up to date with what the transaction wrote (sql/011):
+ * every writer of measurements sends it after its change rows and corrections, as refreshLatest.
+ */
+export async function refreshDayRollups(q: TransactionSql): Promise<void> {
+  await q`select refresh_measurement_day_rollups()`;
+}
+
+/**
  * Deletes the change history recorded more than `days` ago (SYNC_HISTORY_DAYS): change rows and
  * corrections alike, since a delta needs both. Raises the horizon below which tokens are answered 410
  * (src/sync/sql.ts, syncGone) over the xids of both in the same transaction, so no reader sees one

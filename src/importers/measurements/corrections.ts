@@ -3,7 +3,7 @@
  * tube's measurements removed over one. Each is one transaction that writes, for the rows it changed,
  * what an import writes for the rows it corrects (changeLog.ts): its tubes locked first, each row's
  * correction (its version before and after, or before and none for a removal), the series versions,
- * and the latest measurements. They insert nothing, so they write no runs.
+ * the latest measurements and the daily rollups. They insert nothing, so they write no runs.
  */
 import type { TransactionSql } from 'postgres';
 import type { Sql } from '../../db/connect.js';
@@ -11,7 +11,13 @@ import { begin } from '../../db/transaction.js';
 import { formatInstant, type Instant } from '../../domain/datetime.js';
 import { type Status, statusCode } from '../../domain/status.js';
 import { UserError } from '../../errors.js';
-import { lockTubes, recordCorrections, recordRemovals, refreshLatest } from './changeLog.js';
+import {
+  lockTubes,
+  recordCorrections,
+  recordRemovals,
+  refreshDayRollups,
+  refreshLatest,
+} from './changeLog.js';
 import { markSeriesChanged } from './seriesChanged.js';
 
 /** `[from, to)`. */
@@ -37,6 +43,7 @@ export function setStatus(sql: Sql, tubes: Tubes, interval: Interval, status: St
       changed as (${markSeriesChanged(tx, tx`select tube_id from written`)})
       select count(*) as changed from written`;
     await refreshLatest(tx);
+    await refreshDayRollups(tx);
     return Number(row?.changed ?? 0);
   });
 }
@@ -63,6 +70,7 @@ export function removeMeasurements(sql: Sql, tube: string, interval: Interval): 
       changed as (${markSeriesChanged(tx, tx`select tube_id from removed`)})
       select count(*) as removed from removed`;
     await refreshLatest(tx);
+    await refreshDayRollups(tx);
     return Number(row?.removed ?? 0);
   });
 }

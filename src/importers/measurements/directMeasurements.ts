@@ -5,7 +5,13 @@
  */
 import type { TransactionSql } from 'postgres';
 import { ErrorCollector } from '../importErrors.js';
-import { LOCK_NOT_AVAILABLE, lockTubes, recordDirectLatest, recordDirectRuns } from './changeLog.js';
+import {
+  LOCK_NOT_AVAILABLE,
+  lockTubes,
+  recordDirectLatest,
+  recordDirectRuns,
+  refreshDayRollups,
+} from './changeLog.js';
 import { CopyIn } from './copy/copyIn.js';
 import { copyCsv } from './copyCsv.js';
 import { MeasurementCsv } from './csv/measurementCsv.js';
@@ -55,6 +61,7 @@ export async function copyDirect(
   // Every tube the file names got rows, all of them new, and no others in its range (lookUpTubes).
   await recordDirectRuns(tx, rows.runs());
   await recordDirectLatest(tx, rows.latest());
+  await refreshDayRollups(tx);
   return csv.rows;
 }
 

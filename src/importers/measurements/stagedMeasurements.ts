@@ -11,6 +11,7 @@ import {
   recordCorrections,
   recordInsertedRuns,
   recordUpsertedRuns,
+  refreshDayRollups,
   refreshLatest,
 } from './changeLog.js';
 import { markSeriesChanged } from './seriesChanged.js';
@@ -69,6 +70,7 @@ export async function writeStaged(
     (await upsertOrFindDuplicates(tx, source, staged.hasStatus ?? false, errors));
   if (!written) throw new ImportRejected(name, errors);
   await refreshLatest(tx);
+  await refreshDayRollups(tx);
   return { rows: staged.rows, ...written, unchanged: staged.rows - written.inserted - written.updated };
 }
 

@@ -8,7 +8,7 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { MessageHeader, tableFromIPC } from 'apache-arrow';
 import pl from 'nodejs-polars';
 import t, { type Test } from 'tap';
-import { addKey, addMeasurements, addRegularSeries, addWell } from '../../../testkit/fixtures.js';
+import { addKey, addMeasurements, addRegularSeries, addWell, rollUpDays } from '../../../testkit/fixtures.js';
 import { openStream } from '../../../testkit/openStream.js';
 import { startApi } from '../../helpers/api.js';
 import { arrowColumn, messageTypes, micros, mismatches } from '../../helpers/arrow.js';
@@ -114,6 +114,7 @@ t.test('Arrow', async (t) => {
   await sql`
     insert into measurements (tube_id, observed_at, value)
     values (${precise!.id}, '2024-01-01T03:00:00Z', 0.1::float8 + 0.2::float8)`;
+  await rollUpDays(sql, [precise!.id]);
   // Quarter hours through the night of the change to summer time.
   await addRegularSeries(sql, dst!.id, '2024-03-30T22:00:00Z', '2024-03-31T05:00:00Z', '15 minutes');
   await addMeasurements(sql, quoted!.id, [['2024-01-01T06:00:00Z', '-0.001']]);

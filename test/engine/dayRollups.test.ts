@@ -1,0 +1,207 @@
+/**
+ * The daily rollups (sql/011, src/engine/read/dayRollups.ts): after any sequence of imports (with and
+ * without status), status changes and removals, every daily bucket served from them is the same doubles
+ * as the bucket computed from the measurements (buckets.ts, as a bucket that is not a UTC day is
+ * computed), for every status filter, and a day with no measurement passing the filter is left out by
+ * both. Values with many digits, so that a mean summed in
+ * another order, or from partial sums, would differ in its last bits.
+ */
+import fc from 'fast-check';
+import t, { type Test } from 'tap';
+import { AGGREGATE_SECONDS } from '../../src/contract.js';
+import type { Sql } from '../../src/db/connect.js';
+import { parseDateTime } from '../../src/domain/datetime.js';
+import { STATUSES } from '../../src/domain/status.js';
+import { bucketsOf } from '../../src/engine/read/buckets.js';
+import { statusCondition } from '../../src/engine/read/literals.js';
+import { aggregateSelect } from '../../src/engine/read/selects.js';
+import { removeMeasurements, setStatus } from '../../src/importers/measurements/corrections.js';
+import type { ImportInput } from '../../src/importers/measurements/importInput.js';
+import { importMeasurements } from '../../src/importers/measurements/measurements.js';
+import { OTHER, registeredDatabase, TUBE } from '../helpers/importFixtures.js';
+
+const DAY_MS = 86_400_000;
+/** Four UTC days; the data reach a day beyond them on either side. */
+const FIRST_DAY = Date.parse('2024-03-29T00:00:00Z');
+const DAYS = 4;
+const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
+
+/** Intervals from a UTC midnight: whole days, and with a last bucket cut short by `to`. */
+const INTERVALS = [
+  { from: iso(FIRST_DAY), to: iso(FIRST_DAY + DAYS * DAY_MS) },
+  { from: iso(FIRST_DAY + DAY_MS), to: iso(FIRST_DAY + 3 * DAY_MS + 7.5 * 3_600_000) },
+];
+
+/** No filter, and every non-empty set of statuses. */
+const FILTERS: (number[] | undefined)[] = [undefined, [0], [1], [2], [0, 1], [0, 2], [1, 2], [0, 1, 2]];
+
+const TUBES = [TUBE, OTHER];
+
+/** An instant within the days around the intervals, often on or next to a midnight. */
+const instant = fc.oneof(
+  fc
+    .integer({ min: -1, max: DAYS })
+    .chain((day) =>
+      fc.constantFrom(0, 1, DAY_MS - 1, 60_000, DAY_MS - 60_000).map((at) => FIRST_DAY + day * DAY_MS + at),
+    ),
+  fc.integer({ min: -DAY_MS, max: (DAYS + 1) * DAY_MS - 1 }).map((at) => FIRST_DAY + at),
+);
+
+const row = fc.record({
+  tube: fc.constantFrom(...TUBES),
+  at: instant,
+  // Six decimals over a wide range: sums that round, and differ in their order. Now and then a value
+  // too large to sum ahead of a read, or whose sum overflows.
+  value: fc.oneof(
+    {
+      arbitrary: fc.integer({ min: -9_999_999_999, max: 9_999_999_999 }).map((n) => (n / 1e6).toString()),
+      weight: 30,
+    },
+    { arbitrary: fc.constantFrom('1e141', '-2.5e200', '1.79769313486231e308', '-1.7e308'), weight: 1 },
+  ),
+  status: fc.constantFrom(...STATUSES),
+});
+
+const importOp = fc.record({
+  kind: fc.constant('import' as const),
+  withStatus: fc.boolean(),
+  rows: fc.uniqueArray(row, { minLength: 1, maxLength: 40, selector: (r) => `${r.tube} ${r.at}` }),
+});
+
+/** [from, to) between two instants, in either order. */
+const span = fc.tuple(instant, instant).map(([a, b]) => ({ from: Math.min(a, b), to: Math.max(a, b) + 1 }));
+
+const statusOp = fc.record({
+  kind: fc.constant('status' as const),
+  status: fc.constantFrom(...STATUSES),
+  tubes: fc.oneof(
+    fc.constant('all' as const),
+    fc.constantFrom(...TUBES).map((tube) => [tube]),
+  ),
+  span,
+});
+
+const removeOp = fc.record({ kind: fc.constant('remove' as const), tube: fc.constantFrom(...TUBES), span });
+
+/** Imports (both paths, with and without status), status changes and removals. */
+const operation = fc.oneof(
+  { arbitrary: importOp, weight: 3 },
+  { arbitrary: statusOp, weight: 2 },
+  { arbitrary: removeOp, weight: 1 },
+);
+type Operation = typeof operation extends fc.Arbitrary<infer Op> ? Op : never;
+
+const instantOf = (ms: number) => {
+  const parsed = parseDateTime(new Date(ms).toISOString());
+  if (!parsed.ok) throw new Error(parsed.reason);
+  return parsed.instant;
+};
+
+async function write(sql: Sql, op: Operation): Promise<void> {
+  if (op.kind === 'import') return importRows(sql, op);
+  const interval = { from: instantOf(op.span.from), to: instantOf(op.span.to) };
+  if (op.kind === 'status') await setStatus(sql, op.tubes, interval, op.status);
+  else await removeMeasurements(sql, op.tube, interval);
+}
+
+async function importRows(
+  sql: Sql,
+  { withStatus, rows }: Extract<Operation, { kind: 'import' }>,
+): Promise<void> {
+  const csv =
+    (withStatus ? 'tubeIdentifier,observedAt,value,status\n' : 'tubeIdentifier,observedAt,value\n') +
+    rows
+      .map((r) =>
+        [r.tube, new Date(r.at).toISOString(), r.value, ...(withStatus ? [r.status] : [])].join(','),
+      )
+      .join('\n');
+  const input: ImportInput = {
+    full: false,
+    async *read() {
+      yield Buffer.from(`${csv}\n`);
+    },
+    async close() {},
+  };
+  await importMeasurements(sql, input, { name: 'data.csv' });
+}
+
+/** A bucket as text: its start, and the exact bits of its mean, min and max, and its count. */
+const BUCKET_TEXT = `observed_at::text || ' ' || encode(float8send(value), 'hex') || ' ' ||
+  encode(float8send(min), 'hex') || ' ' || encode(float8send(max), 'hex') || ' ' || count`;
+
+/** The buckets as text, or the error reading them raises (a mean whose sum overflows). */
+async function buckets(sql: Sql, select: string): Promise<string[]> {
+  try {
+    const rows = await sql.unsafe<{ bucket: string }[]>(`select ${BUCKET_TEXT} as bucket from (${select}) b`);
+    return rows.map((r) => r.bucket);
+  } catch (error) {
+    return [`error: ${(error as Error).message}`];
+  }
+}
+
+/** The buckets computed from the measurements, each on its own, as any bucket that is not a UTC day. */
+function computedSelect(tubeId: number, from: string, to: string, statuses: number[] | undefined): string {
+  const days = bucketsOf(from, to, AGGREGATE_SECONDS.P1D);
+  return `select ${days.columns}
+    from generate_series(0::int8, ${days.count} - 1) as k
+    ${days.perBucket(String(tubeId), 'k', statusCondition(statuses, STATUSES.length))}
+    where measured.count > 0
+    order by k`;
+}
+
+/** What the comparisons met, so that a run that never met a case cannot pass for one that did. */
+const met = { buckets: 0, errors: 0, unsummedDays: 0, subsetRows: 0 };
+
+async function assertServedAsComputed(t: Test, sql: Sql, step: string): Promise<boolean> {
+  const [rollups] = await sql<{ unsummed: number; subsets: number }[]>`
+    select count(*) filter (where mean is null)::int as unsummed,
+           count(*) filter (where statuses <> present)::int as subsets
+    from measurement_day_rollups`;
+  met.unsummedDays += rollups!.unsummed;
+  met.subsetRows += rollups!.subsets;
+  const tubes = await sql<{ id: number }[]>`select id from tubes order by id`;
+  for (const { id } of tubes) {
+    for (const { from, to } of INTERVALS) {
+      for (const statuses of FILTERS) {
+        const select = aggregateSelect(
+          id,
+          from,
+          to,
+          { bucketFunction: 'date_bin', seconds: 86_400 },
+          statuses,
+        );
+        if (!select.includes('measurement_day_rollups')) throw new Error('not served from the rollups');
+        const served = await buckets(sql, select);
+        const computed = await buckets(sql, computedSelect(id, from, to, statuses));
+        met.buckets += served.length;
+        if (served[0]?.startsWith('error:')) met.errors++;
+        if (served.join('\n') !== computed.join('\n')) {
+          t.same(served, computed, `${step}: tube ${id}, ${from}–${to}, statuses ${statuses ?? 'all'}`);
+          return false;
+        }
+      }
+    }
+  }
+  return true;
+}
+
+t.test('daily buckets from the rollups are the buckets computed, after any writes', async (t) => {
+  const sql = await registeredDatabase(t);
+  let run = 0;
+  await fc.assert(
+    fc.asyncProperty(fc.array(operation, { minLength: 1, maxLength: 8 }), async (operations) => {
+      run++;
+      await sql`delete from measurements`;
+      await sql`delete from measurement_day_rollups`;
+      for (const [i, op] of operations.entries()) {
+        await write(sql, op);
+        if (!(await assertServedAsComputed(t, sql, `run ${run}, ${op.kind} ${i + 1}`))) return false;
+      }
+      return true;
+    }),
+    { numRuns: 30, seed: 29, endOnFailure: true },
+  );
+  t.ok(met.buckets > 0 && met.subsetRows > 0, `${run} runs: days of several statuses`);
+  t.ok(met.unsummedDays > 0, 'days whose mean is summed when read');
+  t.ok(met.errors > 0, 'buckets whose mean overflows, in both');
+});
