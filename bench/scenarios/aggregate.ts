@@ -1,7 +1,8 @@
 /**
  * Aggregate benchmark: a year of 1-minute data for one tube (527,040 measurements) as the raw JSON series
- * and as its P1D and PT1H aggregates, over real HTTP on loopback, as a client sees them (request sent to
- * last byte read); beside them, in the same rounds, the floor of reading the year's rows at all
+ * and as its aggregates, over real HTTP on loopback: P1D from a UTC midnight (its days read from the
+ * daily rollups), P1D from an hour before one (computed from the rows, as any bucket that is not a UTC
+ * day), and PT1H; each as a client sees it (request sent to last byte read). Beside them, in the same rounds, the floor of reading the year's rows at all
  * (`count(*)` and `sum(value)` over the index-only scan of the primary key, the least any aggregate of
  * every row costs). For each: the CPU of the server, of its database backends and of this client, and
  * how many cores they kept busy together. Rounds interleave the variants, so drift of the shared machine
@@ -28,26 +29,33 @@ import { SERVER_APPLICATION_NAME, startServerProcess } from '../lib/serverProces
 requirePrerequisites([throwawayPostgres]);
 
 const ROUNDS = Number(process.argv[2] ?? 7);
-const AGGREGATES: Aggregate[] = ['P1D', 'PT1H'];
 const FLOOR = 'rows read (count, sum)';
+/** P1D from a UTC midnight (its days from the daily rollups), from an hour before one (computed), PT1H. */
+const VARIANTS: { name: string; aggregate?: Aggregate; from: string }[] = [
+  { name: 'raw', from: SERIES_START },
+  { name: 'P1D', aggregate: 'P1D', from: SERIES_START },
+  { name: 'P1D from 23:00', aggregate: 'P1D', from: '2023-12-31T23:00:00Z' },
+  { name: 'PT1H', aggregate: 'PT1H', from: SERIES_START },
+];
 
 const pg = await startDatabaseServer();
 try {
   console.log(`Aggregate benchmark — ${await machineLine()}\n${pg.description}\n`);
   const { url, sql } = await pg.database('bench_aggregate');
   const fixture = await addSeriesFixture(sql);
-  const from = SERIES_START;
+  // Every variant reads the same 527,040 rows: the series starts at SERIES_START.
   const to = dayAfterStart(366);
-  const seriesUrl = (base: string, aggregate?: Aggregate) =>
+  type Variant = (typeof VARIANTS)[number];
+  const seriesUrl = (base: string, { aggregate, from }: Variant) =>
     `${base}/v1/groundwater-monitoring-tubes/${fixture.identifier}/measurements` +
     `?from=${from}&to=${to}${aggregate ? `&aggregate=${aggregate}` : ''}`;
   const bucketFunction = await bucketFunctionOf(sql, sql);
-  const selectOf = (aggregate?: Aggregate) =>
+  const selectOf = ({ aggregate, from }: Variant) =>
     aggregate
       ? aggregateSelect(fixture.tubeId, from, to, { bucketFunction, seconds: AGGREGATE_SECONDS[aggregate] })
       : seriesSelect(fixture.tubeId, from, to);
   const floorSelect = `select count(*), sum(value) from measurements
-    where tube_id = ${fixture.tubeId} and observed_at >= '${from}' and observed_at < '${to}'`;
+    where tube_id = ${fixture.tubeId} and observed_at >= '${SERIES_START}' and observed_at < '${to}'`;
 
   /**
    * The database's own time for a select (EXPLAIN ANALYZE without per-row timing, which would add a
@@ -63,17 +71,17 @@ try {
   const server = await startServerProcess('api', url);
   const backends = backendCpuMeter(sql, SERVER_APPLICATION_NAME);
   type Sample = { ms: number; serverMs: number; databaseCpuMs: number; clientMs: number; explainMs: number };
-  const names = ['raw', ...AGGREGATES, FLOOR];
+  const names = [...VARIANTS.map((variant) => variant.name), FLOOR];
   const samples = new Map<string, Sample[]>(names.map((name) => [name, []]));
   const loadBefore = await loadLine();
   try {
     for (let round = -1; round < ROUNDS; round++) {
       for (const name of names) {
-        const aggregate = AGGREGATES.find((a) => a === name);
+        const variant = VARIANTS.find((v) => v.name === name);
         const serverBefore = server.cpuMs();
         const clientBefore = ownCpuMs();
         let sample: Omit<Sample, 'explainMs'>;
-        if (name === FLOOR) {
+        if (!variant) {
           // On this process's own connection: the server and its backends do nothing.
           const started = performance.now();
           await sql.begin(async (tx) => {
@@ -83,7 +91,7 @@ try {
           sample = { ms: performance.now() - started, serverMs: 0, databaseCpuMs: Number.NaN, clientMs: 0 };
         } else {
           await backends.start();
-          const response = await timedGet(seriesUrl(server.base, aggregate), { 'x-api-key': fixture.key });
+          const response = await timedGet(seriesUrl(server.base, variant), { 'x-api-key': fixture.key });
           if (response.status !== 200) throw new Error(`${name}: ${response.status}`);
           sample = {
             ms: response.totalMs,
@@ -92,7 +100,7 @@ try {
             databaseCpuMs: await backends.stop(),
           };
         }
-        const explainMs = await databaseMs(name === FLOOR ? floorSelect : selectOf(aggregate));
+        const explainMs = await databaseMs(variant ? selectOf(variant) : floorSelect);
         // Round -1 warms up.
         if (round >= 0) samples.get(name)!.push({ ...sample, explainMs });
       }
@@ -136,7 +144,7 @@ try {
 
   const plan = await sql.begin(async (tx) => {
     await tx`set local max_parallel_workers_per_gather = 0`;
-    return tx.unsafe(`explain (analyze, buffers, costs off, timing off) ${selectOf('P1D')}`);
+    return tx.unsafe(`explain (analyze, buffers, costs off, timing off) ${selectOf(VARIANTS[1]!)}`);
   });
   console.log(`Plan of the P1D select:\n${plan.map((row) => row['QUERY PLAN']).join('\n')}`);
 } finally {
