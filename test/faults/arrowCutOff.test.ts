@@ -1,7 +1,7 @@
 /**
  * An Arrow document cut off mid-stream must never read as a whole, shorter one: for the series and the
  * network alike, the backend is terminated at several points of a year's stream, and every cut body is
- * refused by apache-arrow and polars. The server stops at the end of a write, so most cuts fall between
+ * refused by apache-arrow and polars, with the status column too. The server stops at the end of a write, so most cuts fall between
  * two chunks, where a writer that sent whole messages would leave a stream that is complete but for its
  * end-of-stream marker, which both readers accept.
  */
@@ -77,6 +77,16 @@ t.test('an Arrow document cut off is refused by every reader', async (t) => {
       networkPath(YEAR, '&format=arrow'),
       denseRows + DAYS * 24,
       [0.03, 0.1, 0.2, 0.3],
+    ),
+  );
+  t.test('with the status: its dictionary, then its column', (t) =>
+    provesCutsRefused(
+      t,
+      api,
+      key,
+      networkPath(YEAR, '&format=arrow&include=status&status=provisional'),
+      denseRows + DAYS * 24,
+      [0.05, 0.2],
     ),
   );
 });
