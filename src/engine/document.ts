@@ -13,7 +13,7 @@ import { readBatches } from './read/binaryCopy.js';
 import { type Interval, measurementsSelect, type StatusRequest, shapeOf } from './read/selects.js';
 import { seriesHead, type TubeRow } from './read/tubes.js';
 import { CutOffGuard, type DocumentLayout, documentChunks, READ_AHEAD_BYTES } from './write/document.js';
-import type { SeriesWriter } from './write/writer.js';
+import type { LatestWriter, SeriesWriter } from './write/writer.js';
 
 /**
  * Rows per batch, and so per chunk of the response. A batch's JSON stays under V8's large-object size,
@@ -86,7 +86,7 @@ async function* planThenChunks<P extends Planned>(
   pool: Sql,
   tx: Queryable,
   request: DocumentRequest<P>,
-  writer: SeriesWriter,
+  writer: SeriesWriter | LatestWriter,
   guard: CutOffGuard,
 ): AsyncGenerator<{ plan: P } | Buffer> {
   // This runs inside the transaction: the connection is ours until the transaction is over.
@@ -113,7 +113,7 @@ async function* planThenChunks<P extends Planned>(
 export async function openDocument<P extends Planned>(
   sql: Sql,
   request: DocumentRequest<P>,
-  writer: SeriesWriter,
+  writer: SeriesWriter | LatestWriter,
 ): Promise<OpenedDocument<P> | undefined> {
   const guard = new CutOffGuard(writer);
   // One read-only snapshot for the whole document: its plan, its tubes and all their rows agree.

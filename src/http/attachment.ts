@@ -9,3 +9,7 @@ const compactInstant = (instant: string) => instant.replace(/[-:]/g, '');
  */
 export const attachment = (stem: string, from: string, to: string, extension: string) =>
   `attachment; filename="${stem}_${compactInstant(from)}_${compactInstant(to)}.${extension}"`;
+
+/** The Content-Disposition of a document's file without an interval: `<stem>.<extension>`. */
+export const fileAttachment = (stem: string, extension: string) =>
+  `attachment; filename="${stem}.${extension}"`;

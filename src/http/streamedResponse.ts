@@ -1,5 +1,5 @@
 /**
- * The one skeleton of a streamed document response (a series, a network), written once: the format and
+ * The one skeleton of a streamed document response (a series, a network, the latest), written once: the format and
  * the coding negotiated, the plan read first (the validators, and what else the endpoint states in
  * headers), then HEAD, 304 or the body streamed from the plan's snapshot. An endpoint brings its plan
  * and its refusals; it never learns its headers from inside the stream.
@@ -10,9 +10,8 @@ import type { Queryable } from '../db/connect.js';
 import type { Permit } from '../db/connectionGate.js';
 import type { ReadSource, ReadSources } from '../db/readReplicas/readSources.js';
 import { type DocumentRequest, openDocument, type Planned, readPlan } from '../engine/document.js';
-import { FORMAT_LIST, FORMATS } from '../engine/write/formats.js';
-import type { Format, FormatName, SeriesWriter } from '../engine/write/writer.js';
-import { attachment } from './attachment.js';
+import type { Format, LatestWriter, MediaFormat, SeriesWriter } from '../engine/write/writer.js';
+import { attachment, fileAttachment } from './attachment.js';
 import { clientGoneSignal } from './clientGone.js';
 import { type Coding, compressStream, negotiateCoding } from './compression.js';
 import {
@@ -32,25 +31,37 @@ export interface ResponsePlan extends Planned {
   headers?: Readonly<Record<string, string>>;
 }
 
-export interface StreamedDocument<P extends ResponsePlan, W extends SeriesWriter> {
+/** A writer of a document: a series', a network's or a latest's. */
+type AnyWriter = SeriesWriter | LatestWriter;
+
+export interface StreamedDocument<
+  P extends ResponsePlan,
+  W extends AnyWriter,
+  F extends MediaFormat = Format,
+> {
+  /** The formats the endpoint offers, in the order that breaks a tie of Accept's q-values. */
+  offered: readonly F[];
   /** The `format` parameter, when given: it decides over Accept. */
-  format: FormatName | undefined;
-  /** The writer of one response in `format`: a series' or a network's. */
-  writer(format: Format): W;
+  format: F['name'] | undefined;
+  /** The writer of one response in `format`. */
+  writer(format: F): W;
   /**
    * The plan, read on `tx` in the snapshot of the document it answers for; undefined for nothing. Its
    * validators tell the negotiated format and coding apart.
    */
-  plan(source: ReadSource, tx: Queryable, negotiated: Negotiated<W>): Promise<P | undefined>;
+  plan(source: ReadSource, tx: Queryable, negotiated: Negotiated<W, F>): Promise<P | undefined>;
   /** What a plan of nothing is answered with. */
   notFound(): Error;
-  /** A file's name: `<stem>_<from>_<to>.<extension>`, for a format that comes as a file. */
-  file: { stem: string; from: string; to: string };
+  /**
+   * A file's name, for a format that comes as a file: `<stem>_<from>_<to>.<extension>`, or
+   * `<stem>.<extension>` for a document without an interval.
+   */
+  file: { stem: string; from?: string; to?: string };
 }
 
 /** What the request chose: the format and its writer, and the content coding (undefined: identity). */
-export interface Negotiated<W extends SeriesWriter> {
-  format: Format;
+export interface Negotiated<W extends AnyWriter, F extends MediaFormat = Format> {
+  format: F;
   writer: W;
   coding: Coding | undefined;
 }
@@ -69,7 +80,7 @@ async function openGatedDocument<P extends Planned>(
   { sql, gate }: ReadSource,
   metrics: ServiceMetrics,
   document: Omit<DocumentRequest<P>, 'connection'>,
-  writer: SeriesWriter,
+  writer: AnyWriter,
   signal: AbortSignal,
 ) {
   // Created first, so the stream gauge counts the wait at the gate as waiting.
@@ -99,13 +110,15 @@ async function openGatedDocument<P extends Planned>(
  * after the first byte is logged and counted as a cut-off (Fastify then destroys the socket, and the
  * client sees an incomplete body).
  */
-export async function sendDocument<P extends ResponsePlan, W extends SeriesWriter>(
+export async function sendDocument<P extends ResponsePlan, W extends AnyWriter, F extends MediaFormat>(
   request: FastifyRequest,
   reply: FastifyReply,
   { reads, metrics }: StreamDependencies,
-  endpoint: StreamedDocument<P, W>,
+  endpoint: StreamedDocument<P, W, F>,
 ): Promise<FastifyReply> {
-  const format = endpoint.format ? FORMATS[endpoint.format] : negotiate(request.headers.accept, FORMAT_LIST);
+  const { offered } = endpoint;
+  const format =
+    offered.find(({ name }) => name === endpoint.format) ?? negotiate(request.headers.accept, offered);
   const coding = negotiateCoding(request.headers['accept-encoding']);
   const writer = endpoint.writer(format);
   const negotiated = { format, writer, coding };
@@ -116,7 +129,11 @@ export async function sendDocument<P extends ResponsePlan, W extends SeriesWrite
     if (plan.headers) reply.headers(plan.headers);
     if (format.extension) {
       const { stem, from, to } = endpoint.file;
-      reply.header('Content-Disposition', attachment(stem, from, to, format.extension));
+      const extension = format.extension;
+      reply.header(
+        'Content-Disposition',
+        from && to ? attachment(stem, from, to, extension) : fileAttachment(stem, extension),
+      );
     }
     if (coding) reply.header('Content-Encoding', coding);
     return reply;

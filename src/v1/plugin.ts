@@ -18,6 +18,7 @@ import type { ClientResolver } from '../keys/clients.js';
 import { type ClientLimits, unlimited } from '../limits/types.js';
 import { syncTokens } from '../sync/tokens.js';
 import { docsRoute } from './docs/plugin.js';
+import { latestRoute } from './latest/route.js';
 import { networkRoute } from './network/route.js';
 import { openApiRoute } from './openapi/route.js';
 import { seriesRoute } from './series/route.js';
@@ -56,5 +57,6 @@ export async function v1Api(api: FastifyInstance, deps: V1Dependencies): Promise
     await data.register(wellsRoute, { reads });
     await data.register(seriesRoute, { reads, metrics });
     await data.register(networkRoute, { reads, metrics, sync });
+    await data.register(latestRoute, { reads, metrics });
   });
 }

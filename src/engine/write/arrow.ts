@@ -26,7 +26,7 @@ import {
   recordBatchMessage,
   schemaMessage,
 } from './arrowMessages.js';
-import type { Format, NetworkWriter, SeriesWriter, WriterOptions } from './writer.js';
+import type { Format, LatestWriter, NetworkWriter, SeriesWriter, WriterOptions } from './writer.js';
 
 const NOTHING = Buffer.alloc(0);
 
@@ -164,4 +164,48 @@ export const arrow: Format = {
   extension: 'arrows',
   series: seriesWriter,
   network: networkWriter,
+  latest: latestWriter,
 };
+
+/**
+ * The Arrow of latest: the network's columns and dictionaries (every tube of the document in the
+ * identifiers' dictionary, in its order, so a row's `tube` is its index as it is), a record batch per
+ * batch of rows of many tubes, each row's unit and datum looked up by its tube.
+ */
+function latestWriter(): LatestWriter {
+  let unitOf: Int32Array = new Int32Array(0);
+  let datumOf: Int32Array = new Int32Array(0);
+  return {
+    open(tubes) {
+      const units = dictionary(tubes.map((tube) => tube.unit));
+      const datums = dictionary(tubes.map((tube) => tube.verticalDatum));
+      unitOf = units.indexOf;
+      datumOf = datums.indexOf;
+      const fields = [
+        dictionaryField('tubeIdentifier', TUBES),
+        ...batchFields(RAW_ARROW_COLUMNS),
+        dictionaryField('unit', UNITS),
+        dictionaryField('verticalDatum', DATUMS),
+      ];
+      return Buffer.concat([
+        schemaMessage(fields, new Map()),
+        dictionaryBatchMessage(
+          TUBES,
+          tubes.map((tube) => tube.tubeIdentifier),
+        ),
+        dictionaryBatchMessage(UNITS, units.values),
+        dictionaryBatchMessage(DATUMS, datums.values),
+      ]);
+    },
+    batch(rows) {
+      const tubes = rows.tube.subarray(0, rows.length);
+      return recordBatchMessage(
+        rows,
+        RAW_ARROW_COLUMNS,
+        [{ indices: tubes }],
+        [{ indices: tubes.map((tube) => unitOf[tube]!) }, { indices: tubes.map((tube) => datumOf[tube]!) }],
+      );
+    },
+    close: () => END_OF_STREAM,
+  };
+}

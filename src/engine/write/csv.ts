@@ -11,7 +11,7 @@
 import type { MeasurementBatch } from '../batch.js';
 import type { SeriesHead } from '../schemas.js';
 import { AsciiWriter } from './text.js';
-import type { Format, NetworkWriter, WriterOptions } from './writer.js';
+import type { Format, LatestWriter, NetworkWriter, WriterOptions } from './writer.js';
 
 const CRLF = '\r\n';
 const CRLF_BYTES = Buffer.from(CRLF);
@@ -174,4 +174,50 @@ export const csv: Format = {
   extension: 'csv',
   series: (options) => csvWriter(options),
   network: (options) => csvWriter({ ...options, tubeColumn: true }),
+  latest: latestWriter,
 };
+
+const LATEST_COMMA = Buffer.from(',');
+
+/**
+ * The CSV of latest: the network's columns (`status` after `value` with the statuses' names), a line
+ * per row, each line after the CRLF that ends the one before, so that only the close makes it whole.
+ */
+function latestWriter({ statuses }: WriterOptions = {}): LatestWriter {
+  const statusFields = statuses?.map((status) => Buffer.from(`,${csvField(status)}`));
+  const statusBytes = statusFields ? Math.max(...statusFields.map((field) => field.length)) : 0;
+  let starts: Buffer[] = [];
+  let ends: Buffer[] = [];
+  return {
+    open(tubes) {
+      starts = tubes.map((tube) => Buffer.from(`${CRLF}${csvField(tube.tubeIdentifier)},`));
+      ends = tubes.map((tube) => Buffer.from(`,${csvField(tube.unit)},${csvField(tube.verticalDatum)}`));
+      const columns = [
+        TUBE_COLUMN,
+        'observedAt',
+        'value',
+        ...(statuses ? ['status'] : []),
+        ...CONSTANT_COLUMNS,
+      ];
+      return Buffer.from(columns.join(','));
+    },
+    batch(batch) {
+      const { length, tube, observedAt, value, status } = batch;
+      if (statusFields && !status) throw new Error('a batch without the status its writer writes');
+      for (let i = 0; i < length; i++) {
+        const start = starts[tube[i]!]!;
+        const end = ends[tube[i]!]!;
+        writer.reserve(start.length + 27 + 1 + 25 + statusBytes + end.length);
+        writer.bytes(start);
+        writer.instant(observedAt[i]!);
+        writer.bytes(LATEST_COMMA);
+        writer.number(value[i]!);
+        if (statusFields) writer.bytes(statusFields[status![i]!]!);
+        writer.bytes(end);
+      }
+      return writer.take();
+    },
+    close: () => CLOSING,
+    wholeOnlyWithClose: true,
+  };
+}

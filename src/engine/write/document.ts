@@ -4,13 +4,16 @@
  */
 import { type MeasurementBatch, rowsBetween } from '../batch.js';
 import type { SeriesHead } from '../schemas.js';
-import type { SeriesWriter } from './writer.js';
+import type { DocumentWriter, LatestWriter, SeriesWriter } from './writer.js';
 
 /** What the document writes, read from its plan. */
 export interface DocumentLayout {
   /** Bytes before the first tube: the document's own head (none for one series). */
   opening?: Buffer;
-  /** Each tube's head, in the document's order: a row's `tube` is its position here. */
+  /**
+   * Each tube's head, in the document's order: a row's `tube` is its position here. None for a latest
+   * document, whose tubes are in its opening.
+   */
   tubes: readonly SeriesHead[];
   /** Whether a tube without rows is written all the same, as an empty series (not in a delta). */
   everyTube: boolean;
@@ -38,7 +41,7 @@ export class CutOffGuard {
   private held = NOTHING;
   private readonly holdBack: number;
 
-  constructor(writer: Pick<SeriesWriter, 'wholeOnlyWithClose'>) {
+  constructor(writer: Pick<DocumentWriter, 'wholeOnlyWithClose'>) {
     this.holdBack = writer.wholeOnlyWithClose ? 0 : HELD_BACK_BYTES;
   }
 
@@ -69,9 +72,13 @@ function tubeEnd(batch: MeasurementBatch, start: number): number {
   return end;
 }
 
+/** A writer without tube heads takes each batch whole (latest: one row per tube, many tubes a batch). */
+const takesWholeBatches = (writer: SeriesWriter | LatestWriter): writer is LatestWriter =>
+  !('head' in writer);
+
 /**
  * The document without its close (added once the snapshot ended well): its opening, then for each
- * tube its head and its measurements, batch by batch. A batch is one chunk (one large socket write),
+ * tube its head and its measurements, batch by batch (a latest document: each batch whole). A batch is one chunk (one large socket write),
  * with the heads of the tubes it starts; the heads of tubes left without rows at the end come in
  * chunks of at most READ_AHEAD_BYTES, so no number of tubes is held at once. Apart from the database,
  * so that a benchmark can drive it with batches of its own.
@@ -79,7 +86,7 @@ function tubeEnd(batch: MeasurementBatch, start: number): number {
 export async function* documentChunks(
   layout: DocumentLayout,
   batches: AsyncIterable<MeasurementBatch>,
-  writer: SeriesWriter,
+  writer: SeriesWriter | LatestWriter,
   guard: CutOffGuard,
   onRows?: (count: number) => void,
 ): AsyncGenerator<Buffer> {
@@ -99,28 +106,36 @@ export async function* documentChunks(
     started = true;
     return chunk;
   };
+  /** The writer of tube heads; undefined for one that takes each batch whole. */
+  const heads = takesWholeBatches(writer) ? undefined : writer;
   /** The tube whose measurements are being written: -1 before the first. */
   let current = -1;
-  const begin = (tube: number) => {
+  const begin = (heads: SeriesWriter, tube: number) => {
     if (everyTube)
-      for (let skipped = current + 1; skipped < tube; skipped++) write(writer.head(tubes[skipped]!));
-    write(writer.head(tubes[tube]!));
+      for (let skipped = current + 1; skipped < tube; skipped++) write(heads.head(tubes[skipped]!));
+    write(heads.head(tubes[tube]!));
     current = tube;
   };
   for await (const batch of batches) {
+    if (!heads) {
+      write(writer.batch(batch, !started));
+      yield take();
+      onRows?.(batch.length);
+      continue;
+    }
     for (let start = 0; start < batch.length; ) {
       const end = tubeEnd(batch, start);
       const first = batch.tube[start] !== current;
-      if (first) begin(batch.tube[start]!);
+      if (first) begin(heads, batch.tube[start]!);
       write(writer.batch(rowsBetween(batch, start, end), first));
       start = end;
     }
     yield take();
     onRows?.(batch.length);
   }
-  if (everyTube) {
+  if (heads && everyTube) {
     while (current < tubes.length - 1) {
-      begin(current + 1);
+      begin(heads, current + 1);
       if (bytes >= READ_AHEAD_BYTES) yield take();
     }
   }

@@ -9,7 +9,14 @@ import { compileSerializer } from '../../domain/jsonSchema.js';
 import type { MeasurementBatch } from '../batch.js';
 import { NetworkHead, SeriesHead } from '../schemas.js';
 import { AsciiWriter } from './text.js';
-import type { Format, NetworkWriter, SeriesWriter, WriterOptions } from './writer.js';
+import type {
+  Format,
+  LatestTube,
+  LatestWriter,
+  NetworkWriter,
+  SeriesWriter,
+  WriterOptions,
+} from './writer.js';
 
 const serializeHead = compileSerializer(SeriesHead);
 
@@ -118,4 +125,71 @@ export const json: Format = {
   extension: undefined,
   series: (options) => (options?.statuses ? seriesWriter(options.statuses) : SERIES_WRITER),
   network: networkWriter,
+  latest: (options) => latestJsonWriter(LATEST_JSON, options),
+};
+
+/** The constant bytes of a latest document's JSON: its opening and closing, and each tube's pieces. */
+export interface LatestJsonPieces {
+  opening: Buffer;
+  closing: Buffer;
+  /** Each row of the tube starts with `before`, its instant follows, and it ends with `after`. */
+  tube(tube: LatestTube): { before: Buffer; after: Buffer };
+}
+
+const LATEST_VALUE = Buffer.from('","value":');
+const COMMA = Buffer.from(',');
+
+/**
+ * The JSON of a latest document, one object per row, comma-separated: the pieces of the row's tube
+ * around `observedAt`, `value` and, with the statuses' names, `status`; times and numbers as a series
+ * writes them. JSON's own and GeoJSON's (geojson.ts).
+ */
+export function latestJsonWriter(pieces: LatestJsonPieces, { statuses }: WriterOptions = {}): LatestWriter {
+  const fields = statuses && statusFields(statuses);
+  const fieldBytes = fields ? Math.max(...fields.map((field) => field.length)) : 0;
+  let befores: Buffer[] = [];
+  let afters: Buffer[] = [];
+  return {
+    open(tubes) {
+      const tubePieces = tubes.map(pieces.tube);
+      befores = tubePieces.map(({ before }) => before);
+      afters = tubePieces.map(({ after }) => after);
+      return pieces.opening;
+    },
+    batch(batch, first) {
+      const { length, tube, observedAt, value, status } = batch;
+      if (fields && !status) throw new Error('a batch without the status its writer writes');
+      for (let i = 0; i < length; i++) {
+        const before = befores[tube[i]!]!;
+        const after = afters[tube[i]!]!;
+        writer.reserve(1 + before.length + 27 + LATEST_VALUE.length + 25 + fieldBytes + after.length);
+        if (i > 0 || !first) writer.bytes(COMMA);
+        writer.bytes(before);
+        writer.instant(observedAt[i]!);
+        writer.bytes(LATEST_VALUE);
+        writer.number(value[i]!);
+        if (fields) writer.bytes(fields[status![i]!]!);
+        writer.bytes(after);
+      }
+      return writer.take();
+    },
+    close: () => pieces.closing,
+    wholeOnlyWithClose: true,
+  };
+}
+
+/** The properties a latest row's JSON object shares with its GeoJSON Feature, in the JSON's order. */
+export const latestFields = (tube: LatestTube) => ({
+  before: `"tubeIdentifier":${JSON.stringify(tube.tubeIdentifier)},"observedAt":"`,
+  after: `,"unit":${JSON.stringify(tube.unit)},"verticalDatum":${JSON.stringify(tube.verticalDatum)}`,
+});
+
+/** `[{"tubeIdentifier", "observedAt", "value", ("status"), "unit", "verticalDatum"}, …]` */
+const LATEST_JSON: LatestJsonPieces = {
+  opening: Buffer.from('['),
+  closing: Buffer.from(']'),
+  tube(tube) {
+    const { before, after } = latestFields(tube);
+    return { before: Buffer.from(`{${before}`), after: Buffer.from(`${after}}`) };
+  },
 };

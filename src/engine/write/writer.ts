@@ -10,11 +10,12 @@ import type { NetworkHead, SeriesHead } from '../schemas.js';
 export const FORMAT_NAMES = ['json', 'csv', 'arrow'] as const;
 export type FormatName = (typeof FORMAT_NAMES)[number];
 
-/** Writes one response: a fresh one per response, as a writer may keep what its head said. */
-export interface SeriesWriter {
-  /** Everything of a tube before its first measurement. */
-  head(head: SeriesHead): Buffer;
-  /** One batch of one tube's measurements, in order; `first` for the batch right after its head. */
+/** Writes one document: a fresh one per response, as a writer may keep what its head said. */
+export interface DocumentWriter {
+  /**
+   * One batch of one tube's measurements, in order; `first` for the batch right after its head. A
+   * writer without heads (latest) takes each batch whole, rows of many tubes, `first` for the first.
+   */
   batch(rows: MeasurementBatch, first: boolean): Buffer;
   /** Written only once the snapshot ended well, so that a cut-off document is never mistaken for whole. */
   close(): Buffer;
@@ -25,6 +26,12 @@ export interface SeriesWriter {
   readonly wholeOnlyWithClose?: true;
 }
 
+/** Writes one tube's series: its head, then its batches. */
+export interface SeriesWriter extends DocumentWriter {
+  /** Everything of a tube before its first measurement. */
+  head(head: SeriesHead): Buffer;
+}
+
 /** A writer of many tubes' series in one document, after a head of the whole document. */
 export interface NetworkWriter extends SeriesWriter {
   /**
@@ -32,6 +39,39 @@ export interface NetworkWriter extends SeriesWriter {
    * every tube the document may write (for a format that lists them up front, as Arrow's dictionaries).
    */
   open(head: NetworkHead, tubes: readonly SeriesHead[]): Buffer;
+}
+
+/** A tube of a latest document, as each row refers to it (its position in the document's list). */
+export interface LatestTube {
+  tubeIdentifier: string;
+  unit: string;
+  verticalDatum: string;
+  wellName: string;
+  tubeNumber: string;
+  /** The well's location, WGS 84 longitude and latitude; undefined when unknown. */
+  location: readonly [longitude: number, latitude: number] | undefined;
+}
+
+/**
+ * Writes a latest document: the latest measurement of each of many tubes, one row per tube. It has no
+ * tube heads: it takes each batch whole, each row's `tube` its tube's position in `open`'s list.
+ */
+export interface LatestWriter extends DocumentWriter {
+  /** Everything before the first row, written even when no row follows. */
+  open(tubes: readonly LatestTube[]): Buffer;
+}
+
+/** The formats of latest, in the order that breaks a tie: the measurements' formats, then GeoJSON. */
+export const LATEST_FORMAT_NAMES = [...FORMAT_NAMES, 'geojson'] as const;
+export type LatestFormatName = (typeof LATEST_FORMAT_NAMES)[number];
+
+/** What a response needs of a format before its writer: its name, media type and file extension. */
+export interface MediaFormat<N extends string = LatestFormatName> {
+  readonly name: N;
+  /** The response's Content-Type. */
+  readonly mediaType: string;
+  /** The file name extension, for a format that comes as a file; undefined for JSON and GeoJSON. */
+  readonly extension: string | undefined;
 }
 
 /** What a writer writes besides the columns of its rows' shape; made with the writer, before the plan. */
@@ -45,12 +85,13 @@ export interface WriterOptions {
   statuses?: readonly string[] | undefined;
 }
 
-export interface Format {
+/** A format of latest: JSON, CSV and Arrow (Format), and GeoJSON, which has no series. */
+export interface LatestFormat extends MediaFormat {
+  latest(options?: WriterOptions): LatestWriter;
+}
+
+export interface Format extends LatestFormat {
   readonly name: FormatName;
-  /** The response's Content-Type. */
-  readonly mediaType: string;
-  /** The file name extension, for a format that comes as a file; undefined for JSON. */
-  readonly extension: string | undefined;
   series(options?: WriterOptions): SeriesWriter;
   network(options?: WriterOptions): NetworkWriter;
 }

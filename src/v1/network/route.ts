@@ -12,6 +12,7 @@ import {
   shapeOf,
 } from '../../engine/read/selects.js';
 import { seriesHead } from '../../engine/read/tubes.js';
+import { FORMAT_LIST } from '../../engine/write/formats.js';
 import { READ_METHODS } from '../../http/hooks/methods.js';
 import { forbidden, invalidParameter } from '../../http/problems/problems.js';
 import { type StreamDependencies, sendDocument } from '../../http/streamedResponse.js';
@@ -52,6 +53,7 @@ export async function networkRoute(
       if (readsNothing(client)) throw forbidden();
       const interval = intervalOf(query);
       return sendDocument(request, reply, options, {
+        offered: FORMAT_LIST,
         format: query.format,
         writer: (format) => format.network(writerOptionsOf(interval, { delta: since !== undefined })),
         async plan(source, tx, { format, coding, writer }) {

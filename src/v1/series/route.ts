@@ -4,6 +4,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { seriesDocument } from '../../engine/document.js';
 import { findTube } from '../../engine/read/tubes.js';
 import { canonicalTubeIdentifier } from '../../engine/schemas.js';
+import { FORMAT_LIST } from '../../engine/write/formats.js';
 import { READ_METHODS } from '../../http/hooks/methods.js';
 import { forbidden, tubeNotFound } from '../../http/problems/problems.js';
 import { type StreamDependencies, sendDocument } from '../../http/streamedResponse.js';
@@ -30,6 +31,7 @@ export async function seriesRoute(app: FastifyInstance, options: StreamDependenc
       if (tubeIdentifier === undefined) throw tubeNotFound();
       const interval = intervalOf(query);
       return sendDocument(request, reply, options, {
+        offered: FORMAT_LIST,
         format: query.format,
         writer: (format) => format.series(writerOptionsOf(interval)),
         async plan({ sql }, tx, { format, coding }) {

@@ -1,0 +1,77 @@
+/**
+ * GET /v1/groundwater-monitoring-measurements/latest[?tubes][&status][&include][&format]: the latest
+ * measurement of each tube the key may read (or of the listed ones), in discovery's order, from one
+ * snapshot.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { STATUSES } from '../../engine/schemas.js';
+import { LATEST_FORMAT_LIST } from '../../engine/write/formats.js';
+import type { LatestTube } from '../../engine/write/writer.js';
+import { READ_METHODS } from '../../http/hooks/methods.js';
+import { forbidden } from '../../http/problems/problems.js';
+import { type StreamDependencies, sendDocument } from '../../http/streamedResponse.js';
+import { readsNothing } from '../../keys/clients.js';
+import { statusRequestOf } from '../measurementsQuery.js';
+import { selectTubes, type TubeInView } from '../tubesInView.js';
+import { LatestQuery } from './query.js';
+import { latestSelect } from './sql.js';
+import { latestValidators } from './validators.js';
+
+export const LATEST_URL = '/groundwater-monitoring-measurements/latest';
+
+/** The file's name, without an interval: latest has none. */
+export const LATEST_FILE_STEM = 'groundwater-latest-measurements';
+
+/** A tube as latest writes it. */
+export const latestTube = (tube: TubeInView): LatestTube => ({
+  tubeIdentifier: tube.identifier,
+  unit: tube.unit,
+  verticalDatum: tube.verticalDatum,
+  wellName: tube.wellName,
+  tubeNumber: tube.number,
+  location: tube.longitude === null || tube.latitude === null ? undefined : [tube.longitude, tube.latitude],
+});
+
+export async function latestRoute(app: FastifyInstance, options: StreamDependencies): Promise<void> {
+  app.withTypeProvider<ZodTypeProvider>().route({
+    method: READ_METHODS,
+    url: LATEST_URL,
+    schema: { querystring: LatestQuery },
+    handler: async (request, reply) => {
+      const { query } = request;
+      const client = request.client!;
+      if (readsNothing(client)) throw forbidden();
+      const { statuses, withStatus = false } = statusRequestOf(query);
+      return sendDocument(request, reply, options, {
+        offered: LATEST_FORMAT_LIST,
+        format: query.format,
+        writer: (format) => format.latest(withStatus ? { statuses: STATUSES } : {}),
+        async plan(_source, tx, { format, coding, writer }) {
+          const tubes = await selectTubes(tx, client, query.tubes);
+          return {
+            validators: latestValidators(
+              { tubes, statuses, withStatus, coding, variant: format.name },
+              client,
+            ),
+            document: {
+              opening: writer.open(tubes.map(latestTube)),
+              // Rows of many tubes in each batch: the writer has the tubes from its opening.
+              tubes: [],
+              everyTube: false,
+              select: latestSelect(
+                tubes.map((tube) => tube.id),
+                statuses,
+                withStatus,
+              ),
+              shape: 'raw',
+            },
+          };
+        },
+        // Every plan of this endpoint is a document, if only of no tube.
+        notFound: () => new Error('a latest plan found nothing to write'),
+        file: { stem: LATEST_FILE_STEM },
+      });
+    },
+  });
+}
