@@ -46,7 +46,7 @@ function violations(
   return found;
 }
 
-const ENDPOINTS = ['v1/wells/', 'v1/series/', 'v1/network/'];
+const ENDPOINTS = ['v1/wells/', 'v1/series/', 'v1/network/', 'v1/latest/'];
 const isHttp = (name: string) =>
   name === 'fastify' || name.startsWith('@fastify/') || name.startsWith('fastify-');
 

@@ -19,6 +19,7 @@ import {
 import { DATE_TIME_FORM } from '../../domain/datetime.js';
 import { ALLOWED_METHODS } from '../../http/problems/problems.js';
 import { Problem } from '../../http/problems/schema.js';
+import { latestDocumentPart } from '../latest/openapi.js';
 import { networkDocumentPart } from '../network/openapi.js';
 import { seriesDocumentPart } from '../series/openapi.js';
 import { wellsDocumentPart } from '../wells/openapi.js';
@@ -36,6 +37,7 @@ export const PARTS: readonly DocumentPart[] = [
   wellsDocumentPart,
   seriesDocumentPart,
   networkDocumentPart,
+  latestDocumentPart,
   openApiDocumentPart,
 ];
 

@@ -1,8 +1,9 @@
 /**
  * A typed client generated from the served document works: openapi-typescript writes the types,
  * strict tsc (the repository's settings) compiles them with generatedClient/client.ts, an openapi-fetch
- * program, and that program reads a real server: discovery (whole, and in a box), a series, a 400 with its `errors`, and
- * the network endpoint with `tubes`, then again with `changedSince` (its sync token).
+ * program, and that program reads a real server: discovery (whole, and in a box), a series, a 400 with
+ * its `errors`, the network endpoint with `tubes`, then again with `changedSince` (its sync token), and
+ * latest with `status` and `include`.
  */
 import { copyFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -11,6 +12,7 @@ import t from 'tap';
 import { addKey, addMeasurements, addWell } from '../../../testkit/fixtures.js';
 import { startApi } from '../../helpers/api.js';
 import { get } from '../../helpers/http.js';
+import { refreshLatest } from '../../helpers/latest.js';
 import { runNodeScript, typeCheckFolder } from '../../helpers/packageBin.js';
 
 t.test('a client generated from the served document', async (t) => {
@@ -22,6 +24,7 @@ t.test('a client generated from the served document', async (t) => {
     ['2024-03-01T00:00:00Z', '-1.23'],
     ['2024-03-01T00:15:00Z', '-1.24'],
   ]);
+  await refreshLatest(sql);
   const reader = await addKey(sql, { tubeIds: [tube!.id] });
 
   const served = await get(api.base, '/v1/openapi.json');
@@ -65,6 +68,14 @@ t.test('a client generated from the served document', async (t) => {
       series: { unit: 'm', from: '2024-03-01T00:00:00Z', values: [-1.23, -1.24] },
       refused: { status: 400, title: 'Bad Request', errors: { to: ['must be later than from'] } },
       network: { tubes: [tube!.identifier], values: [[-1.23, -1.24]], tokenInHeader: true, changes: [] },
+      latest: [
+        {
+          tubeIdentifier: tube!.identifier,
+          observedAt: '2024-03-01T00:15:00Z',
+          value: -1.24,
+          status: 'provisional',
+        },
+      ],
     });
   });
 });

@@ -24,14 +24,16 @@ interface SeriesExample {
   verticalDatum: string;
   measurements: Row[];
 }
-/** A JSON example of a series, or of a network of series. */
-type JsonExample = SeriesExample | { series: SeriesExample[] };
+/** A JSON example of a series, of a network of series, or of latest (its rows). */
+type JsonExample = SeriesExample | { series: SeriesExample[] } | Row[];
 
 /**
  * A JSON example as the Arrow stream writes it: its head (the schema's metadata) and its rows, a
  * network's with the identifier, unit and vertical datum of their tube on each.
  */
 function asTable(example: JsonExample): { head: Row; rows: Row[] } {
+  // Latest: rows alone, no head.
+  if (Array.isArray(example)) return { head: {}, rows: example };
   if ('series' in example) {
     const { series, ...head } = example;
     const rows = series.flatMap(({ tubeIdentifier, unit, verticalDatum, measurements }) =>
@@ -111,6 +113,7 @@ t.test('the OpenAPI document', async (t) => {
   t.test('documents what a client can call: the GET of every path, HEAD and 405 said once', async (t) => {
     t.same(Object.keys(document.paths).sort(), [
       '/groundwater-monitoring-measurements',
+      '/groundwater-monitoring-measurements/latest',
       '/groundwater-monitoring-tubes/{tubeIdentifier}/measurements',
       '/groundwater-monitoring-wells',
       '/openapi.json',
@@ -195,8 +198,12 @@ t.test('the OpenAPI document', async (t) => {
     );
     t.same(
       streams.map(([path]) => path).sort(),
-      ['/groundwater-monitoring-measurements', '/groundwater-monitoring-tubes/{tubeIdentifier}/measurements'],
-      'both endpoints of measurements',
+      [
+        '/groundwater-monitoring-measurements',
+        '/groundwater-monitoring-measurements/latest',
+        '/groundwater-monitoring-tubes/{tubeIdentifier}/measurements',
+      ],
+      'every endpoint of measurements',
     );
     for (const [path, item] of streams) {
       const content = item.get!.responses['200']!.content!;

@@ -46,6 +46,18 @@ const syncToken: string = everything.data.syncToken;
 const since = await client.GET(network, { params: { query: { from, to, tubes, changedSince: syncToken } } });
 if (!since.data) throw new Error(`changes: ${since.response.status}`);
 
+// The latest of each tube, of one status only and with it (parameters of 1.3).
+const latest = await client.GET('/groundwater-monitoring-measurements/latest', {
+  params: { query: { tubes, status: 'provisional', include: 'status' } },
+});
+if (!latest.data || !Array.isArray(latest.data)) throw new Error(`latest: ${latest.response.status}`);
+const latestRows = latest.data.map(({ tubeIdentifier, observedAt, value, status }) => ({
+  tubeIdentifier,
+  observedAt,
+  value,
+  status,
+}));
+
 console.log(
   JSON.stringify({
     wells: wells.data,
@@ -58,5 +70,6 @@ console.log(
       tokenInHeader: everything.response.headers.get('Sync-Token') === syncToken,
       changes: since.data.series,
     },
+    latest: latestRows,
   }),
 );
