@@ -169,10 +169,11 @@ export const arrow: Format = {
 
 /**
  * The Arrow of latest: the network's columns and dictionaries (every tube of the document in the
- * identifiers' dictionary, in its order, so a row's `tube` is its index as it is), a record batch per
- * batch of rows of many tubes, each row's unit and datum looked up by its tube.
+ * identifiers' dictionary, in its order, so a row's `tube` is its index as it is; `status` after `value`
+ * with the statuses), a record batch per batch of rows of many tubes, each row's unit and datum looked
+ * up by its tube.
  */
-function latestWriter(): LatestWriter {
+function latestWriter({ statuses }: WriterOptions = {}): LatestWriter {
   let unitOf: Int32Array = new Int32Array(0);
   let datumOf: Int32Array = new Int32Array(0);
   return {
@@ -184,6 +185,7 @@ function latestWriter(): LatestWriter {
       const fields = [
         dictionaryField('tubeIdentifier', TUBES),
         ...batchFields(RAW_ARROW_COLUMNS),
+        ...(statuses ? [dictionaryField(STATUS_FIELD, STATUSES, 'int8')] : []),
         dictionaryField('unit', UNITS),
         dictionaryField('verticalDatum', DATUMS),
       ];
@@ -195,6 +197,7 @@ function latestWriter(): LatestWriter {
         ),
         dictionaryBatchMessage(UNITS, units.values),
         dictionaryBatchMessage(DATUMS, datums.values),
+        ...(statuses ? [dictionaryBatchMessage(STATUSES, statuses)] : []),
       ]);
     },
     batch(rows) {
@@ -203,7 +206,11 @@ function latestWriter(): LatestWriter {
         rows,
         RAW_ARROW_COLUMNS,
         [{ indices: tubes }],
-        [{ indices: tubes.map((tube) => unitOf[tube]!) }, { indices: tubes.map((tube) => datumOf[tube]!) }],
+        [
+          ...(statuses ? statusIndices(rows) : []),
+          { indices: tubes.map((tube) => unitOf[tube]!) },
+          { indices: tubes.map((tube) => datumOf[tube]!) },
+        ],
       );
     },
     close: () => END_OF_STREAM,

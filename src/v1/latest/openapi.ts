@@ -130,16 +130,16 @@ const EXAMPLE_TUBES: LatestTube[] = [
 /** The latest of the example tubes, written by `writer` as the service writes it. */
 function written(writer: LatestWriter): Buffer {
   const rows = batchOf([
-    { observedAt: '2024-03-01T00:45:00Z', value: -1.26 },
-    { observedAt: '2024-02-29T23:00:00Z', value: 212.5 },
+    { observedAt: '2024-03-01T00:45:00Z', value: -1.26, status: 'approved' },
+    { observedAt: '2024-02-29T23:00:00Z', value: 212.5, status: 'provisional' },
   ]);
   rows.tube.set([0, 1]);
-  rows.status = Int8Array.of(STATUSES.indexOf('approved'), STATUSES.indexOf('provisional'));
   return Buffer.concat([writer.open(EXAMPLE_TUBES), writer.batch(rows, true), writer.close()]);
 }
 
 const plain = { statuses: undefined };
 const example = JSON.parse(written(json.latest(plain)).toString());
+const withStatus = JSON.parse(written(json.latest({ statuses: STATUSES })).toString());
 const geoExample = JSON.parse(written(geojson.latest(plain)).toString());
 const SUMMARY = 'Two tubes, each with its latest measurement';
 
@@ -158,6 +158,7 @@ const content: ZodOpenApiContentObject = {
     schema: GroundwaterLevelLatest,
     examples: {
       latest: { summary: SUMMARY, value: example },
+      withStatus: { summary: `${SUMMARY}, with include=status`, value: withStatus },
     },
   },
   [csv.mediaType]: {
@@ -175,7 +176,13 @@ const content: ZodOpenApiContentObject = {
       '(int8 indices into utf8), each dictionary sent once, whole, before the first record batch. The ' +
       "identifiers' dictionary holds every selected tube, also one without a row. A cut-off stream " +
       'lacks its end-of-stream marker, and readers refuse it.',
-    { latest: { summary: SUMMARY, bytes: written(arrow.latest(plain)) } },
+    {
+      latest: { summary: SUMMARY, bytes: written(arrow.latest(plain)) },
+      withStatus: {
+        summary: `${SUMMARY}, with include=status`,
+        bytes: written(arrow.latest({ statuses: STATUSES })),
+      },
+    },
   ),
   [geojson.mediaType]: {
     schema: LatestFeatureCollection,

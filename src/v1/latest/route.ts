@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { shapeOf } from '../../engine/read/selects.js';
 import { STATUSES } from '../../engine/schemas.js';
 import { LATEST_FORMAT_LIST } from '../../engine/write/formats.js';
 import type { LatestTube } from '../../engine/write/writer.js';
@@ -64,7 +65,7 @@ export async function latestRoute(app: FastifyInstance, options: StreamDependenc
                 statuses,
                 withStatus,
               ),
-              shape: 'raw',
+              shape: shapeOf(undefined, withStatus),
             },
           };
         },

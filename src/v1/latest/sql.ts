@@ -1,5 +1,5 @@
 /** The SQL of latest: the latest measurement of each listed tube among the statuses that pass. */
-import { int4ArrayLiteral, integerLiteral } from '../../engine/read/literals.js';
+import { int4ArrayLiteral, statusCondition } from '../../engine/read/literals.js';
 
 /**
  * The rows of `tubeIds`, in the list's order, each the latest of its tube among `statuses` (codes;
@@ -13,13 +13,13 @@ export function latestSelect(
   statuses: readonly number[] | undefined,
   withStatus: boolean,
 ): string {
-  const filter = statuses === undefined ? '' : `and status in (${statuses.map(integerLiteral).join(', ')})`;
+  const filter = statusCondition(statuses);
   return `select (listed.position - 1)::int4 as tube, latest.observed_at, latest.value
       ${withStatus ? ', latest.status' : ''}
     from unnest(${int4ArrayLiteral(tubeIds)}) with ordinality as listed(id, position)
     cross join lateral (
       select observed_at, value, status from latest_measurements
-      where tube_id = listed.id ${filter}
+      where tube_id = listed.id ${filter === undefined ? '' : `and ${filter}`}
       order by observed_at desc
       limit 1
     ) as latest
