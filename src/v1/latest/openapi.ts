@@ -207,7 +207,7 @@ const url = LATEST_URL;
 
 const badRequest = problemResponse(
   '`tubes` holds an empty item, a duplicate or more than ' +
-    `${MAX_LISTED_TUBES} identifiers, \`status\` or \`include\` is not a list of known names, \`format\` ` +
+    `${MAX_LISTED_TUBES} identifiers, \`bbox\` is not a box, \`status\` or \`include\` is not a list of known names, \`format\` ` +
     'is unknown, or a parameter is given twice. `errors` names each parameter to change and why.',
   [],
   problemExample(refusalOf(LatestQuery, { status: 'approve' })!, url),
@@ -228,7 +228,8 @@ export const latestDocumentPart: DocumentPart = {
       tags: [TAG.name],
       summary: 'The latest measurement of each tube',
       description:
-        'For every selected tube (the listed ones, or every tube the key may read) that has a measurement ' +
+        'For every selected tube (the listed ones, or every tube the key may read; with `bbox`, of the ' +
+        'wells inside the box) that has a measurement ' +
         'passing `status`: its latest such measurement, read from one snapshot, tubes in discovery order. ' +
         'No interval: `from` and `to` are ignored like any unknown parameter. The request costs one token ' +
         'and holds one concurrency slot. The ETag is strong: the same tag, the same bytes.',

@@ -1,11 +1,12 @@
 /**
- * The query of latest: which tubes (`tubes`, as on the network), which statuses pass (`status`), what
+ * The query of latest: which tubes (`tubes` and `bbox`, as on the network), which statuses pass (`status`), what
  * each row carries (`include`) and the format. No interval: `from` and `to`, like any parameter it does
  * not know, are ignored. The route validates with this schema and the OpenAPI document lists its
  * parameters from it.
  */
 import { z } from 'zod';
 import { LATEST_FORMAT_NAMES } from '../../engine/write/writer.js';
+import { bboxParameter } from '../bbox.js';
 import { GIVEN_TWICE, StatusQuery } from '../measurementsQuery.js';
 import { tubesParameter } from '../tubesInView.js';
 
@@ -30,6 +31,7 @@ const formatParameter = z
 
 export const LatestQuery = StatusQuery.extend({
   tubes: tubesParameter,
+  bbox: bboxParameter,
   format: formatParameter,
 });
 

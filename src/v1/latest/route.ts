@@ -1,7 +1,7 @@
 /**
- * GET /v1/groundwater-monitoring-measurements/latest[?tubes][&status][&include][&format]: the latest
- * measurement of each tube the key may read (or of the listed ones), in discovery's order, from one
- * snapshot.
+ * GET /v1/groundwater-monitoring-measurements/latest[?tubes][&bbox][&status][&include][&format]: the
+ * latest measurement of each tube the key may read (or of the listed ones, of the wells in the box), in
+ * discovery's order, from one snapshot.
  */
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -14,7 +14,7 @@ import { forbidden } from '../../http/problems/problems.js';
 import { type StreamDependencies, sendDocument } from '../../http/streamedResponse.js';
 import { readsNothing } from '../../keys/clients.js';
 import { statusRequestOf } from '../measurementsQuery.js';
-import { selectTubes, type TubeInView } from '../tubesInView.js';
+import { selectTubesInBox, type TubeInView } from '../tubesInView.js';
 import { LatestQuery } from './query.js';
 import { latestSelect } from './sql.js';
 import { latestValidators } from './validators.js';
@@ -49,11 +49,12 @@ export async function latestRoute(app: FastifyInstance, options: StreamDependenc
         format: query.format,
         writer: (format) => format.latest(withStatus ? { statuses: STATUSES } : {}),
         async plan(_source, tx, { format, coding, writer }) {
-          const tubes = await selectTubes(tx, client, query.tubes);
+          const { tubes, locationsChangedAt } = await selectTubesInBox(tx, client, query.tubes, query.bbox);
           return {
             validators: latestValidators(
               { tubes, statuses, withStatus, coding, variant: format.name },
               client,
+              locationsChangedAt,
             ),
             document: {
               opening: writer.open(tubes.map(latestTube)),

@@ -17,7 +17,8 @@ export interface LatestTagInputs {
 }
 
 /**
- * A strong tag: the body holds nothing but what it derives from, so equal inputs are equal bytes. Each
+ * A strong tag: the body holds nothing but what it derives from, so equal inputs are equal bytes (a
+ * box is in it as the tubes it selects, whose locations are in it too). Each
  * tube's series version moves with every change of its measurements (a value, a status, a removal) and
  * of its identifier, number, unit and datum; its well's name and location are in the body too (GeoJSON)
  * and move the list's order (the name).
@@ -37,9 +38,17 @@ export function latestTag({ tubes, statuses, withStatus, coding, variant }: Late
   ]);
 }
 
-/** The latest change of what the response derives from: its tubes, their wells, and the key's grants. */
-function lastChange(tubes: readonly TubeInView[], client: Client): Date {
+/**
+ * The latest change of what the response derives from: its tubes, their wells, the key's grants and,
+ * with a box, the locations of every well the box chose among (one that left it took its tubes along).
+ */
+function lastChange(
+  tubes: readonly TubeInView[],
+  client: Client,
+  locationsChangedAt: Date | undefined,
+): Date {
   let latest = client.accessChangedAt ?? new Date(0);
+  if (locationsChangedAt !== undefined && locationsChangedAt > latest) latest = locationsChangedAt;
   for (const { seriesChangedAt, wellChangedAt, locationChangedAt } of tubes) {
     if (seriesChangedAt > latest) latest = seriesChangedAt;
     if (wellChangedAt > latest) latest = wellChangedAt;
@@ -48,6 +57,10 @@ function lastChange(tubes: readonly TubeInView[], client: Client): Date {
   return latest;
 }
 
-export function latestValidators(inputs: LatestTagInputs, client: Client): Validators {
-  return { etag: latestTag(inputs), lastModified: lastChange(inputs.tubes, client) };
+export function latestValidators(
+  inputs: LatestTagInputs,
+  client: Client,
+  locationsChangedAt: Date | undefined,
+): Validators {
+  return { etag: latestTag(inputs), lastModified: lastChange(inputs.tubes, client, locationsChangedAt) };
 }

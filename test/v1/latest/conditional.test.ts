@@ -89,6 +89,8 @@ t.test('latest: refusals, HEAD, 304 and its tag', async (t) => {
       ['status twice', 'status=approved&status=rejected', { status: /more than once/ }],
       ['an unknown include', 'include=unit', { include: /status/ }],
       ['include twice', 'include=status&include=status', { include: /more than once/ }],
+      ['a bad box', 'bbox=5,52,4,53', { bbox: /./ }],
+      ['bbox twice', 'bbox=0,0,1,1&bbox=0,0,1,1', { bbox: /more than once/ }],
       ['a bad format', 'format=xml', { format: /json, csv, arrow or geojson/ }],
       ['format twice', 'format=json&format=csv', { format: /more than once/ }],
       ['several at once', 'format=xml&status=x&tubes=', { format: /geojson/, status: /x/, tubes: /empty/ }],

@@ -2,8 +2,8 @@
  * Latest over real HTTP on plain PostgreSQL: the latest measurement of each readable tube, in
  * discovery's order, as JSON, CSV, Arrow and GeoJSON, each read by real readers and compared with the
  * JSON, which is compared with the latest asked of the measurements themselves; with and without a
- * status filter and include=status; listed tubes; and nothing of a hidden tube, in a well that mixes
- * readable and hidden tubes too.
+ * status filter and include=status; listed tubes; `bbox`; and nothing of a hidden tube, in a well that
+ * mixes readable and hidden tubes too, nor of a hidden well inside a box.
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -212,6 +212,49 @@ print(json.dumps({
       t.equal(read.rows.length, (await expectedGeo()).length);
     },
   );
+
+  t.test('bbox: the tubes of the wells inside; nothing of a hidden tube or well inside it', async (t) => {
+    // B 10 and the hidden well inside the box, B 2 (a readable and a hidden tube) outside it.
+    await sql`update wells set longitude = 5.2, latitude = 52.1 where name = 'A hidden'`;
+    await sql`update wells set longitude = 6, latitude = 53 where name = 'B 2'`;
+    const box = 'bbox=5,52,5.5,52.5';
+    const inBox = withoutStatus(await expectedLatest(sql, [precise.identifier, quoted.identifier]));
+    t.same(
+      inBox.map((row) => row.tubeIdentifier),
+      [precise.identifier, quoted.identifier],
+    );
+    await provesLatestFormats(t, api.base, key, box, inBox);
+    const mixed = await get(api.base, `${LATEST}?bbox=5.9,52.9,6.1,53.1&include=status`, {
+      'x-api-key': key,
+    });
+    t.same(
+      JSON.parse(mixed.body),
+      await expectedLatest(sql, [long.identifier]),
+      'B 2: its readable tube alone',
+    );
+    const listed = `tubes=${long.identifier},${quoted.identifier}&${box}`;
+    const both = JSON.parse((await get(api.base, `${LATEST}?${listed}`, { 'x-api-key': key })).body);
+    t.same(both, withoutStatus(await expectedLatest(sql, [quoted.identifier])), 'tubes and bbox: both apply');
+    // A box around the hidden well alone answers as a box around nothing at all: the same bytes and tag.
+    for (const format of ['json', 'csv', 'arrow', 'geojson']) {
+      const around = (bbox: string) =>
+        get(api.base, `${LATEST}?bbox=${bbox}&format=${format}`, { 'x-api-key': key });
+      const hiddenOnly = await around('5.15,52.05,5.25,52.15');
+      const empty = await around('0,0,1,1');
+      t.equal(hiddenOnly.status, 200, `${format}: a 200`);
+      t.same(hiddenOnly.bytes, empty.bytes, `${format}: the body of an empty box`);
+      t.equal(hiddenOnly.headers.etag, empty.headers.etag, `${format}: its tag`);
+    }
+    const nothing = await addKey(sql);
+    t.equal(
+      (await get(api.base, `${LATEST}?${box}`, { 'x-api-key': nothing.key })).status,
+      403,
+      'a key of no tube: 403',
+    );
+    const refused = await get(api.base, `${LATEST}?bbox=5,52,4,53`, { 'x-api-key': key });
+    t.equal(refused.status, 400);
+    t.same(Object.keys(JSON.parse(refused.body).errors), ['bbox']);
+  });
 
   t.test('an empty answer in every format', async (t) => {
     await provesLatestFormats(t, api.base, key, `tubes=${empty.identifier}`, []);
