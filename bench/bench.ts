@@ -26,6 +26,8 @@ const SCENARIOS: Record<string, string> = {
   discovery: 'How many discovery requests does a replica serve against a bare route sending the same bytes?',
   status: 'What do include=status and a status filter that passes every row cost a year, in each format?',
   geojson: 'How long does GeoJSON discovery of 3,000 wells take against JSON discovery?',
+  latest:
+    'How long does the latest of 3,000 tubes in 10 million rows take against discovery, and against the naive select?',
   import: 'How close to a bare COPY … FROM STDIN is importing a year of one tube?',
   sync: 'What does a delta of 1,000 changed rows cost on a large table against a 1,000-row series?',
   limits: 'What do the client limits add to a request, in process and in Redis?',

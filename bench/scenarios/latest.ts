@@ -1,0 +1,218 @@
+/**
+ * Latest against discovery of the same key: the latest measurement of each of 3,000 tubes (1,000 wells
+ * × 3) in a store of 10 million rows, over real HTTP, against discovery's JSON of the same key (served
+ * from its cache), limits lifted; and beside them, on the database alone, the select latest runs (of
+ * latest_measurements, which the writers keep) against the naive one, "order by observed_at desc
+ * limit 1" per tube on measurements. With and without a status filter (`approved`, whose latest lies
+ * some 270 rows back in each tube: the rows of the last month are provisional).
+ *
+ * On plain PostgreSQL, and on TimescaleDB with every chunk compressed: PGlite with TimescaleDB (one
+ * connection at a time, in wasm) with a smaller store (TIMESCALE_ROWS_PER_TUBE rows a tube), so its
+ * figures are for the ratios, not the absolute times. latest_measurements is filled as the migration's
+ * backfill fills it (rows written by SQL, not by the importer).
+ *
+ *   npm run bench -- latest [ROUNDS] [REQUESTS] [ROWS_PER_TUBE]        (5, 40, 3,334)
+ */
+import { connect, type Sql } from '../../src/db/connect.js';
+import { migrate } from '../../src/db/migrate.js';
+import { startDatabaseServer } from '../../testkit/databaseServer.js';
+import { addKey } from '../../testkit/fixtures.js';
+import { requirePrerequisites, throwawayPostgres } from '../../testkit/prerequisites.js';
+import { count, machineLine, median, ms, printTable, ratio } from '../../testkit/report.js';
+import { startTimescale } from '../../testkit/timescale.js';
+import { timedGet } from '../lib/http.js';
+import { startServerProcess } from '../lib/serverProcess.js';
+
+requirePrerequisites([throwawayPostgres]);
+
+const ROUNDS = Number(process.argv[2] ?? 5);
+const REQUESTS = Number(process.argv[3] ?? 40);
+const ROWS_PER_TUBE = Number(process.argv[4] ?? 3334);
+const TIMESCALE_ROWS_PER_TUBE = 120;
+const WELLS = 1000;
+const TUBES_PER_WELL = 3;
+const TUBES = WELLS * TUBES_PER_WELL;
+/** Every row of 2024 at equal steps; the last month's provisional, the rest approved. */
+const YEAR = { from: '2024-01-01T00:00:00Z', to: '2025-01-01T00:00:00Z' };
+const PROVISIONAL_FROM = '2024-12-01T00:00:00Z';
+
+/** The registry (wells with locations), `rowsPerTube` rows of each tube, latest_measurements, a key. */
+async function addStore(sql: Sql, rowsPerTube: number): Promise<string> {
+  await sql`
+    with w as (
+      insert into wells (name, longitude, latitude)
+      select 'Well ' || i, 3.3 + (i % 100) * 0.037, 50.7 + (i / 100) * 0.09 from generate_series(1, ${WELLS}) i
+      returning id
+    )
+    insert into tubes (identifier, well_id, number)
+    select gen_random_uuid(), w.id, n::text from w, generate_series(1, ${TUBES_PER_WELL}) n`;
+  const stepSeconds = Math.floor((366 * 86_400) / rowsPerTube);
+  // Tube by tube in slices: one statement of 10 million rows would hold them all in one transaction's WAL.
+  const ids = (await sql<{ id: number }[]>`select id from tubes order by id`).map((row) => row.id);
+  for (let at = 0; at < ids.length; at += 100) {
+    await sql`
+      insert into measurements (tube_id, observed_at, value, status)
+      select t, o, round((sin(extract(epoch from o) / 86400 + t) * 2)::numeric, 3)::float8,
+             case when o >= ${PROVISIONAL_FROM}::timestamptz then 1 else 0 end
+      from unnest(${ids.slice(at, at + 100)}::int[]) t,
+           generate_series(${YEAR.from}::timestamptz, ${YEAR.to}::timestamptz - interval '1 second',
+                           make_interval(secs => ${stepSeconds})) o`;
+  }
+  await sql`
+    insert into latest_measurements (tube_id, status, observed_at, value)
+    select distinct on (tube_id, status) tube_id, status, observed_at, value
+    from measurements order by tube_id, status, observed_at desc`;
+  return (await addKey(sql, { allTubes: true })).key;
+}
+
+/** The naive select: each tube's measurements searched backwards, the first that passes. */
+const naiveSelect = (status: string) => `
+  select listed.position, m.observed_at, m.value
+  from unnest(array(select id from tubes order by id)) with ordinality as listed(id, position)
+  cross join lateral (
+    select observed_at, value from measurements
+    where tube_id = listed.id ${status === 'approved' ? 'and status = 0' : ''}
+    order by observed_at desc limit 1
+  ) m`;
+
+/** The select of latest (src/v1/latest/sql.ts's shape) over latest_measurements. */
+const keptSelect = (status: string) => `
+  select listed.position, l.observed_at, l.value
+  from unnest(array(select id from tubes order by id)) with ordinality as listed(id, position)
+  cross join lateral (
+    select observed_at, value from latest_measurements
+    where tube_id = listed.id ${status === 'approved' ? 'and status = 0' : ''}
+    order by observed_at desc limit 1
+  ) l`;
+
+const STATUSES = ['every status', 'approved'];
+
+/** Medians over rounds of each select's time on `sql`, client-side. */
+async function timeSelects(sql: Sql, rounds: number) {
+  const times = new Map<string, number[]>();
+  for (let round = -1; round < rounds; round++) {
+    for (const status of STATUSES) {
+      for (const [kind, select] of [
+        ['latest_measurements', keptSelect(status)],
+        ['naive', naiveSelect(status)],
+      ] as const) {
+        const started = performance.now();
+        const rows = await sql.unsafe(select);
+        const took = performance.now() - started;
+        if (rows.length !== TUBES) throw new Error(`${kind}, ${status}: ${rows.length} rows`);
+        if (round >= 0) times.set(`${kind}|${status}`, [...(times.get(`${kind}|${status}`) ?? []), took]);
+      }
+    }
+  }
+  return (kind: string, status: string) => median(times.get(`${kind}|${status}`)!);
+}
+
+/** Medians over rounds of REQUESTS sequential requests of discovery and of latest, alternating. */
+async function timeRequests(base: string, key: string) {
+  const headers = { 'x-api-key': key };
+  const targets: [string, string][] = [
+    ['discovery (JSON)', `${base}/v1/groundwater-monitoring-wells`],
+    ['latest (JSON)', `${base}/v1/groundwater-monitoring-measurements/latest`],
+    ['latest, status=approved', `${base}/v1/groundwater-monitoring-measurements/latest?status=approved`],
+    ['latest (Arrow)', `${base}/v1/groundwater-monitoring-measurements/latest?format=arrow`],
+    ['latest (GeoJSON)', `${base}/v1/groundwater-monitoring-measurements/latest?format=geojson`],
+  ];
+  const times = new Map<string, number[]>();
+  const bytes = new Map<string, number>();
+  for (const [name, url] of targets) {
+    const first = await timedGet(url, headers, true);
+    if (first.status !== 200) throw new Error(`${name}: ${first.status}`);
+    if (name.startsWith('latest (JSON)') && JSON.parse(first.body!.toString()).length !== TUBES)
+      throw new Error(`${name}: not one row per tube`);
+    bytes.set(name, first.bytes);
+  }
+  for (let round = -1; round < ROUNDS; round++) {
+    for (let i = 0; i < REQUESTS; i++) {
+      const order = (round + i) % 2 === 0 ? targets : [...targets].reverse();
+      for (const [name, url] of order) {
+        const timed = await timedGet(url, headers);
+        if (round >= 0) times.set(name, [...(times.get(name) ?? []), timed.totalMs]);
+      }
+    }
+  }
+  const discovery = median(times.get(targets[0]![0])!);
+  printTable(
+    ['request', 'median', 'body', 'vs discovery (bound ≤ 2×)'],
+    targets.map(([name]) => {
+      const m = median(times.get(name)!);
+      return [name, ms(m), `${count(bytes.get(name)!)} B`, ratio(m / discovery)];
+    }),
+  );
+}
+
+function printSelects(median: (kind: string, status: string) => number) {
+  printTable(
+    ['select of 3,000 tubes', 'latest_measurements', 'naive (measurements)', 'naive / latest'],
+    STATUSES.map((status) => [
+      status,
+      ms(median('latest_measurements', status)),
+      ms(median('naive', status)),
+      ratio(median('naive', status) / median('latest_measurements', status)),
+    ]),
+  );
+}
+
+console.log(`Latest — ${await machineLine()}\n`);
+
+const pg = await startDatabaseServer();
+try {
+  const { url, sql } = await pg.database('bench_latest');
+  const started = performance.now();
+  const key = await addStore(sql, ROWS_PER_TUBE);
+  await sql`vacuum analyze`;
+  const [{ rows }] = (await sql`select count(*)::int8 as rows from measurements`) as [{ rows: string }];
+  console.log(
+    `${pg.description}: ${count(TUBES)} tubes, ${count(Number(rows))} rows ` +
+      `(written in ${((performance.now() - started) / 1000).toFixed(0)} s); ${ROUNDS} rounds of ${REQUESTS} requests each\n`,
+  );
+  printSelects(await timeSelects(sql, ROUNDS));
+  const api = await startServerProcess('api', url);
+  try {
+    await timeRequests(api.base, key);
+  } finally {
+    await api.stop();
+  }
+} finally {
+  await pg.stop();
+}
+
+const timescale = await startTimescale();
+try {
+  const sql = connect(timescale.url, { max: 1, applicationName: 'gwapi bench setup' });
+  let key: string;
+  try {
+    await migrate(sql);
+    const started = performance.now();
+    key = await addStore(sql, TIMESCALE_ROWS_PER_TUBE);
+    await sql`select compress_chunk(c) from show_chunks('measurements') c`;
+    const [{ rows, compressed }] = (await sql`
+      select (select count(*)::int8 from measurements) as rows,
+             (select count(*)::int from timescaledb_information.chunks
+              where hypertable_name = 'measurements' and is_compressed) as compressed`) as [
+      { rows: string; compressed: number },
+    ];
+    console.log(
+      `\nPGlite with TimescaleDB (wasm, one connection; a smaller store): ${count(TUBES)} tubes, ` +
+        `${count(Number(rows))} rows, every chunk compressed (${compressed}) ` +
+        `(written in ${((performance.now() - started) / 1000).toFixed(0)} s)\n`,
+    );
+    printSelects(await timeSelects(sql, ROUNDS));
+  } finally {
+    // Its one connection is the server's from now on.
+    await sql.end();
+  }
+  process.env.BENCH_POOL_MAX = '1';
+  const api = await startServerProcess('api', timescale.url);
+  try {
+    await timeRequests(api.base, key);
+  } finally {
+    await api.stop();
+  }
+} finally {
+  await timescale.stop();
+}
