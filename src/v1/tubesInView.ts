@@ -117,12 +117,21 @@ export async function selectTubes(
   const canonical = listed?.map(canonicalTubeIdentifier);
   const wellFormed = canonical?.filter((identifier): identifier is string => identifier !== undefined);
   const tubes = await tubesInView(tx, client, wellFormed);
-  if (listed) {
-    const found = new Set(tubes.map((tube) => tube.identifier));
-    const missing = listed.findIndex((_, index) => !found.has(canonical![index]!));
-    if (missing !== -1) throw listedTubeNotFound(listed[missing]!);
-  }
-  return tubes;
+  return listed ? pickListed(tubes, listed) : tubes;
+}
+
+/**
+ * Of `view` (tubes of a key's view, in discovery's order), the `listed` ones (as sent), in the view's
+ * order; a 404 names the first the key may not read (malformed, unknown and hidden alike).
+ */
+export function pickListed(view: readonly TubeInView[], listed: readonly string[]): TubeInView[] {
+  const canonical = listed.map(canonicalTubeIdentifier);
+  const wanted = new Set(canonical);
+  const picked = view.filter((tube) => wanted.has(tube.identifier));
+  const found = new Set(picked.map((tube) => tube.identifier));
+  const missing = canonical.findIndex((identifier) => identifier === undefined || !found.has(identifier));
+  if (missing !== -1) throw listedTubeNotFound(listed[missing]!);
+  return picked;
 }
 
 export interface TubeSelection {
@@ -149,7 +158,11 @@ export async function selectTubesInBox(
   listed: readonly string[] | undefined,
   bbox: Bbox | undefined,
 ): Promise<TubeSelection> {
-  const candidates = await selectTubes(tx, client, listed);
+  return inBox(await selectTubes(tx, client, listed), bbox);
+}
+
+/** Of `candidates`, with a box, those of the wells inside it (selectTubesInBox). */
+export function inBox(candidates: TubeInView[], bbox: Bbox | undefined): TubeSelection {
   if (bbox === undefined) return { tubes: candidates, candidates, locationsChangedAt: undefined };
   let locationsChangedAt = new Date(0);
   for (const { locationChangedAt } of candidates) {

@@ -26,7 +26,15 @@ import {
   recordBatchMessage,
   schemaMessage,
 } from './arrowMessages.js';
-import type { Format, LatestWriter, NetworkWriter, SeriesWriter, WriterOptions } from './writer.js';
+import {
+  type Format,
+  type LatestTube,
+  type LatestWriter,
+  madeOncePerList,
+  type NetworkWriter,
+  type SeriesWriter,
+  type WriterOptions,
+} from './writer.js';
 
 const NOTHING = Buffer.alloc(0);
 
@@ -167,6 +175,12 @@ export const arrow: Format = {
   latest: latestWriter,
 };
 
+/** The dictionaries of each list of tubes, and each tube's index in the units' and the datums'. */
+const latestDictionaries = new WeakMap<
+  readonly LatestTube[],
+  { unitOf: Int32Array; datumOf: Int32Array; messages: Buffer }
+>();
+
 /**
  * The Arrow of latest: the network's columns and dictionaries (every tube of the document in the
  * identifiers' dictionary, in its order, so a row's `tube` is its index as it is; `status` after `value`
@@ -178,10 +192,21 @@ function latestWriter({ statuses }: WriterOptions = {}): LatestWriter {
   let datumOf: Int32Array = new Int32Array(0);
   return {
     open(tubes) {
-      const units = dictionary(tubes.map((tube) => tube.unit));
-      const datums = dictionary(tubes.map((tube) => tube.verticalDatum));
-      unitOf = units.indexOf;
-      datumOf = datums.indexOf;
+      const made = madeOncePerList(latestDictionaries, tubes, () => {
+        const units = dictionary(tubes.map((tube) => tube.unit));
+        const datums = dictionary(tubes.map((tube) => tube.verticalDatum));
+        const messages = Buffer.concat([
+          dictionaryBatchMessage(
+            TUBES,
+            tubes.map((tube) => tube.tubeIdentifier),
+          ),
+          dictionaryBatchMessage(UNITS, units.values),
+          dictionaryBatchMessage(DATUMS, datums.values),
+        ]);
+        return { unitOf: units.indexOf, datumOf: datums.indexOf, messages };
+      });
+      unitOf = made.unitOf;
+      datumOf = made.datumOf;
       const fields = [
         dictionaryField('tubeIdentifier', TUBES),
         ...batchFields(RAW_ARROW_COLUMNS),
@@ -191,12 +216,7 @@ function latestWriter({ statuses }: WriterOptions = {}): LatestWriter {
       ];
       return Buffer.concat([
         schemaMessage(fields, new Map()),
-        dictionaryBatchMessage(
-          TUBES,
-          tubes.map((tube) => tube.tubeIdentifier),
-        ),
-        dictionaryBatchMessage(UNITS, units.values),
-        dictionaryBatchMessage(DATUMS, datums.values),
+        made.messages,
         ...(statuses ? [dictionaryBatchMessage(STATUSES, statuses)] : []),
       ]);
     },

@@ -11,7 +11,14 @@
 import type { MeasurementBatch } from '../batch.js';
 import type { SeriesHead } from '../schemas.js';
 import { AsciiWriter } from './text.js';
-import type { Format, LatestWriter, NetworkWriter, WriterOptions } from './writer.js';
+import {
+  type Format,
+  type LatestTube,
+  type LatestWriter,
+  madeOncePerList,
+  type NetworkWriter,
+  type WriterOptions,
+} from './writer.js';
 
 const CRLF = '\r\n';
 const CRLF_BYTES = Buffer.from(CRLF);
@@ -179,6 +186,9 @@ export const csv: Format = {
 
 const LATEST_COMMA = Buffer.from(',');
 
+/** The constant pieces of each tube's line, per list of tubes. */
+const latestLines = new WeakMap<readonly LatestTube[], { starts: Buffer[]; ends: Buffer[] }>();
+
 /**
  * The CSV of latest: the network's columns (`status` after `value` with the statuses' names), a line
  * per row, each line after the CRLF that ends the one before, so that only the close makes it whole.
@@ -190,8 +200,10 @@ function latestWriter({ statuses }: WriterOptions = {}): LatestWriter {
   let ends: Buffer[] = [];
   return {
     open(tubes) {
-      starts = tubes.map((tube) => Buffer.from(`${CRLF}${csvField(tube.tubeIdentifier)},`));
-      ends = tubes.map((tube) => Buffer.from(`,${csvField(tube.unit)},${csvField(tube.verticalDatum)}`));
+      ({ starts, ends } = madeOncePerList(latestLines, tubes, () => ({
+        starts: tubes.map((tube) => Buffer.from(`${CRLF}${csvField(tube.tubeIdentifier)},`)),
+        ends: tubes.map((tube) => Buffer.from(`,${csvField(tube.unit)},${csvField(tube.verticalDatum)}`)),
+      })));
       const columns = [
         TUBE_COLUMN,
         'observedAt',

@@ -4,7 +4,7 @@
  * well name and number. Written as the JSON of latest is (json.ts), so the two agree value for value;
  * whole only with its closing `]}`.
  */
-import { latestFields, latestJsonWriter } from './json.js';
+import { type LatestJsonPieces, latestFields, latestJsonWriter } from './json.js';
 import { numberText } from './text.js';
 import type { LatestFormat, LatestTube } from './writer.js';
 
@@ -15,9 +15,10 @@ function geometry(location: LatestTube['location']): string {
   return `{"type":"Point","coordinates":[${numberText(longitude)},${numberText(latitude)}]}`;
 }
 
-const PIECES = {
+const PIECES: LatestJsonPieces = {
   opening: Buffer.from('{"type":"FeatureCollection","features":['),
   closing: Buffer.from(']}'),
+  made: new WeakMap(),
   tube(tube: LatestTube) {
     const { before, after } = latestFields(tube);
     return {

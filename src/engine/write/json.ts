@@ -9,13 +9,14 @@ import { compileSerializer } from '../../domain/jsonSchema.js';
 import type { MeasurementBatch } from '../batch.js';
 import { NetworkHead, SeriesHead } from '../schemas.js';
 import { AsciiWriter } from './text.js';
-import type {
-  Format,
-  LatestTube,
-  LatestWriter,
-  NetworkWriter,
-  SeriesWriter,
-  WriterOptions,
+import {
+  type Format,
+  type LatestTube,
+  type LatestWriter,
+  madeOncePerList,
+  type NetworkWriter,
+  type SeriesWriter,
+  type WriterOptions,
 } from './writer.js';
 
 const serializeHead = compileSerializer(SeriesHead);
@@ -134,6 +135,8 @@ export interface LatestJsonPieces {
   closing: Buffer;
   /** Each row of the tube starts with `before`, its instant follows, and it ends with `after`. */
   tube(tube: LatestTube): { before: Buffer; after: Buffer };
+  /** The pieces of each list of tubes, made once (madeOncePerList). */
+  made: WeakMap<readonly LatestTube[], { befores: Buffer[]; afters: Buffer[] }>;
 }
 
 const LATEST_VALUE = Buffer.from('","value":');
@@ -151,9 +154,13 @@ export function latestJsonWriter(pieces: LatestJsonPieces, { statuses }: WriterO
   let afters: Buffer[] = [];
   return {
     open(tubes) {
-      const tubePieces = tubes.map(pieces.tube);
-      befores = tubePieces.map(({ before }) => before);
-      afters = tubePieces.map(({ after }) => after);
+      ({ befores, afters } = madeOncePerList(pieces.made, tubes, () => {
+        const tubePieces = tubes.map(pieces.tube);
+        return {
+          befores: tubePieces.map(({ before }) => before),
+          afters: tubePieces.map(({ after }) => after),
+        };
+      }));
       return pieces.opening;
     },
     batch(batch, first) {
@@ -188,6 +195,7 @@ export const latestFields = (tube: LatestTube) => ({
 const LATEST_JSON: LatestJsonPieces = {
   opening: Buffer.from('['),
   closing: Buffer.from(']'),
+  made: new WeakMap(),
   tube(tube) {
     const { before, after } = latestFields(tube);
     return { before: Buffer.from(`{${before}`), after: Buffer.from(`${after}}`) };

@@ -61,6 +61,23 @@ export interface LatestWriter extends DocumentWriter {
   open(tubes: readonly LatestTube[]): Buffer;
 }
 
+/**
+ * What a writer makes of a latest document's tubes (their pieces of text, their dictionaries), made
+ * once per list: the server keeps one list per view of a key, so every request of it reuses them.
+ */
+export function madeOncePerList<T>(
+  made: WeakMap<readonly LatestTube[], T>,
+  tubes: readonly LatestTube[],
+  make: () => T,
+): T {
+  let kept = made.get(tubes);
+  if (kept === undefined) {
+    kept = make();
+    made.set(tubes, kept);
+  }
+  return kept;
+}
+
 /** The formats of latest, in the order that breaks a tie: the measurements' formats, then GeoJSON. */
 export const LATEST_FORMAT_NAMES = [...FORMAT_NAMES, 'geojson'] as const;
 export type LatestFormatName = (typeof LATEST_FORMAT_NAMES)[number];

@@ -8,33 +8,24 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { shapeOf } from '../../engine/read/selects.js';
 import { STATUSES } from '../../engine/schemas.js';
 import { LATEST_FORMAT_LIST } from '../../engine/write/formats.js';
-import type { LatestTube } from '../../engine/write/writer.js';
 import { READ_METHODS } from '../../http/hooks/methods.js';
 import { forbidden } from '../../http/problems/problems.js';
 import { type StreamDependencies, sendDocument } from '../../http/streamedResponse.js';
 import { readsNothing } from '../../keys/clients.js';
 import { statusRequestOf } from '../measurementsQuery.js';
-import { selectTubesInBox, type TubeInView } from '../tubesInView.js';
+import { inBox, pickListed } from '../tubesInView.js';
 import { LatestQuery } from './query.js';
 import { latestSelect } from './sql.js';
-import { latestValidators } from './validators.js';
+import { latestValidators, seriesState } from './validators.js';
+import { LatestViews, latestTube } from './views.js';
 
 export const LATEST_URL = '/groundwater-monitoring-measurements/latest';
 
 /** The file's name, without an interval: latest has none. */
 export const LATEST_FILE_STEM = 'groundwater-latest-measurements';
 
-/** A tube as latest writes it. */
-export const latestTube = (tube: TubeInView): LatestTube => ({
-  tubeIdentifier: tube.identifier,
-  unit: tube.unit,
-  verticalDatum: tube.verticalDatum,
-  wellName: tube.wellName,
-  tubeNumber: tube.number,
-  location: tube.longitude === null || tube.latitude === null ? undefined : [tube.longitude, tube.latitude],
-});
-
 export async function latestRoute(app: FastifyInstance, options: StreamDependencies): Promise<void> {
+  const views = new LatestViews();
   app.withTypeProvider<ZodTypeProvider>().route({
     method: READ_METHODS,
     url: LATEST_URL,
@@ -49,15 +40,23 @@ export async function latestRoute(app: FastifyInstance, options: StreamDependenc
         format: query.format,
         writer: (format) => format.latest(withStatus ? { statuses: STATUSES } : {}),
         async plan(_source, tx, { format, coding, writer }) {
-          const { tubes, locationsChangedAt } = await selectTubesInBox(tx, client, query.tubes, query.bbox);
+          const view = await views.view(tx, client);
+          const listed = query.tubes ? pickListed(view.tubes, query.tubes) : view.tubes;
+          const { tubes, locationsChangedAt } = inBox(listed, query.bbox);
+          const inputs = {
+            registryVersion: view.version,
+            tubes,
+            series: await seriesState(tx, tubes),
+            statuses,
+            withStatus,
+            coding,
+            variant: format.name,
+          };
           return {
-            validators: latestValidators(
-              { tubes, statuses, withStatus, coding, variant: format.name },
-              client,
-              locationsChangedAt,
-            ),
+            validators: latestValidators(inputs, client, locationsChangedAt),
             document: {
-              opening: writer.open(tubes.map(latestTube)),
+              // The view's own list when it is whole, so a writer's pieces of it are made once.
+              opening: writer.open(tubes === view.tubes ? view.latestTubes : tubes.map(latestTube)),
               // Rows of many tubes in each batch: the writer has the tubes from its opening.
               tubes: [],
               everyTube: false,

@@ -1,13 +1,37 @@
-/** The validators of latest: from its tube list and parameters, no measurement read. */
+/** The validators of latest: from its view, its tubes' series versions and its parameters, no row read. */
 import { API_VERSION } from '../../contract.js';
+import type { Queryable } from '../../db/connect.js';
 import type { Coding } from '../../http/compression.js';
 import { entityTag, type Validators } from '../../http/conditional.js';
 import type { Client } from '../../keys/clients.js';
 import type { TubeInView } from '../tubesInView.js';
 
+/** What the body derives from besides the registry: the tubes' series, as of the response's snapshot. */
+export interface SeriesState {
+  /** The sum of the tubes' series versions, as text. */
+  versions: string;
+  /** The latest change of any of them; null for no tube. */
+  changedAt: Date | null;
+}
+
+/**
+ * The series state of `tubes` in the snapshot of `tx`. A series version only ever rises, with every
+ * change of the tube's measurements (a value, a status, a removal) and of its identifier, number, unit
+ * and datum: so, for the same tubes, a change of any of them raises the sum.
+ */
+export async function seriesState(tx: Queryable, tubes: readonly TubeInView[]): Promise<SeriesState> {
+  const [state] = await tx<SeriesState[]>`
+    select coalesce(sum(series_version), 0)::text as versions, max(series_changed_at) as "changedAt"
+    from tubes where id = any(${tubes.map((tube) => tube.id)}::int[])`;
+  return state!;
+}
+
 export interface LatestTagInputs {
+  /** The registry version of the view the tubes are of: their wells' names and locations, their order. */
+  registryVersion: string;
   /** The response's tubes, in its order. */
   tubes: readonly TubeInView[];
+  series: SeriesState;
   /** The status codes that pass, undefined for every status. */
   statuses: readonly number[] | undefined;
   withStatus: boolean;
@@ -16,21 +40,15 @@ export interface LatestTagInputs {
   variant: string;
 }
 
-/**
- * A strong tag: the body holds nothing but what it derives from, so equal inputs are equal bytes (a
- * box is in it as the tubes it selects, whose locations are in it too). Each
- * tube's series version moves with every change of its measurements (a value, a status, a removal) and
- * of its identifier, number, unit and datum; its well's name and location are in the body too (GeoJSON)
- * and move the list's order (the name).
- */
-export function latestTag({ tubes, statuses, withStatus, coding, variant }: LatestTagInputs): string {
+/** A strong tag: the body holds nothing but what it derives from, so equal inputs are equal bytes. */
+export function latestTag(inputs: LatestTagInputs): string {
+  const { registryVersion, tubes, series, statuses, withStatus, coding, variant } = inputs;
   return entityTag([
     API_VERSION,
     'latest',
-    tubes
-      .map((tube) => `${tube.identifier}:${tube.seriesVersion}:${tube.longitude}:${tube.latitude}`)
-      .join(','),
-    tubes.map((tube) => tube.wellName).join('\n'),
+    registryVersion,
+    tubes.map((tube) => tube.id).join(','),
+    series.versions,
     statuses?.join(',') ?? 'every status',
     withStatus ? 'status' : 'no status',
     coding ?? 'identity',
@@ -39,18 +57,16 @@ export function latestTag({ tubes, statuses, withStatus, coding, variant }: Late
 }
 
 /**
- * The latest change of what the response derives from: its tubes, their wells, the key's grants and,
- * with a box, the locations of every well the box chose among (one that left it took its tubes along).
+ * The latest change of what the response derives from: its tubes' series, their wells (name and
+ * location), the key's grants and, with a box, the locations of every well the box chose among (one
+ * that left it took its tubes along).
  */
-function lastChange(
-  tubes: readonly TubeInView[],
-  client: Client,
-  locationsChangedAt: Date | undefined,
-): Date {
+function lastChange(inputs: LatestTagInputs, client: Client, locationsChangedAt: Date | undefined): Date {
   let latest = client.accessChangedAt ?? new Date(0);
   if (locationsChangedAt !== undefined && locationsChangedAt > latest) latest = locationsChangedAt;
-  for (const { seriesChangedAt, wellChangedAt, locationChangedAt } of tubes) {
-    if (seriesChangedAt > latest) latest = seriesChangedAt;
+  const { changedAt } = inputs.series;
+  if (changedAt !== null && changedAt > latest) latest = changedAt;
+  for (const { wellChangedAt, locationChangedAt } of inputs.tubes) {
     if (wellChangedAt > latest) latest = wellChangedAt;
     if (locationChangedAt && locationChangedAt > latest) latest = locationChangedAt;
   }
@@ -62,5 +78,5 @@ export function latestValidators(
   client: Client,
   locationsChangedAt: Date | undefined,
 ): Validators {
-  return { etag: latestTag(inputs), lastModified: lastChange(inputs.tubes, client, locationsChangedAt) };
+  return { etag: latestTag(inputs), lastModified: lastChange(inputs, client, locationsChangedAt) };
 }

@@ -1,0 +1,60 @@
+/**
+ * The tubes of a key's latest, kept per registry version and set of grants: the list in discovery's
+ * order and each tube as the writers take it. Reading and ordering thousands of tubes costs a request
+ * far more than its rows do (docs/performance.md), and the list changes only with the registry (every
+ * change of a well or tube raises its version, sql/004 and sql/008) or the key's grants. What moves
+ * with every import, the tubes' series versions, is read per request (latestRoute).
+ */
+import type { Queryable } from '../../db/connect.js';
+import type { LatestTube } from '../../engine/write/writer.js';
+import type { Client } from '../../keys/clients.js';
+import { type TubeInView, tubesInView } from '../tubesInView.js';
+
+/** A tube as latest writes it. */
+export const latestTube = (tube: TubeInView): LatestTube => ({
+  tubeIdentifier: tube.identifier,
+  unit: tube.unit,
+  verticalDatum: tube.verticalDatum,
+  wellName: tube.wellName,
+  tubeNumber: tube.number,
+  location: tube.longitude === null || tube.latitude === null ? undefined : [tube.longitude, tube.latitude],
+});
+
+export interface LatestView {
+  /** The registry version it was read at. */
+  version: string;
+  /** Every tube the key may read, in discovery's order (their series versions are not kept). */
+  tubes: TubeInView[];
+  /** The same, as the writers take them: one array for every request, so writers may keep their pieces. */
+  latestTubes: LatestTube[];
+}
+
+/** Views kept at most: beyond, the oldest used goes. */
+const MOST_VIEWS = 32;
+
+/** A key's grants as a key of the cache: every tube, or the sorted tube ids. */
+const grantsOf = (client: Client) =>
+  client.allTubes ? 'all' : [...client.grants].sort((a, b) => a - b).join(',');
+
+export class LatestViews {
+  private readonly views = new Map<string, LatestView>();
+
+  /** The key's view as of the registry version `tx` (a snapshot) sees: kept, or read now. */
+  async view(tx: Queryable, client: Client): Promise<LatestView> {
+    const [row] = await tx<{ version: string }[]>`select version::text as version from registry_version`;
+    const version = row!.version;
+    const key = `${version}|${grantsOf(client)}`;
+    const kept = this.views.get(key);
+    if (kept) {
+      // Most recently used last: the first is the one to drop.
+      this.views.delete(key);
+      this.views.set(key, kept);
+      return kept;
+    }
+    const tubes = await tubesInView(tx, client, undefined);
+    const view = { version, tubes, latestTubes: tubes.map(latestTube) };
+    this.views.set(key, view);
+    if (this.views.size > MOST_VIEWS) this.views.delete(this.views.keys().next().value!);
+    return view;
+  }
+}
