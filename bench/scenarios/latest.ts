@@ -15,6 +15,7 @@
  */
 import { connect, type Sql } from '../../src/db/connect.js';
 import { migrate } from '../../src/db/migrate.js';
+import { latestSelect } from '../../src/v1/latest/sql.js';
 import { startDatabaseServer } from '../../testkit/databaseServer.js';
 import { addKey } from '../../testkit/fixtures.js';
 import { requirePrerequisites, throwawayPostgres } from '../../testkit/prerequisites.js';
@@ -75,25 +76,20 @@ const naiveSelect = (status: string) => `
     order by observed_at desc limit 1
   ) m`;
 
-/** The select of latest (src/v1/latest/sql.ts's shape) over latest_measurements. */
-const keptSelect = (status: string) => `
-  select listed.position, l.observed_at, l.value
-  from unnest(array(select id from tubes order by id)) with ordinality as listed(id, position)
-  cross join lateral (
-    select observed_at, value from latest_measurements
-    where tube_id = listed.id ${status === 'approved' ? 'and status = 0' : ''}
-    order by observed_at desc limit 1
-  ) l`;
+/** The select latest runs (src/v1/latest/sql.ts), over latest_measurements. */
+const keptSelect = (status: string, ids: number[]) =>
+  latestSelect(ids, status === 'approved' ? [0] : undefined, false);
 
 const STATUSES = ['every status', 'approved'];
 
 /** Medians over rounds of each select's time on `sql`, client-side. */
 async function timeSelects(sql: Sql, rounds: number) {
+  const ids = (await sql<{ id: number }[]>`select id from tubes order by id`).map((row) => row.id);
   const times = new Map<string, number[]>();
   for (let round = -1; round < rounds; round++) {
     for (const status of STATUSES) {
       for (const [kind, select] of [
-        ['latest_measurements', keptSelect(status)],
+        ['latest_measurements', keptSelect(status, ids)],
         ['naive', naiveSelect(status)],
       ] as const) {
         const started = performance.now();
