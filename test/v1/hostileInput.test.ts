@@ -1928,6 +1928,9 @@ async function syncToken(api: TestApi, key: string): Promise<string> {
   return token;
 }
 
+// Four endpoints of at least REQUESTS requests each outlast the suite's timeout per file on a busy machine.
+t.setTimeout(20 * 60_000);
+
 t.test('generated hostile requests get contract answers, never a 5xx, never a hang', async (t) => {
   const api = await startApi(t, { env: { LIMITS_ENABLED: 'false' } });
   const { sql } = api.db;

@@ -1,0 +1,57 @@
+/**
+ * Latest with measurements in a TimescaleDB hypertable whose chunks are compressed (PGlite with
+ * TimescaleDB, see testkit/timescale.ts): each tube's latest, with and without a status filter, the
+ * same in JSON, CSV, Arrow and GeoJSON, read by their readers, as the measurements themselves say.
+ */
+import t from 'tap';
+import { migrate, usesTimescaleDb } from '../../../src/db/migrate.js';
+import { addKey, addMeasurements, addRegularSeries, addWell } from '../../../testkit/fixtures.js';
+import { startTimescale } from '../../../testkit/timescale.js';
+import { startApi } from '../../helpers/api.js';
+import { expectedLatest, provesLatestFormats, refreshLatest, withoutStatus } from '../../helpers/latest.js';
+
+const timescale = await startTimescale();
+t.teardown(() => timescale.stop());
+
+t.test('latest on TimescaleDB with compressed chunks', async (t) => {
+  // pglite-socket serves one connection at a time: the test writes through the app's own pool of one.
+  const api = await startApi(t, { databaseUrl: timescale.url, poolMax: 1, env: { LIMITS_ENABLED: 'false' } });
+  const sql = api.appSql;
+  await migrate(sql);
+  t.ok(await usesTimescaleDb(sql), 'measurements is a hypertable');
+  const [second, tenth, empty] = await addWell(sql, 'T 1', [
+    { number: '2' },
+    { number: '10' },
+    { number: '3' },
+  ]);
+  const [other] = await addWell(sql, 'T 0', [{ number: '1', unit: 'cm' }]);
+  await sql`update wells set longitude = 4.9, latitude = 52.37 where name = 'T 1'`;
+  await addRegularSeries(sql, second!.id, '2024-01-01T00:00:00Z', '2024-03-01T00:00:00Z', '17 minutes');
+  await addRegularSeries(sql, other!.id, '2023-12-31T23:00:00Z', '2024-01-15T00:00:00Z', '1 hour');
+  await addMeasurements(sql, tenth!.id, [
+    ['2023-12-31T23:00:00Z', '-1.23'],
+    ['2024-01-20T00:00:00.000001Z', '0.1'],
+  ]);
+  // The newest month rejected, the one before approved: a filter reaches into compressed chunks.
+  await sql`update measurements set status = 2 where observed_at >= '2024-02-01'`;
+  await sql`update measurements set status = 0 where observed_at < '2024-01-10'`;
+  await refreshLatest(sql);
+  await sql`select compress_chunk(c) from show_chunks('measurements') c`;
+  const [compressed] = await sql<{ count: number }[]>`
+    select count(*)::int as count from timescaledb_information.chunks
+    where hypertable_name = 'measurements' and not is_compressed`;
+  t.equal(compressed!.count, 0, 'every chunk compressed');
+  const { key } = await addKey(sql, { tubeIds: [second!.id, tenth!.id, empty!.id, other!.id] });
+  const inOrder = [other!, second!, empty!, tenth!].map((tube) => tube.identifier);
+
+  const every = await expectedLatest(sql, inOrder);
+  t.same(
+    every.map((row) => row.tubeIdentifier),
+    [other!, second!, tenth!].map((tube) => tube.identifier),
+  );
+  await provesLatestFormats(t, api.base, key, '', withoutStatus(every));
+  for (const status of ['approved', 'provisional', 'rejected,provisional']) {
+    const expected = await expectedLatest(sql, inOrder, status.split(','));
+    await provesLatestFormats(t, api.base, key, `status=${status}&include=status`, expected);
+  }
+});
