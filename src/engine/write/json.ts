@@ -148,7 +148,8 @@ const COMMA = Buffer.from(',');
  * writes them. JSON's own and GeoJSON's (geojson.ts).
  */
 export function latestJsonWriter(pieces: LatestJsonPieces, { statuses }: WriterOptions = {}): LatestWriter {
-  const fields = statuses && statusFields(statuses);
+  // The status field alone: the row goes on with the tube's own fields.
+  const fields = statuses?.map((status) => Buffer.from(`,"status":${JSON.stringify(status)}`));
   const fieldBytes = fields ? Math.max(...fields.map((field) => field.length)) : 0;
   let befores: Buffer[] = [];
   let afters: Buffer[] = [];

@@ -1,5 +1,6 @@
 /** The SQL of latest: the latest measurement of each listed tube among the statuses that pass. */
 import { int4ArrayLiteral, statusCondition } from '../../engine/read/literals.js';
+import { STATUSES } from '../../engine/schemas.js';
 
 /**
  * The rows of `tubeIds`, in the list's order, each the latest of its tube among `statuses` (codes;
@@ -14,7 +15,7 @@ export function latestSelect(
   statuses: readonly number[] | undefined,
   withStatus: boolean,
 ): string {
-  const filter = statusCondition(statuses, 'latest.status');
+  const filter = statusCondition(statuses, STATUSES.length, 'latest.status');
   return `select distinct on (listed.position)
       (listed.position - 1)::int4 as tube, latest.observed_at, latest.value
       ${withStatus ? ', latest.status' : ''}
