@@ -11,9 +11,9 @@
 -- for every other non-empty subset of it; the statuses a filter passes of a day are then always a row.
 -- Days without measurements have no row.
 --
--- The mean's sum raises an error where it overflows, as the bucket computed would when read. A day with
--- a value so large (beyond 1e140, or not finite) that it might has a row for `present` with no mean, and
--- no others: its buckets are computed when read, as before, so a writer never fails on the rollups.
+-- avg raises an error where its sums overflow, and a bucket computed when read fails so. A day with a
+-- value beyond 1e140, or not finite, where they might, has a row for `present` with no mean and no
+-- others: its buckets are computed when read, as before, and a writer never fails on the rollups.
 --
 -- Columns ordered for alignment: 8-byte ones first (no padding inside the tuple).
 create table measurement_day_rollups (
@@ -44,8 +44,8 @@ create function rollup_measurement_days(tube integer, days timestamptz[]) return
   cross join lateral (
     select count(*) as count, min(value) as min, max(value) as max, bit_or(1 << status)::int2 as present,
            -- Over every row when none is left out (large: 0): then the same doubles as avg over all.
-           avg(value order by observed_at) filter (where abs(value) < 1e140) as mean,
-           count(*) filter (where not abs(value) < 1e140) as large
+           avg(value order by observed_at) filter (where abs(value) < 1e140::float8) as mean,
+           count(*) filter (where not abs(value) < 1e140::float8) as large
     from measurements
     where tube_id = tube and observed_at >= d.day and observed_at < d.day + make_interval(secs => 86400)
   ) as measured
