@@ -29,9 +29,13 @@ begin
 end
 $$;
 
--- From here on measurement_changes lists the runs of inserted rows only (corrections are listed below).
--- Rows written before carry no order: their runs may hold changed rows too (src/sync/sql.ts).
-alter table measurement_changes add column change_order bigint default measurement_change_order();
+-- From here on a delta reads from measurement_changes the runs of inserted rows only: corrections are
+-- listed below. An import also lists the runs of the rows it gave another value, marked `corrected`,
+-- for the release before, which reads every run, while both serve during an upgrade. Rows written
+-- before carry no order: their runs may hold changed rows too (src/sync/sql.ts).
+alter table measurement_changes
+  add column change_order bigint default measurement_change_order(),
+  add column corrected boolean not null default false;
 
 -- Corrections: each measurement a transaction gave another value or status, or removed, with its
 -- version before and after (after: null for a removal). A delta reads the current version of a corrected

@@ -195,7 +195,7 @@ function deltaRows(request: ChangedMeasurements): string {
              range_agg(tstzrange(c.first_at, c.last_at, '[]'))
                * tstzmultirange(tstzrange(${start}, ${end}, '[)')) as ranges
       from measurement_changes c
-      where ${unseen('c')} and c.first_at < ${end} and c.last_at >= ${start}
+      where ${unseen('c')} and not c.corrected and c.first_at < ${end} and c.last_at >= ${start}
       group by c.tube_id
     ),
     inserted as (
@@ -245,7 +245,7 @@ function deltaRows(request: ChangedMeasurements): string {
         from leaving w
         where ${passes('w.status_before')} and not exists (
                 select from measurement_changes c
-                where ${unseen('c')} and c.tube_id = w.tube_id
+                where ${unseen('c')} and not c.corrected and c.tube_id = w.tube_id
                   and w.observed_at between c.first_at and c.last_at and c.change_order < w.change_order)
       ) d
       join listed l on l.id = d.tube_id

@@ -64,7 +64,7 @@ const changeRows = async (sql: Sql) =>
     await sql<{ run: string }[]>`
     select tube_id || ' ' || to_char(first_at at time zone 'UTC', 'HH24:MI') || '-' ||
            to_char(last_at at time zone 'UTC', 'HH24:MI') as run
-    from measurement_changes order by xid, tube_id, first_at`
+    from measurement_changes where not corrected order by xid, tube_id, first_at`
   ).map((r) => r.run);
 
 /** The corrections recorded, as `HH:MI value-after`, in time order. */

@@ -62,28 +62,31 @@ export const recordInsertedRuns = (q: TransactionSql) => q`
 
 /**
  * For a CTE of the upsert, over `written` (tube_id, observed_at, inserted): the runs of the rows it
- * inserted (the rows it changed are corrections: recordCorrections). Reads `measurements` in the same
+ * inserted, or with `corrected` of the rows it gave another value (those are corrections too:
+ * recordCorrections; their runs are for the release before, sql/009). Reads `measurements` in the same
  * statement, whose snapshot does not see the upsert's own rows: what was stored before it.
  *
- * A tube with nothing stored before between its first and last inserted row is one run, found by one
- * probe. Otherwise consecutive inserted rows form a run when nothing was stored between them: a row
- * between them is then either stored before (found), or the file's and inserted (then not between
- * consecutive inserted rows).
+ * A tube with nothing stored before between its first and last such row, but the rows the upsert
+ * changed, is one run, found by one count. Otherwise consecutive such rows form a run when nothing was
+ * stored between them: a row between them is then either stored before (found), or the file's and
+ * written (then not between consecutive ones, or inserted and so in a corrected run harmlessly).
  */
-export const recordUpsertedRuns = (q: TransactionSql) => q`
-  insert into measurement_changes (tube_id, first_at, last_at)
-  with inserted as (
-    select tube_id, observed_at from written where inserted
+export const recordUpsertedRuns = (q: TransactionSql, { corrected }: { corrected: boolean }) => q`
+  insert into measurement_changes (tube_id, first_at, last_at, corrected)
+  with listed as (
+    select tube_id, observed_at from written where inserted <> ${corrected}
   ), spans as (
-    select tube_id, min(observed_at) as first_at, max(observed_at) as last_at from inserted group by tube_id
+    select tube_id, min(observed_at) as first_at, max(observed_at) as last_at, count(*) as listed
+    from listed group by tube_id
   ), whole as (
     select s.tube_id, s.first_at, s.last_at from spans s
-    where not exists (select from measurements m
-                      where m.tube_id = s.tube_id and m.observed_at between s.first_at and s.last_at)
+    where (select count(*) from measurements m
+           where m.tube_id = s.tube_id and m.observed_at between s.first_at and s.last_at)
+          = case when ${corrected} then s.listed else 0 end
   )
-  select tube_id, first_at, last_at from whole
+  select tube_id, first_at, last_at, ${corrected} from whole
   union all
-  select tube_id, min(observed_at), max(observed_at)
+  select tube_id, min(observed_at), max(observed_at), ${corrected}
   from (
     select tube_id, observed_at, count(*) filter (where starts) over (partition by tube_id order by observed_at) as run
     from (
@@ -94,7 +97,7 @@ export const recordUpsertedRuns = (q: TransactionSql) => q`
              ) as starts
       from (select tube_id, observed_at,
                    lag(observed_at) over (partition by tube_id order by observed_at) as previous
-            from inserted where tube_id not in (select tube_id from whole)) w
+            from listed where tube_id not in (select tube_id from whole)) w
     ) steps
   ) runs
   group by tube_id, run`;

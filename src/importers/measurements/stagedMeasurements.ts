@@ -216,7 +216,8 @@ async function upsertOrFindDuplicates(
             }
           returning tube_id, observed_at, value, status, xmax = 0 as inserted
         ), changed as (${markSeriesChanged(sp, sp`select tube_id from written`)}),
-        logged as (${recordUpsertedRuns(sp)}),
+        logged as (${recordUpsertedRuns(sp, { corrected: false })}),
+        logged_corrected as (${recordUpsertedRuns(sp, { corrected: true })}),
         corrected as (${recordCorrections(sp)})
         select count(*) filter (where inserted) as inserted, count(*) filter (where not inserted) as updated
         from written`;

@@ -61,7 +61,7 @@ async function lastWrite(sql: Sql): Promise<{ runs: string[]; prior: string[] }>
     select t.number || ' ' || to_char(c.first_at at time zone 'UTC', ${sql.unsafe(hhmm)}) || '-' ||
            to_char(c.last_at at time zone 'UTC', ${sql.unsafe(hhmm)}) as row
     from measurement_changes c join tubes t on t.id = c.tube_id
-    where c.change_order = (${sql.unsafe(LAST_ORDER)}) order by 1`;
+    where not c.corrected and c.change_order = (${sql.unsafe(LAST_ORDER)}) order by 1`;
   const prior = await sql<{ row: string }[]>`
     select t.number || ' ' || to_char(p.observed_at at time zone 'UTC', ${sql.unsafe(hhmm)}) || ' ' ||
            p.value_before || ' ' || p.status_before as row
