@@ -10,6 +10,7 @@ import pl from 'nodejs-polars';
 import type { Test } from 'tap';
 import type { Sql } from '../../src/db/connect.js';
 import { STATUSES, type Status } from '../../src/engine/schemas.js';
+import { rollUpDays } from '../../testkit/fixtures.js';
 import { arrowColumn, messageTypes, micros, mismatches } from './arrow.js';
 
 export const PYTHON = '/usr/bin/python3';
@@ -18,7 +19,7 @@ export const pandasMissing = spawnSync(PYTHON, ['-c', 'import pandas']).status !
 /**
  * Gives the measurements of `tubeId` whose minute since the epoch is `k` modulo 3 the status STATUSES[k]
  * (0 approved, 1 provisional, 2 rejected), from `from` on (every one when not given), and raises the
- * tube's series version as a writer does with a change.
+ * tube's series version and computes its daily rollups again, as a writer does with a change.
  */
 export async function cycleStatuses(sql: Sql, tubeId: number, from = '-infinity'): Promise<void> {
   await sql`
@@ -27,7 +28,7 @@ export async function cycleStatuses(sql: Sql, tubeId: number, from = '-infinity'
   await raiseSeriesVersion(sql, tubeId);
 }
 
-/** Gives the measurements of `tubeId` in [from, to) status `status`, and raises the series version. */
+/** Gives the measurements of `tubeId` in [from, to) status `status`, as cycleStatuses does. */
 export async function setStatus(sql: Sql, tubeId: number, status: Status, from: string, to: string) {
   await sql`
     update measurements set status = ${STATUSES.indexOf(status)}
@@ -35,10 +36,12 @@ export async function setStatus(sql: Sql, tubeId: number, status: Status, from: 
   await raiseSeriesVersion(sql, tubeId);
 }
 
+/** What a writer does besides the rows: the series version raised, the daily rollups computed again. */
 async function raiseSeriesVersion(sql: Sql, tubeId: number) {
   await sql`
     update tubes set series_version = series_version + 1, series_changed_at = clock_timestamp()
     where id = ${tubeId}`;
+  await rollUpDays(sql, [tubeId]);
   await sql`vacuum analyze measurements`;
 }
 
