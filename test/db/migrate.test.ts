@@ -18,6 +18,7 @@ import { sampleLockWaits } from '../../testkit/lockWaits.js';
 import { runCli } from '../helpers/cli.js';
 import { freshDatabase } from '../helpers/database.js';
 import { provesLocationColumns } from '../helpers/locations.js';
+import { until } from '../helpers/until.js';
 
 t.test('an empty database gets every migration, in order', async (t) => {
   const { sql } = await freshDatabase(t, { migrated: false });
@@ -288,7 +289,15 @@ t.test('gwapi migrate: 007 behind an import says why it waits, then applies', as
   // An import's transaction: it has written to the change log, and the build must wait for it.
   const importing = await holdLock(sql, 'lock table measurement_changes in row exclusive mode');
   const migrating = runCli(['migrate'], { env: { DATABASE_URL: url } });
-  await sleep(MIGRATION_LOCK_TIMEOUT_MS * 2.5);
+  // Released only once the build has waited past one lock timeout, however long the CLI takes to start.
+  await until(
+    'the build waits for the import',
+    () =>
+      sql`select from pg_stat_activity where query like '%create index concurrently%' and wait_event_type = 'Lock'`,
+    (rows) => rows.length > 0,
+    60_000,
+  );
+  await sleep(MIGRATION_LOCK_TIMEOUT_MS * 1.5);
   await importing.release();
   const { code, stdout, stderr } = await migrating;
   t.equal(code, 0, stderr);
