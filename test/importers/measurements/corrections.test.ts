@@ -9,6 +9,7 @@ import t from 'tap';
 import type { Sql } from '../../../src/db/connect.js';
 import { type Instant, parseDateTime } from '../../../src/domain/datetime.js';
 import { STATUSES, type Status } from '../../../src/domain/status.js';
+import { pruneChangeLog } from '../../../src/importers/measurements/changeLog.js';
 import {
   type Interval,
   removeMeasurements,
@@ -336,4 +337,36 @@ t.test('two writers of one tube: the later to commit has the larger change order
     `${TUBE} 4 14 1`,
     `${TUBE} 5 15 1`,
   ]);
+});
+
+t.test('pruning deletes old corrections with old runs and raises the horizon over both', async (t) => {
+  const sql = await registeredDatabase(t);
+  await importCsv(
+    sql,
+    [0, 1, 2].map((m) => `${TUBE},${at(m)},${m}`),
+    false,
+  );
+  await setStatus(sql, [TUBE], minutes(0, 2), 'approved');
+  await removeMeasurements(sql, TUBE, minutes(2, 3));
+  const xids = async (table: 'measurement_changes' | 'measurement_corrections') =>
+    (await sql.unsafe(`select distinct xid::text as xid from ${table} order by 1`)).map((r) => BigInt(r.xid));
+  const [imported] = await xids('measurement_changes');
+  const [corrected, removed] = await xids('measurement_corrections');
+  t.ok(imported! < corrected! && corrected! < removed!);
+  const horizon = async () =>
+    BigInt((await sql`select pruned_through::text as xid from sync_state`)[0]!.xid as string);
+
+  t.equal(await pruneChangeLog(sql, 30), 0, 'nothing is older than 30 days');
+  t.equal(await horizon(), 0n);
+  // The import and the status change were 40 days ago, the removal is recent.
+  await sql`update measurement_changes set recorded_at = now() - interval '40 days'`;
+  await sql`update measurement_corrections set recorded_at = now() - interval '40 days' where xid::text = ${String(corrected)}`;
+  t.equal(await pruneChangeLog(sql, 30), 3, 'the run and the two corrections of the status change');
+  t.equal(
+    await horizon(),
+    corrected,
+    "the horizon is the status change's, the newest pruned, from corrections",
+  );
+  t.same(await xids('measurement_changes'), []);
+  t.same(await xids('measurement_corrections'), [removed]);
 });
