@@ -9,7 +9,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connect, type Sql } from '../../src/db/connect.js';
 import { MIGRATION_LOCK_TIMEOUT_MS, pendingMigrations } from '../../src/db/migrate.js';
-import { pruneChangeLog } from '../../src/importers/measurements/changeLog.js';
 import type { DatabaseServer } from '../databaseServer.js';
 import { outcome, spawnGwapi } from '../gwapi.js';
 import { type LockWait, sampleLockWaits } from '../lockWaits.js';
@@ -70,7 +69,7 @@ export async function runMigrationDrill(options: MigrationDrillOptions): Promise
     if (old.code !== 0) throw new Error(`gwapi migrate of ${PREVIOUS_RELEASE.version} failed: ${old.stderr}`);
     const fixture = await addDrillFixture(sql, { keys: options.keys, holders: 0 });
     await addChangeHistory(sql, options.changeRows);
-    await pruneChangeLog(sql, HISTORY_DAYS);
+    await previousReleasePrune(sql, HISTORY_DAYS);
     log(
       `${PREVIOUS_RELEASE.version} schema, ${options.changeRows} change rows (${release.modules} node_modules)`,
     );
@@ -162,7 +161,19 @@ async function addChangeHistory(sql: Sql, rows: number): Promise<void> {
   await sql`vacuum analyze measurement_changes`;
 }
 
-/** What each import does to the change log: one transaction appends its rows, then the prune. */
+/**
+ * The prune of the previous release's imports, whose schema this is until the migration: the change log
+ * older than `days` deleted, and the tokens' horizon raised over it (this release's pruneChangeLog also
+ * prunes the corrections, a table the previous schema lacks).
+ */
+const previousReleasePrune = (sql: Sql, days: number) => sql`
+  with pruned as (
+    delete from measurement_changes where recorded_at < now() - make_interval(days => ${days}) returning xid
+  )
+  update sync_state set pruned_through = greatest(pruned_through, (select xid from pruned order by xid desc limit 1))
+  where exists (select from pruned)`;
+
+/** What each import of the previous release does to the change log: it appends its rows, then prunes. */
 function changeLogWriter(sql: Sql) {
   const writes: ChangeLogWrites = { count: 0, failed: [], slowestMs: 0 };
   let running = true;
@@ -173,7 +184,7 @@ function changeLogWriter(sql: Sql) {
         await sql`
           insert into measurement_changes (tube_id, first_at, last_at)
           select min(id), now() - interval '1 hour', now() from tubes`;
-        await pruneChangeLog(sql, HISTORY_DAYS);
+        await previousReleasePrune(sql, HISTORY_DAYS);
         writes.count++;
       } catch (error) {
         writes.failed.push((error as Error).message);
