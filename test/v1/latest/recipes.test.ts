@@ -49,7 +49,7 @@ print(json.dumps([[r.tubeIdentifier, r.observedAt.isoformat(), r.value, r.status
     const printed = stdout.trim().split('\n');
     const rows = JSON.parse(printed.at(-1)!);
     // Python's isoformat writes microseconds: six digits.
-  const at = (iso: string) => iso.replace('Z', '000+00:00');
+    const at = (iso: string) => iso.replace('Z', '000+00:00');
     t.same(
       rows,
       [
