@@ -48,13 +48,17 @@ interface Written {
   corrections: string[];
 }
 
-/** The runs and corrections written after change order `after`, and the largest order now. */
+/**
+ * The runs of inserted rows and the corrections written after change order `after`, and the largest
+ * order now. (Runs marked corrected, kept for the release before, repeat the corrections.)
+ */
 async function writtenSince(sql: Sql, after: number): Promise<Written & { order: number }> {
   const runs = await sql<{ tube: string; first: number; last: number }[]>`
     select t.identifier::text as tube,
            (extract(epoch from c.first_at - ${at(0)}::timestamptz) / 60)::int as first,
            (extract(epoch from c.last_at - ${at(0)}::timestamptz) / 60)::int as last
-    from measurement_changes c join tubes t on t.id = c.tube_id where c.change_order > ${after}
+    from measurement_changes c join tubes t on t.id = c.tube_id
+    where c.change_order > ${after} and not c.corrected
     order by 1, 2`;
   const corrections = await sql<{ row: string }[]>`
     select t.identifier || ' ' || (extract(epoch from c.observed_at - ${at(0)}::timestamptz) / 60)::int || ' ' ||

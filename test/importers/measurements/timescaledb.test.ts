@@ -109,7 +109,7 @@ t.test('statuses on a hypertable: imported, set and removed in a compressed chun
     const order = Number(row?.order);
     const runs = await sql<{ row: string }[]>`
       select to_char(first_at at time zone 'UTC', 'DD') || '-' || to_char(last_at at time zone 'UTC', 'DD') as row
-      from measurement_changes where change_order = ${order} order by first_at`;
+      from measurement_changes where change_order = ${order} and not corrected order by first_at`;
     const corrections = await sql<{ row: string }[]>`
       select to_char(observed_at at time zone 'UTC', 'DD') || ' ' || value_before || ' ' || status_before ||
              ' -> ' || coalesce(value_after || ' ' || status_after, 'removed') as row
