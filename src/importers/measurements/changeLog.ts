@@ -133,9 +133,22 @@ export const recordDirectLatest = (q: TransactionSql, latest: readonly LatestRow
   on conflict (tube_id, status) do update set observed_at = excluded.observed_at, value = excluded.value`;
 
 /**
+ * For a CTE of the staging path's plain INSERT, over `written` (tube_id, observed_at, value, status):
+ * its latest measurements without searching the table. Nothing was stored inside each tube's range in
+ * the file (insertIfAllNew), so a stored latest of a status lies before the range, and the file's last
+ * row of that status replaces it, or after it, and stands.
+ */
+export const recordInsertedLatest = (q: TransactionSql) => q`
+  insert into latest_measurements (tube_id, status, observed_at, value)
+  select distinct on (tube_id, status) tube_id, status, observed_at, value
+  from written order by tube_id, status, observed_at desc
+  on conflict (tube_id, status) do update set observed_at = excluded.observed_at, value = excluded.value
+  where latest_measurements.observed_at < excluded.observed_at`;
+
+/**
  * Brings the latest measurement of each tube and status up to date with what the transaction wrote
- * (sql/009): every writer of measurements but the direct path (recordDirectLatest) sends it last,
- * after its change rows and corrections.
+ * (sql/009): every writer of measurements but the plain inserts (recordDirectLatest,
+ * recordInsertedLatest) sends it last, after its change rows and corrections.
  */
 export async function refreshLatest(q: TransactionSql): Promise<void> {
   await q`select refresh_latest_measurements()`;

@@ -9,6 +9,7 @@ import { type ErrorCollector, ImportRejected, type LineError, SHOWN_ERRORS } fro
 import {
   lockTubes,
   recordCorrections,
+  recordInsertedLatest,
   recordInsertedRuns,
   recordUpsertedRuns,
   refreshDayRollups,
@@ -65,11 +66,12 @@ export async function writeStaged(
     nowait: false,
   });
   const source = stagedRows(tubes.onlyTubeId);
-  const written =
-    (await insertIfAllNew(tx, source)) ??
-    (await upsertOrFindDuplicates(tx, source, staged.hasStatus ?? false, errors));
-  if (!written) throw new ImportRejected(name, errors);
-  await refreshLatest(tx);
+  let written = await insertIfAllNew(tx, source);
+  if (!written) {
+    written = await upsertOrFindDuplicates(tx, source, staged.hasStatus ?? false, errors);
+    if (!written) throw new ImportRejected(name, errors);
+    await refreshLatest(tx);
+  }
   await refreshDayRollups(tx);
   return { rows: staged.rows, ...written, unchanged: staged.rows - written.inserted - written.updated };
 }
@@ -153,7 +155,8 @@ function addFound<R extends FoundRows>(
  * index probe and WAL record each; docs/decisions/0008-upsert-change-log.md). So when no stored row of any
  * tube falls inside the file's time range of that tube, a plain INSERT does exactly what the upsert would.
  * Should it still meet a conflict (a duplicate inside the file), it is undone and the upsert takes over. The
- * tubes are locked (writeStaged), so no other import can write into the range meanwhile.
+ * tubes are locked (writeStaged), so no other import can write into the range meanwhile. Its latest
+ * measurements come from its own rows in the same statement (recordInsertedLatest), not from a search.
  */
 async function insertIfAllNew(
   tx: TransactionSql,
@@ -174,9 +177,10 @@ async function insertIfAllNew(
       const [written] = await sp<{ inserted: string }[]>`
         with written as (
           insert into measurements (tube_id, observed_at, value, status) ${source(sp)}
-          returning tube_id, observed_at
+          returning tube_id, observed_at, value, status
         ), changed as (${markSeriesChanged(sp, sp`select tube_id from written`)}),
-        logged as (${recordInsertedRuns(sp)})
+        logged as (${recordInsertedRuns(sp)}),
+        latest as (${recordInsertedLatest(sp)})
         select count(*) as inserted from written`;
       return { inserted: Number(written?.inserted ?? 0), updated: 0 };
     });
