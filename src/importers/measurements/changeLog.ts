@@ -15,6 +15,7 @@
 import type { Fragment, TransactionSql } from 'postgres';
 import type { Sql } from '../../db/connect.js';
 import { formatInstant, type Instant } from '../../domain/datetime.js';
+import type { DirectDays } from './directDays.js';
 import type { LatestRow } from './directRows.js';
 import { markSeriesChanged } from './seriesChanged.js';
 
@@ -156,10 +157,36 @@ export async function refreshLatest(q: TransactionSql): Promise<void> {
 
 /**
  * Brings the daily rollups of `aggregate=P1D` up to date with what the transaction wrote (sql/011):
- * every writer of measurements sends it after its change rows and corrections, as refreshLatest.
+ * every writer of measurements but the direct path (recordDirectDays) sends it after its change rows
+ * and corrections, as refreshLatest.
  */
 export async function refreshDayRollups(q: TransactionSql): Promise<void> {
   await q`select refresh_measurement_day_rollups()`;
+}
+
+/**
+ * The daily rollups of a direct import (directDays.ts): the days it summed from the file, and those it
+ * left to the database to sum from the stored rows.
+ */
+export async function recordDirectDays(q: TransactionSql, days: DirectDays<{ id: number }>): Promise<void> {
+  const dayText = (seconds: number) => formatInstant({ seconds, micros: 0 });
+  const { summed, left } = days;
+  await q`
+    delete from measurement_day_rollups r
+    using unnest(${summed.map((row) => row.tube.id)}::int[], ${summed.map((row) => dayText(row.day))}::timestamptz[])
+      as d(tube_id, day)
+    where r.tube_id = d.tube_id and r.day = d.day`;
+  await q`
+    insert into measurement_day_rollups (tube_id, day, statuses, present, count, mean, min, max)
+    select * from unnest(${summed.map((row) => row.tube.id)}::int[], ${summed.map((row) => dayText(row.day))}::timestamptz[],
+                         ${summed.map((row) => row.statuses)}::int2[], ${summed.map((row) => row.present)}::int2[],
+                         ${summed.map((row) => row.count)}::int8[], ${summed.map((row) => row.mean)}::float8[],
+                         ${summed.map((row) => row.min)}::float8[], ${summed.map((row) => row.max)}::float8[])`;
+  await q`
+    select rollup_measurement_days(tube_id, array_agg(day))
+    from unnest(${left.map((row) => row.tube.id)}::int[], ${left.map((row) => dayText(row.day))}::timestamptz[])
+      as d(tube_id, day)
+    group by tube_id`;
 }
 
 /**

@@ -8,9 +8,9 @@ import { ErrorCollector } from '../importErrors.js';
 import {
   LOCK_NOT_AVAILABLE,
   lockTubes,
+  recordDirectDays,
   recordDirectLatest,
   recordDirectRuns,
-  refreshDayRollups,
 } from './changeLog.js';
 import { CopyIn } from './copy/copyIn.js';
 import { copyCsv } from './copyCsv.js';
@@ -61,7 +61,8 @@ export async function copyDirect(
   // Every tube the file names got rows, all of them new, and no others in its range (lookUpTubes).
   await recordDirectRuns(tx, rows.runs());
   await recordDirectLatest(tx, rows.latest());
-  await refreshDayRollups(tx);
+  rows.days.finish();
+  await recordDirectDays(tx, rows.days);
   return csv.rows;
 }
 

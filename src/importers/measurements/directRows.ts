@@ -13,6 +13,7 @@ import type { TubeRun } from './changeLog.js';
 import { writeTimestamp } from './copy/copyBinary.js';
 import { RowBlocks } from './copy/rowBlocks.js';
 import type { RowSink } from './csv/measurementCsv.js';
+import { DirectDays } from './directDays.js';
 
 /** Field count, then (length, bytes) of tube_id int4, observed_at timestamptz, value float8, status int2. */
 const ROW_BYTES = 2 + (4 + 4) + (4 + 8) + (4 + 8) + (4 + 2);
@@ -46,6 +47,8 @@ export class DirectRows extends RowBlocks implements RowSink {
   /** Why the direct path cannot take this file, once that is known. */
   refusal: string | undefined;
   private readonly tubes = new Map<string, DirectTube>();
+  /** The daily rollups of the days the file writes whole. */
+  readonly days = new DirectDays<DirectTube>();
   private tube: DirectTube | undefined;
   /** Tubes not yet looked up. */
   private unidentified: DirectTube[] = [];
@@ -80,6 +83,7 @@ export class DirectRows extends RowBlocks implements RowSink {
     tube.latestSeconds[status] = instant.seconds;
     tube.latestMicros[status] = instant.micros;
     tube.latestValues[status] = value;
+    this.days.add(tube, instant.seconds, value, status);
     const at = this.reserve(ROW_BYTES);
     const block = this.block;
     block.writeInt16BE(4, at);
