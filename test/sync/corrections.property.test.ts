@@ -15,6 +15,10 @@ import { freshDatabase } from '../helpers/database.js';
 
 const RUNS = Number(process.env.CORRECTIONS_RUNS ?? 40);
 
+// Hundreds of random sequences, each of imports and syncs in their own transactions, outlast the
+// suite's timeout per file on a busy machine.
+t.setTimeout(20 * 60_000);
+
 async function registered(t: Test) {
   const { sql } = await freshDatabase(t);
   return { sql, tubeIds: await registerTubes(sql) };

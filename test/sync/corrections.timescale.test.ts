@@ -14,6 +14,9 @@ import { stagedWriters } from '../helpers/correctionWriters.js';
 
 const RUNS = Number(process.env.CORRECTIONS_TIMESCALE_RUNS ?? 25);
 
+// PGlite serves one connection, slowly: the sequences outlast the suite's timeout per file when busy.
+t.setTimeout(20 * 60_000);
+
 const timescale = await startTimescale();
 t.teardown(() => timescale.stop());
 const sql = connect(timescale.url, { max: 1 });
