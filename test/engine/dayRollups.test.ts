@@ -4,8 +4,8 @@
  * as the bucket computed from the measurements (buckets.ts, as a bucket that is not a UTC day is
  * computed), for every status filter, and a day with no measurement passing the filter is left out by
  * both; on plain PostgreSQL, and on a TimescaleDB hypertable whose chunks are compressed at random points
- * (PGlite, testkit/timescale.ts: imports take the staging path's SQL half). Values with many digits, so that a mean summed in
- * another order, or from partial sums, would differ in its last bits.
+ * (PGlite, testkit/timescale.ts: imports take the staging path's SQL half). Values with many digits, so
+ * that a mean summed in another order, or from partial sums, would differ in its last bits.
  */
 import fc from 'fast-check';
 import t, { type Test } from 'tap';
