@@ -85,7 +85,28 @@ export interface ChangedMeasurements extends StatusRequest {
   since: SyncPoint;
   /** Buckets instead of measurements, of `seconds` each (a series' Bucketing will do). */
   aggregate?: Pick<Bucketing, 'seconds'> | undefined;
+  /**
+   * Whether a measurement of the request was corrected since the token (correctedSince); without one a
+   * delta is the inserted rows alone, read without the corrections' joins. Undefined counts as yes.
+   */
+  corrected?: boolean | undefined;
 }
+
+/** Whether a measurement of the request's tubes and interval was corrected since the token. */
+export async function correctedSince(tx: Queryable, request: ChangedMeasurements): Promise<boolean> {
+  const [row] = await tx.unsafe<{ corrected: boolean }[]>(`
+    select exists (
+      select from measurement_corrections k
+      where ${unseenBy(request, 'k')}
+        and k.observed_at >= ${instantLiteral(request.from)} and k.observed_at < ${instantLiteral(request.to)}
+    ) as corrected`);
+  return row?.corrected ?? true;
+}
+
+/** The rows of `table` (a change table's alias) that transactions the token did not see wrote. */
+const unseenBy = ({ since, tubeIds }: ChangedMeasurements, table: string) =>
+  `${table}.xid >= ${xid8Literal(since.xmin)} and not pg_visible_in_snapshot(${table}.xid, ${snapshotLiteral(since)})
+   and ${table}.tube_id = any(${int4ArrayLiteral(tubeIds)})`;
 
 /** The code a delta writes as the status of a measurement that left the client's view. */
 export const REMOVED_CODE = STATUSES.length;
@@ -131,6 +152,8 @@ export function changedMeasurementsSelect(request: ChangedMeasurements): string 
  */
 export async function deltaRefusal(tx: Queryable, request: ChangedMeasurements): Promise<boolean> {
   const { aggregate } = request;
+  // Only a correction removes a measurement or empties a bucket.
+  if (request.corrected === false) return false;
   const query = aggregate
     ? `${touchedBuckets(request, aggregate.seconds)}
        select exists (select from touched t ${perBucketOf(request, aggregate.seconds)} where measured.count = 0)
@@ -181,15 +204,12 @@ function perBucketOf(request: ChangedMeasurements, seconds: number): string {
  * and never count as that insert: a doubt becomes a removal, which is harmless.
  */
 function deltaRows(request: ChangedMeasurements): string {
-  const { tubeIds, from, to, since, statuses } = request;
+  const { tubeIds, from, to, statuses } = request;
   const start = instantLiteral(from);
   const end = instantLiteral(to);
-  const unseen = (table: string) =>
-    `${table}.xid >= ${xid8Literal(since.xmin)} and not pg_visible_in_snapshot(${table}.xid, ${snapshotLiteral(since)})
-     and ${table}.tube_id = any(${int4ArrayLiteral(tubeIds)})`;
+  const unseen = (table: string) => unseenBy(request, table);
   const passes = (column: string) => statusPasses(column, statuses);
-  return `
-    with listed as (select id, (n - 1)::int4 as tube from unnest(${int4ArrayLiteral(tubeIds)}) with ordinality l (id, n)),
+  const insertedRows = `    with listed as (select id, (n - 1)::int4 as tube from unnest(${int4ArrayLiteral(tubeIds)}) with ordinality l (id, n)),
     runs as (
       select c.tube_id,
              range_agg(tstzrange(c.first_at, c.last_at, '[]'))
@@ -204,6 +224,16 @@ function deltaRows(request: ChangedMeasurements): string {
       cross join lateral unnest(c.ranges) r (range)
       cross join lateral (${measuredIn('c.tube_id', 'r.range')}) m
     ),
+`;
+  if (request.corrected === false) {
+    return `${insertedRows}
+    delta as (
+      select l.tube, l.id as tube_id, n.observed_at, n.value, n.status
+      from inserted n join listed l on l.id = n.tube_id
+      where ${passes('n.status')}
+    )`;
+  }
+  return `${insertedRows}
     corrections as materialized (
       select k.tube_id, k.observed_at, k.change_order, k.status_before, k.value_before, k.value_after, k.status_after
       from measurement_corrections k

@@ -9,6 +9,7 @@ import type { ReadSources } from '../db/readReplicas/readSources.js';
 import type { Client } from '../keys/clients.js';
 import {
   changedMeasurementsSelect,
+  correctedSince,
   currentSyncPoint,
   deltaRefusal,
   loadSyncSecret,
@@ -25,6 +26,8 @@ export interface SyncTokens {
   read(text: string, keyId: string): Promise<SyncPoint | undefined>;
   /** Whether the changes since `since` can no longer be told as measurements (410). */
   gone: typeof syncGone;
+  /** Whether a measurement of a delta's tubes and interval was corrected since its token. */
+  corrected: typeof correctedSince;
   /** Whether a delta cannot be told as rows the client can apply (410). */
   refused: typeof deltaRefusal;
   /** The measurements changed since a token: the columns of the series' row source, by tube then time. */
@@ -57,6 +60,7 @@ export function syncTokens(reads: ReadSources): SyncTokens {
       return readSyncToken(text, keyId, key);
     },
     gone: syncGone,
+    corrected: correctedSince,
     refused: deltaRefusal,
     changedSelect: changedMeasurementsSelect,
   };

@@ -10,6 +10,7 @@ import { STATUSES } from '../../src/engine/schemas.js';
 import { upsertRegistry } from '../../src/importers/registry/registry.js';
 import {
   changedMeasurementsSelect,
+  correctedSince,
   currentSyncPoint,
   deltaRefusal,
   REMOVED_CODE,
@@ -164,8 +165,10 @@ export async function applyDelta(
     withStatus: view.withStatus,
     aggregate: view.aggregate ? { seconds: BUCKET_SECONDS } : undefined,
   };
-  if (await deltaRefusal(tx, request)) return { refused: true, keys: [] };
-  const rows = await tx.unsafe<Record<string, unknown>[]>(changedMeasurementsSelect(request));
+  // As the network route reads a delta: without the corrections' joins when none was made since.
+  const delta = { ...request, corrected: await correctedSince(tx, request) };
+  if (await deltaRefusal(tx, delta)) return { refused: true, keys: [] };
+  const rows = await tx.unsafe<Record<string, unknown>[]>(changedMeasurementsSelect(delta));
   const keys: string[] = [];
   const removed: string[] = [];
   for (const row of rows) {

@@ -75,12 +75,13 @@ export async function networkRoute(
           if (since === undefined) {
             select = acrossTubes(tubeIds, await measurementsSelect(pool, tx, LISTED_TUBE, interval));
           } else {
-            const changed = {
+            const request = {
               tubeIds,
               ...interval,
               since,
               aggregate: await bucketingOf(pool, tx, interval.aggregate),
             };
+            const changed = { ...request, corrected: await sync.corrected(tx, request) };
             if (await sync.refused(tx, changed)) throw removalsUntold();
             select = sync.changedSelect(changed);
           }
