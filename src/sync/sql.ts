@@ -11,7 +11,7 @@
  */
 import type { Queryable } from '../db/connect.js';
 import { bucketsOf } from '../engine/read/buckets.js';
-import { instantLiteral, int4ArrayLiteral } from '../engine/read/literals.js';
+import { instantLiteral, int4ArrayLiteral, statusCondition } from '../engine/read/literals.js';
 import type { Bucketing, StatusRequest } from '../engine/read/selects.js';
 import { STATUSES } from '../engine/schemas.js';
 import { snapshotLiteral, xid8Literal } from './literals.js';
@@ -166,10 +166,12 @@ export async function deltaRefusal(tx: Queryable, request: ChangedMeasurements):
   return row?.refused ?? false;
 }
 
-const statusPasses = (column: string, statuses: readonly number[] | undefined) =>
-  statuses === undefined || statuses.length === STATUSES.length
-    ? `${column} is not null`
-    : `coalesce(${column} = any(${int4ArrayLiteral(statuses)}), false)`;
+/** Whether `column` holds a status the filter passes; false, never null, where it holds none (removed). */
+function statusPasses(column: string, statuses: readonly number[] | undefined): string {
+  const condition =
+    statuses?.length === STATUSES.length ? undefined : statusCondition(statuses, STATUSES.length, column);
+  return condition === undefined ? `${column} is not null` : `coalesce(${condition}, false)`;
+}
 
 /** The buckets (tube position, stride number k) that a delta's rows fall in: `touched`. */
 function touchedBuckets(request: ChangedMeasurements, seconds: number): string {
@@ -184,7 +186,7 @@ function perBucketOf(request: ChangedMeasurements, seconds: number): string {
   return bucketsOf(request.from, request.to, seconds).perBucket(
     't.tube_id',
     't.k',
-    request.statuses && statusPasses('status', request.statuses),
+    statusCondition(request.statuses, STATUSES.length),
   );
 }
 
