@@ -103,20 +103,30 @@ async function timeSelects(sql: Sql, rounds: number) {
   return (kind: string, status: string) => median(times.get(`${kind}|${status}`)!);
 }
 
-/** Medians over rounds of REQUESTS sequential requests of discovery and of latest, alternating. */
+/** A box around every well, a little larger each time: a request no kept document answers. */
+let boxes = 0;
+const newBox = () => `bbox=-${10 + ++boxes / 1e6},40,20,60`;
+
+/**
+ * Medians over rounds of REQUESTS sequential requests of discovery and of latest, alternating. Asked
+ * again, a latest document is kept (its state unchanged); the new-box target reads it every time, as
+ * the first request after an import does.
+ */
 async function timeRequests(base: string, key: string) {
   const headers = { 'x-api-key': key };
-  const targets: [string, string][] = [
-    ['discovery (JSON)', `${base}/v1/groundwater-monitoring-wells`],
-    ['latest (JSON)', `${base}/v1/groundwater-monitoring-measurements/latest`],
-    ['latest, status=approved', `${base}/v1/groundwater-monitoring-measurements/latest?status=approved`],
-    ['latest (Arrow)', `${base}/v1/groundwater-monitoring-measurements/latest?format=arrow`],
-    ['latest (GeoJSON)', `${base}/v1/groundwater-monitoring-measurements/latest?format=geojson`],
+  const latest = `${base}/v1/groundwater-monitoring-measurements/latest`;
+  const targets: [string, () => string][] = [
+    ['discovery (JSON)', () => `${base}/v1/groundwater-monitoring-wells`],
+    ['latest (JSON)', () => latest],
+    ['latest, status=approved', () => `${latest}?status=approved`],
+    ['latest (Arrow)', () => `${latest}?format=arrow`],
+    ['latest (GeoJSON)', () => `${latest}?format=geojson`],
+    ['latest (JSON), not kept', () => `${latest}?${newBox()}`],
   ];
   const times = new Map<string, number[]>();
   const bytes = new Map<string, number>();
   for (const [name, url] of targets) {
-    const first = await timedGet(url, headers, true);
+    const first = await timedGet(url(), headers, true);
     if (first.status !== 200) throw new Error(`${name}: ${first.status}`);
     if (name.startsWith('latest (JSON)') && JSON.parse(first.body!.toString()).length !== TUBES)
       throw new Error(`${name}: not one row per tube`);
@@ -126,7 +136,8 @@ async function timeRequests(base: string, key: string) {
     for (let i = 0; i < REQUESTS; i++) {
       const order = (round + i) % 2 === 0 ? targets : [...targets].reverse();
       for (const [name, url] of order) {
-        const timed = await timedGet(url, headers);
+        const timed = await timedGet(url(), headers);
+        if (timed.bytes !== bytes.get(name)) throw new Error(`${name}: ${timed.bytes} bytes`);
         if (round >= 0) times.set(name, [...(times.get(name) ?? []), timed.totalMs]);
       }
     }

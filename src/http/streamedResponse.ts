@@ -5,6 +5,7 @@
  * and its refusals; it never learns its headers from inside the stream.
  */
 import type { Readable } from 'node:stream';
+import { buffer } from 'node:stream/consumers';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Queryable } from '../db/connect.js';
 import type { Permit } from '../db/connectionGate.js';
@@ -12,6 +13,7 @@ import type { ReadSource, ReadSources } from '../db/readReplicas/readSources.js'
 import { type DocumentRequest, openDocument, type Planned, readPlan } from '../engine/document.js';
 import type { Format, LatestWriter, MediaFormat, SeriesWriter } from '../engine/write/writer.js';
 import { attachment, fileAttachment } from './attachment.js';
+import type { ByteBudgetCache } from './byteBudgetCache.js';
 import { clientGoneSignal } from './clientGone.js';
 import { type Coding, compressStream, negotiateCoding } from './compression.js';
 import {
@@ -29,6 +31,27 @@ export interface ResponsePlan extends Planned {
   validators: Validators;
   /** Headers the plan states (a network's Sync-Token), on a HEAD and a 200. */
   headers?: Readonly<Record<string, string>>;
+  /** For an endpoint that keeps its documents: what the document is made from, its coding included. */
+  keptAs?: string;
+}
+
+/** A whole response kept for reuse: its plan, its body as sent (coded), and the measurements in it. */
+export interface KeptDocument<P extends ResponsePlan> {
+  plan: P;
+  body: Buffer;
+  rows: number;
+}
+
+/**
+ * The documents of an endpoint whose bodies are small enough to keep whole (latest): a request whose
+ * plan would be made from the same things as a kept one's is answered with it, without a transaction
+ * or a row read. Exact as long as `keptAsNow` and the plan's `keptAs` name everything the response
+ * derives from, each as of its own snapshot.
+ */
+export interface DocumentKeeping<P extends ResponsePlan, W extends AnyWriter, F extends MediaFormat> {
+  documents: ByteBudgetCache<KeptDocument<P>>;
+  /** What a plan read now would be kept as: one statement on `source`, in a snapshot of its own. */
+  keptAsNow(source: ReadSource, negotiated: Negotiated<W, F>): Promise<string>;
 }
 
 /** A writer of a document: a series', a network's or a latest's. */
@@ -57,6 +80,8 @@ export interface StreamedDocument<
    * `<stem>.<extension>` for a document without an interval.
    */
   file: { stem: string; from?: string; to?: string };
+  /** Whole bodies kept for reuse, for an endpoint whose documents are small enough. */
+  keeping?: DocumentKeeping<P, W, F>;
 }
 
 /** What the request chose: the format and its writer, and the content coding (undefined: identity). */
@@ -139,6 +164,32 @@ export async function sendDocument<P extends ResponsePlan, W extends AnyWriter, 
     return reply;
   };
   const signal = clientGoneSignal(reply);
+  request.rowsStreamed = 0;
+  const onRows = (count: number) => {
+    request.rowsStreamed = (request.rowsStreamed ?? 0) + count;
+    metrics.measurementsStreamed(count);
+  };
+  /** The validators' answer to a HEAD or a conditional request; undefined when a body is to be sent. */
+  const bodiless = (plan: P, heldThroughMs: number | undefined) => {
+    if (isNotModified(request, plan.validators, heldThroughMs))
+      return sendNotModified(varied(), plan.validators);
+    if (request.method === 'HEAD') return withHeaders(plan).send();
+    return undefined;
+  };
+
+  const { keeping } = endpoint;
+  if (keeping) {
+    const { kept, heldThroughMs } = await reads.read(async (source) => ({
+      heldThroughMs: source.heldThroughMs(),
+      kept: keeping.documents.get(await source.gate.run(() => keeping.keptAsNow(source, negotiated), signal)),
+    }));
+    if (kept) {
+      const answered = bodiless(kept.plan, heldThroughMs);
+      if (answered) return answered;
+      onRows(kept.rows);
+      return withHeaders(kept.plan).send(kept.body);
+    }
+  }
 
   if (request.method === 'HEAD' || isConditional(request)) {
     const { plan, heldThroughMs } = await reads.read(async (source) => ({
@@ -150,16 +201,10 @@ export async function sendDocument<P extends ResponsePlan, W extends AnyWriter, 
       ),
     }));
     if (!plan) throw endpoint.notFound();
-    if (isNotModified(request, plan.validators, heldThroughMs))
-      return sendNotModified(varied(), plan.validators);
-    if (request.method === 'HEAD') return withHeaders(plan).send();
+    const answered = bodiless(plan, heldThroughMs);
+    if (answered) return answered;
   }
 
-  request.rowsStreamed = 0;
-  const onRows = (count: number) => {
-    request.rowsStreamed = (request.rowsStreamed ?? 0) + count;
-    metrics.measurementsStreamed(count);
-  };
   const opened = await reads.read((source) =>
     openGatedDocument(
       source,
@@ -171,10 +216,16 @@ export async function sendDocument<P extends ResponsePlan, W extends AnyWriter, 
   );
   if (!opened) throw endpoint.notFound();
   const { plan, body } = opened;
+  const sent: Readable = coding ? compressStream(body, coding) : body;
+  if (keeping && plan.keptAs !== undefined) {
+    // Read whole before anything is sent: a failure is then an error response, not a cut-off.
+    const whole = await buffer(sent);
+    keeping.documents.set(plan.keptAs, { plan, body: whole, rows: request.rowsStreamed }, whole.length);
+    return withHeaders(plan).send(whole);
+  }
   body.once('error', (error) => {
     request.log.error({ err: error }, 'document stream failed after the first byte; response cut off');
     metrics.documentCutOff();
   });
-  const sent: Readable = coding ? compressStream(body, coding) : body;
   return withHeaders(plan).send(sent);
 }

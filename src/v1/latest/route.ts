@@ -8,24 +8,63 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { shapeOf } from '../../engine/read/selects.js';
 import { STATUSES } from '../../engine/schemas.js';
 import { LATEST_FORMAT_LIST } from '../../engine/write/formats.js';
+import type { LatestFormat, LatestWriter } from '../../engine/write/writer.js';
+import { ByteBudgetCache } from '../../http/byteBudgetCache.js';
+import type { Coding } from '../../http/compression.js';
 import { READ_METHODS } from '../../http/hooks/methods.js';
 import { forbidden } from '../../http/problems/problems.js';
-import { type StreamDependencies, sendDocument } from '../../http/streamedResponse.js';
-import { readsNothing } from '../../keys/clients.js';
+import {
+  type KeptDocument,
+  type ResponsePlan,
+  type StreamDependencies,
+  sendDocument,
+} from '../../http/streamedResponse.js';
+import { type Client, readsNothing } from '../../keys/clients.js';
 import { statusRequestOf } from '../measurementsQuery.js';
 import { inBox, pickListed } from '../tubesInView.js';
 import { LatestQuery } from './query.js';
 import { latestSelect } from './sql.js';
-import { latestValidators, seriesState } from './validators.js';
-import { LatestViews, latestTube } from './views.js';
+import { type KeyState, keyState, latestValidators, seriesState } from './validators.js';
+import { grantsOf, LatestViews, latestTube } from './views.js';
 
 export const LATEST_URL = '/groundwater-monitoring-measurements/latest';
 
 /** The file's name, without an interval: latest has none. */
 export const LATEST_FILE_STEM = 'groundwater-latest-measurements';
 
+/** Bytes of latest bodies kept at most, over every key and request. */
+const KEPT_BYTES = 32 * 1024 * 1024;
+
+/**
+ * What a latest response is made from: the key's state and grants, and the request's every choice.
+ * Discovery's order and the tubes' wells come with the registry version; Last-Modified with the grants'
+ * change time.
+ */
+function keptAs(
+  state: KeyState,
+  client: Client,
+  query: LatestQuery,
+  negotiated: { format: { name: string }; coding: Coding | undefined },
+): string {
+  return JSON.stringify([
+    state.registryVersion,
+    state.seriesVersions,
+    grantsOf(client),
+    client.accessChangedAt?.getTime(),
+    query.tubes,
+    query.bbox,
+    query.status,
+    query.include,
+    negotiated.format.name,
+    negotiated.coding,
+  ]);
+}
+
 export async function latestRoute(app: FastifyInstance, options: StreamDependencies): Promise<void> {
   const views = new LatestViews();
+  // Every latest document is small (a row per tube at most) and asked for again and again between
+  // imports (dashboards): kept whole, it is answered without a transaction or a row read.
+  const documents = new ByteBudgetCache<KeptDocument<ResponsePlan>>(KEPT_BYTES);
   app.withTypeProvider<ZodTypeProvider>().route({
     method: READ_METHODS,
     url: LATEST_URL,
@@ -35,12 +74,19 @@ export async function latestRoute(app: FastifyInstance, options: StreamDependenc
       const client = request.client!;
       if (readsNothing(client)) throw forbidden();
       const { statuses, withStatus = false } = statusRequestOf(query);
-      return sendDocument(request, reply, options, {
+      return sendDocument<ResponsePlan, LatestWriter, LatestFormat>(request, reply, options, {
         offered: LATEST_FORMAT_LIST,
         format: query.format,
         writer: (format) => format.latest(withStatus ? { statuses: STATUSES } : {}),
-        async plan(_source, tx, { format, coding, writer }) {
-          const view = await views.view(tx, client);
+        keeping: {
+          documents,
+          keptAsNow: async ({ sql }, negotiated) =>
+            keptAs(await keyState(sql, client), client, query, negotiated),
+        },
+        async plan(_source, tx, negotiated) {
+          const { format, coding, writer } = negotiated;
+          const state = await keyState(tx, client);
+          const view = await views.view(tx, client, state.registryVersion);
           const listed = query.tubes ? pickListed(view.tubes, query.tubes) : view.tubes;
           const { tubes, locationsChangedAt } = inBox(listed, query.bbox);
           const inputs = {
@@ -54,6 +100,7 @@ export async function latestRoute(app: FastifyInstance, options: StreamDependenc
           };
           return {
             validators: latestValidators(inputs, client, locationsChangedAt),
+            keptAs: keptAs(state, client, query, negotiated),
             document: {
               // The view's own list when it is whole, so a writer's pieces of it are made once.
               opening: writer.open(tubes === view.tubes ? view.latestTubes : tubes.map(latestTube)),

@@ -6,6 +6,31 @@ import { entityTag, type Validators } from '../../http/conditional.js';
 import type { Client } from '../../keys/clients.js';
 import type { TubeInView } from '../tubesInView.js';
 
+/**
+ * What every latest of a key derives from, as of one snapshot: the registry version, and the sum of the
+ * series versions of every tube the key may read. Those tubes include any response's, and versions only
+ * rise: an equal sum means that none of them changed.
+ */
+export interface KeyState {
+  registryVersion: string;
+  seriesVersions: string;
+}
+
+/**
+ * The key state of `client` in one statement, so in one snapshot, with or without a transaction. The
+ * grants are joined rather than searched: `id = any(…)` compares each tube with each grant.
+ */
+export async function keyState(sql: Queryable, client: Client): Promise<KeyState> {
+  const keyTubes = client.allTubes
+    ? sql`tubes`
+    : sql`tubes join unnest(${[...client.grants]}::int[]) granted(id) using (id)`;
+  const [state] = await sql<KeyState[]>`
+    select (select version::text from registry_version) as "registryVersion",
+           coalesce(sum(series_version), 0)::text as "seriesVersions"
+    from ${keyTubes}`;
+  return state!;
+}
+
 /** What the body derives from besides the registry: the tubes' series, as of the response's snapshot. */
 export interface SeriesState {
   /** The sum of the tubes' series versions, as text. */

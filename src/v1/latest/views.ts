@@ -33,16 +33,14 @@ export interface LatestView {
 const MOST_VIEWS = 32;
 
 /** A key's grants as a key of the cache: every tube, or the sorted tube ids. */
-const grantsOf = (client: Client) =>
+export const grantsOf = (client: Client) =>
   client.allTubes ? 'all' : [...client.grants].sort((a, b) => a - b).join(',');
 
 export class LatestViews {
   private readonly views = new Map<string, LatestView>();
 
-  /** The key's view as of the registry version `tx` (a snapshot) sees: kept, or read now. */
-  async view(tx: Queryable, client: Client): Promise<LatestView> {
-    const [row] = await tx<{ version: string }[]>`select version::text as version from registry_version`;
-    const version = row!.version;
+  /** The key's view as of registry version `version`, which `tx` (a snapshot) sees: kept, or read now. */
+  async view(tx: Queryable, client: Client, version: string): Promise<LatestView> {
     const key = `${version}|${grantsOf(client)}`;
     const kept = this.views.get(key);
     if (kept) {

@@ -16,6 +16,7 @@
 
 import { createHash } from 'node:crypto';
 import { API_VERSION } from '../../contract.js';
+import { ByteBudgetCache } from '../../http/byteBudgetCache.js';
 import { type Coding, compressBody } from '../../http/compression.js';
 import { entityTag } from '../../http/conditional.js';
 import type { Client } from '../../keys/clients.js';
@@ -127,7 +128,6 @@ export function representationOf(
 
 interface Entry<D, F extends string> extends CachedDiscovery<D, F> {
   version: bigint;
-  bytes: number;
 }
 
 /** One key per set of grants, computed once per client object (clients are cached with their key). */
@@ -145,28 +145,7 @@ export function createDiscoveryCache<D, F extends string>(
   source: DiscoverySource<D>,
   options: DiscoveryCacheOptions<D, F>,
 ) {
-  const maxBytes = options.maxBytes ?? 64 * 1024 * 1024;
-  const entries = new Map<string, Entry<D, F>>();
-  let totalBytes = 0;
-
-  /** Drops the oldest entries, never `kept`, until the budget holds. */
-  function trim(kept: string): void {
-    for (const [key, old] of entries) {
-      if (totalBytes <= maxBytes) break;
-      if (key === kept) continue;
-      entries.delete(key);
-      totalBytes -= old.bytes;
-    }
-  }
-
-  function remember(key: string, entry: Entry<D, F>): void {
-    const previous = entries.get(key);
-    if (previous) totalBytes -= previous.bytes;
-    entries.delete(key);
-    entries.set(key, entry);
-    totalBytes += entry.bytes;
-    trim(key);
-  }
+  const entries = new ByteBudgetCache<Entry<D, F>>(options.maxBytes ?? 64 * 1024 * 1024);
 
   function entryFor(
     key: string,
@@ -176,20 +155,13 @@ export function createDiscoveryCache<D, F extends string>(
     document: D,
   ): Entry<D, F> {
     const written = new Map<F, Representation>();
-    /** Bytes added to an entry after it was remembered count against the budget while it is kept. */
-    const grown = (bytes: number) => {
-      entry.bytes += bytes;
-      // An entry replaced or dropped meanwhile no longer counts against the budget.
-      if (entries.get(key) !== entry) return;
-      totalBytes += bytes;
-      trim(key);
-    };
+    /** Bytes added to an entry after it was kept count against the budget while it is kept. */
+    const grown = (bytes: number) => entries.grow(key, entry, bytes);
     const entry: Entry<D, F> = {
       version,
       document,
       changedAt,
       heldThroughMs,
-      bytes: 0,
       representation(format) {
         let representation = written.get(format);
         if (representation === undefined) {
@@ -200,6 +172,7 @@ export function createDiscoveryCache<D, F extends string>(
         return representation;
       },
     };
+    entries.set(key, entry, 0);
     entry.representation(options.formats[0]);
     return entry;
   }
@@ -237,7 +210,6 @@ export function createDiscoveryCache<D, F extends string>(
       heldThroughMs ?? Number.POSITIVE_INFINITY,
       document,
     );
-    remember(key, entry);
     return entry;
   }
 
