@@ -183,6 +183,7 @@ export async function sendDocument<P extends ResponsePlan, W extends AnyWriter, 
       heldThroughMs: source.heldThroughMs(),
       kept: keeping.documents.get(await source.gate.run(() => keeping.keptAsNow(source, negotiated), signal)),
     }));
+    metrics.keptDocumentLookup(kept !== undefined);
     if (kept) {
       const answered = bodiless(kept.plan, heldThroughMs);
       if (answered) return answered;

@@ -85,6 +85,11 @@ export function createMetrics(sources: MetricsSources) {
     'API key lookups by result: hit (answered from the in-process cache) or miss (asked the database).',
     ['result'],
   );
+  const keptDocuments = counter(
+    'gwapi_kept_documents_total',
+    'Requests of an endpoint that keeps whole documents (latest), by result: hit (answered with a kept one, no row read) or miss.',
+    ['result'],
+  );
   const connections = gauge(
     'gwapi_db_stream_connections',
     'Pooled database connections of series streams: held (a stream reads from it) or waiting (a stream waits for one).',
@@ -189,6 +194,10 @@ export function createMetrics(sources: MetricsSources) {
 
     keyLookup(hit: boolean): void {
       keyCache.inc({ result: hit ? 'hit' : 'miss' });
+    },
+
+    keptDocumentLookup(hit: boolean): void {
+      keptDocuments.inc({ result: hit ? 'hit' : 'miss' });
     },
 
     /** The read replicas whose state and lag are exported on each scrape. */

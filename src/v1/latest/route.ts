@@ -24,7 +24,7 @@ import { statusRequestOf } from '../measurementsQuery.js';
 import { inBox, pickListed } from '../tubesInView.js';
 import { LatestQuery } from './query.js';
 import { latestSelect } from './sql.js';
-import { type KeyState, keyState, latestValidators, seriesState } from './validators.js';
+import { type DatabaseState, databaseState, latestValidators, seriesState } from './validators.js';
 import { grantsOf, LatestViews, latestTube } from './views.js';
 
 export const LATEST_URL = '/groundwater-monitoring-measurements/latest';
@@ -36,19 +36,18 @@ export const LATEST_FILE_STEM = 'groundwater-latest-measurements';
 const KEPT_BYTES = 32 * 1024 * 1024;
 
 /**
- * What a latest response is made from: the key's state and grants, and the request's every choice.
- * Discovery's order and the tubes' wells come with the registry version; Last-Modified with the grants'
- * change time.
+ * What a latest response is made from: the database's state, the key's grants, and the request's every
+ * choice. Last-Modified depends on the grants' change time too.
  */
 function keptAs(
-  state: KeyState,
+  state: DatabaseState,
   client: Client,
   query: LatestQuery,
   negotiated: { format: { name: string }; coding: Coding | undefined },
 ): string {
   return JSON.stringify([
     state.registryVersion,
-    state.seriesVersions,
+    state.snapshot,
     grantsOf(client),
     client.accessChangedAt?.getTime(),
     query.tubes,
@@ -81,11 +80,11 @@ export async function latestRoute(app: FastifyInstance, options: StreamDependenc
         keeping: {
           documents,
           keptAsNow: async ({ sql }, negotiated) =>
-            keptAs(await keyState(sql, client), client, query, negotiated),
+            keptAs(await databaseState(sql), client, query, negotiated),
         },
         async plan(_source, tx, negotiated) {
           const { format, coding, writer } = negotiated;
-          const state = await keyState(tx, client);
+          const state = await databaseState(tx);
           const view = await views.view(tx, client, state.registryVersion);
           const listed = query.tubes ? pickListed(view.tubes, query.tubes) : view.tubes;
           const { tubes, locationsChangedAt } = inBox(listed, query.bbox);

@@ -7,27 +7,20 @@ import type { Client } from '../../keys/clients.js';
 import type { TubeInView } from '../tubesInView.js';
 
 /**
- * What every latest of a key derives from, as of one snapshot: the registry version, and the sum of the
- * series versions of every tube the key may read. Those tubes include any response's, and versions only
- * rise: an equal sum means that none of them changed.
+ * What every latest derives from, as of one snapshot: the registry version, and the snapshot itself
+ * (which transactions it sees as committed). Two statements with equal snapshots see the same rows, so a
+ * document read in one is the document of the other; only a committed write moves it, a read never does.
  */
-export interface KeyState {
+export interface DatabaseState {
   registryVersion: string;
-  seriesVersions: string;
+  snapshot: string;
 }
 
-/**
- * The key state of `client` in one statement, so in one snapshot, with or without a transaction. The
- * grants are joined rather than searched: `id = any(…)` compares each tube with each grant.
- */
-export async function keyState(sql: Queryable, client: Client): Promise<KeyState> {
-  const keyTubes = client.allTubes
-    ? sql`tubes`
-    : sql`tubes join unnest(${[...client.grants]}::int[]) granted(id) using (id)`;
-  const [state] = await sql<KeyState[]>`
-    select (select version::text from registry_version) as "registryVersion",
-           coalesce(sum(series_version), 0)::text as "seriesVersions"
-    from ${keyTubes}`;
+/** The database state in one statement: of its own snapshot, or of the transaction's. */
+export async function databaseState(sql: Queryable): Promise<DatabaseState> {
+  const [state] = await sql<DatabaseState[]>`
+    select version::text as "registryVersion", pg_current_snapshot()::text as snapshot
+    from registry_version`;
   return state!;
 }
 

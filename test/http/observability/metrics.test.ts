@@ -139,6 +139,29 @@ t.test('what the API counts, scraped from the metrics listener', async (t) => {
     t.equal(grew('gwapi_key_cache_lookups_total', { result: 'hit' }), 2);
   });
 
+  t.test('kept latest documents: hits, and a miss after any committed write', async (t) => {
+    const latest = '/v1/groundwater-monitoring-measurements/latest';
+    const bodies: string[] = [];
+    const grew = await growth(async () => {
+      for (let i = 0; i < 3; i++) bodies.push((await get(api.base, latest, headers)).body);
+      // By hand, past every writer: the document follows the snapshot, not what writers announce.
+      await sql`
+        insert into latest_measurements (tube_id, status, observed_at, value)
+        values (${tube!.id}, 0, '2024-12-31T23:59:00Z', 1.5)
+        on conflict (tube_id, status) do update set value = latest_measurements.value + 1`;
+      bodies.push((await get(api.base, latest, headers)).body);
+    });
+    t.equal(
+      grew('gwapi_kept_documents_total', { result: 'miss' }),
+      2,
+      'the first, and the first after the write',
+    );
+    t.equal(grew('gwapi_kept_documents_total', { result: 'hit' }), 2);
+    t.equal(bodies[1], bodies[0], 'a kept document: the same bytes');
+    t.equal(bodies[2], bodies[0]);
+    t.not(bodies[3], bodies[0], 'the write shows at once');
+  });
+
   t.test('streams in flight and the connections they hold or wait for', async (t) => {
     const gauges = async () => {
       const { samples } = await scrape();

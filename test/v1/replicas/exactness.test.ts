@@ -123,6 +123,20 @@ t.test(
       t.equal((await ask(onBehind, '/v1/groundwater-monitoring-wells', since)).status, 200, 'and discovery');
     });
 
+    const LATEST = '/v1/groundwater-monitoring-measurements/latest';
+    const latestOf = (response: HttpResponse) => {
+      t.equal(response.status, 200, response.body);
+      return JSON.parse(response.body) as { tubeIdentifier: string; observedAt: string }[];
+    };
+    const heldLatest = await ask(onBehind, LATEST);
+
+    t.test('latest on the held standby: what it holds, kept as long as it holds no more', async (t) => {
+      const ofTube = latestOf(heldLatest).find((row) => row.tubeIdentifier === TUBE);
+      t.equal(ofTube?.observedAt, '2024-01-02T10:59:00Z', 'the day it has, not the one it lacks');
+      t.equal((await ask(onBehind, LATEST)).body, heldLatest.body, 'asked again: the same document');
+      t.not((await ask(primary, LATEST)).body, heldLatest.body, "the primary's holds the later imports");
+    });
+
     t.test('a token the held replica has replayed: answered there', async (t) => {
       const delta = changes(await ask(onBehind, `${NETWORK}&changedSince=${before.syncToken}`));
       t.same(delta, [], 'nothing it holds is newer than the token');
@@ -172,6 +186,13 @@ t.test(
       );
       t.equal(answer.status, 304);
       t.equal(answer.headers.etag, series.headers.etag);
+    });
+
+    t.test('once caught up, the held standby serves the latest the primary does', async (t) => {
+      const fromPrimary = await ask(primary, LATEST);
+      const caughtUp = await ask(onBehind, LATEST);
+      t.not(caughtUp.body, heldLatest.body, 'not the document kept before it replayed');
+      t.same(latestOf(caughtUp), latestOf(fromPrimary));
     });
 
     t.test('a token read on a standby while an import runs: the import’s changes come later', async (t) => {
