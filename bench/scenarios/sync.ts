@@ -14,15 +14,19 @@
  * over the whole year and the day after, raw and by day, and a series of 1,000 rows (one tube, 1,000
  * minutes, seriesSelect). Each is read through the response's row source, in a REPEATABLE READ READ ONLY
  * transaction: readBatches (`COPY (…) TO STDOUT (FORMAT binary)` decoded into MeasurementBatch
- * columns). "with token work": the delta plus what a changedSince request adds before it
- * (readSyncToken, currentSyncPoint with the view of all tubes, syncGone).
+ * columns). "select alone": the delta's select, with what the change log holds for it (deltaContents)
+ * asked once beforehand; "whole": the request's database work as the network route does it, in one
+ * snapshot (readSyncToken, currentSyncPoint with the view of all tubes, syncGone, the response's token,
+ * deltaSelect with its 410 checks, then the rows); "HTTP": the requests a client sends, to the service
+ * in a process of its own (JSON): the network endpoint with changedSince for every tube, against the
+ * series endpoint for the series.
  *
  *   npm run bench -- sync [RUNS]        (default 40; DATABASE_URL, or an embedded PostgreSQL)
  *
  * Prints the median and quartiles of each, alternating kinds run by run, and the ratios of the medians.
  */
 import { Readable } from 'node:stream';
-import type { Queryable, Sql } from '../../src/db/connect.js';
+import type { Sql } from '../../src/db/connect.js';
 import { parseDateTime } from '../../src/domain/datetime.js';
 import { readBatches } from '../../src/engine/read/binaryCopy.js';
 import { seriesSelect, shapeOf } from '../../src/engine/read/selects.js';
@@ -31,16 +35,21 @@ import { importMeasurements } from '../../src/importers/measurements/measurement
 import {
   type ChangedMeasurements,
   changedMeasurementsSelect,
-  correctedSince,
   currentSyncPoint,
+  type DeltaContents,
+  deltaContents,
+  deltaSelect,
   loadSyncSecret,
   syncGone,
 } from '../../src/sync/sql.js';
 import { issueSyncToken, readSyncToken, type SyncPoint } from '../../src/sync/token.js';
 import { startDatabaseServer } from '../../testkit/databaseServer.js';
+import { addKey } from '../../testkit/fixtures.js';
 import { requirePrerequisites, throwawayPostgres } from '../../testkit/prerequisites.js';
 import { count, machineLine, median, ms, printTable, quartiles, ratio } from '../../testkit/report.js';
 import { addSeriesFixture, dayAfterStart, SERIES_START } from '../../testkit/seriesFixture.js';
+import { timedGet } from '../lib/http.js';
+import { type ServerProcess, startServerProcess } from '../lib/serverProcess.js';
 
 requirePrerequisites([throwawayPostgres]);
 
@@ -58,11 +67,10 @@ interface Select {
   aggregated: boolean;
 }
 
-/** Rows of `select` through the row source, in its own snapshot; `before` runs first in it. */
-async function viaSource(sql: Sql, select: Select, before?: (tx: Queryable) => Promise<unknown>) {
+/** Rows of `select` through the row source, in its own snapshot. */
+async function viaSource(sql: Sql, select: Select) {
   let rows = 0;
   await sql.begin(SNAPSHOT, async (tx) => {
-    await before?.(tx);
     for await (const batch of readBatches(tx, select.text, shapeOf(select.aggregated), BATCH)) {
       rows += batch.length;
     }
@@ -71,9 +79,10 @@ async function viaSource(sql: Sql, select: Select, before?: (tx: Queryable) => P
 }
 
 const pg = await startDatabaseServer();
+let api: ServerProcess | undefined;
 try {
   console.log(`Sync — ${await machineLine()}\n${pg.description}\n`);
-  const { sql } = await pg.database('bench_sync');
+  const { sql, url } = await pg.database('bench_sync');
   const started = performance.now();
   const fixture = await addSeriesFixture(sql, { otherTubes: TUBES - 1 });
   const tubes = await sql<
@@ -103,18 +112,38 @@ try {
     if (!parsed.ok) throw new Error(parsed.reason);
     return parsed.instant;
   };
+  // What a client sees: its requests to the service, run in a process of its own.
+  const { key, keyId } = await addKey(sql, { allTubes: true });
+  api = await startServerProcess('api', url);
+  const base = api.base;
+  const status = async (path: string) => (await timedGet(`${base}${path}`, { 'x-api-key': key })).status;
+  const seriesRequest = (from: string, to: string) => () =>
+    status(`/v1/groundwater-monitoring-tubes/${fixture.identifier}/measurements?from=${from}&to=${to}`);
+  // A request holds at most 366 days: these from the first correction on, which hold every change.
+  const [httpFrom, httpTo] = [minute(1_000), minute(1_000 + 366 * 1_440)];
+  const deltaRequest = (since: SyncPoint, query = '') => {
+    const token = issueSyncToken(since, keyId, secret);
+    return () =>
+      status(
+        `/v1/groundwater-monitoring-measurements?from=${httpFrom}&to=${httpTo}&changedSince=${token}${query}`,
+      );
+  };
 
   const ids = tubes.map((t) => t.id);
-  // As the route reads them: without the corrections' joins when none was made since (correctedSince,
-  // asked once per phase here, and timed in "with token work").
-  const delta = (since: SyncPoint, aggregate?: number, corrected?: boolean): Select => ({
+  const requestOf = (since: SyncPoint, request: Partial<ChangedMeasurements> = {}): ChangedMeasurements => ({
+    tubeIds: ids,
+    from: FROM,
+    to: TO,
+    since,
+    ...request,
+  });
+  /** What the change log holds for a delta: asked once per phase for the select alone, timed in "whole". */
+  const contentsOf = (request: ChangedMeasurements) =>
+    sql.begin(SNAPSHOT, (tx) => deltaContents(tx, request));
+  const delta = (since: SyncPoint, aggregate?: number, contents?: DeltaContents): Select => ({
     text: changedMeasurementsSelect({
-      tubeIds: ids,
-      from: FROM,
-      to: TO,
-      since,
-      aggregate: aggregate ? { seconds: aggregate } : undefined,
-      corrected,
+      ...requestOf(since, { aggregate: aggregate ? { seconds: aggregate } : undefined }),
+      contents,
     }),
     aggregated: aggregate !== undefined,
   });
@@ -123,20 +152,40 @@ try {
     text: seriesSelect(fixture.tubeId, SERIES_START, minute(1_000)),
     aggregated: false,
   };
-  const tokenWork = (text: string) => async (tx: Queryable) => {
-    const read = readSyncToken(text, 'bench', secret)!;
-    if (await syncGone(tx, read, await currentSyncPoint(tx, ALL))) throw new Error('gone');
-    await correctedSince(tx, { tubeIds: ids, from: FROM, to: TO, since: read });
-  };
+  /**
+   * A delta request as the network route reads it, in one snapshot: the token read, the sync point, the
+   * 410 checks (syncGone, then deltaSelect's), and the delta itself; the row source's rows.
+   */
+  async function wholeDelta(token: string, request: Partial<ChangedMeasurements> = {}): Promise<number> {
+    let rows = 0;
+    await sql.begin(SNAPSHOT, async (tx) => {
+      const since = readSyncToken(token, 'bench', secret)!;
+      const now = await currentSyncPoint(tx, ALL);
+      if (await syncGone(tx, since, now)) throw new Error('gone');
+      issueSyncToken(now, 'bench', secret);
+      const select = await deltaSelect(tx, requestOf(since, request));
+      if (select === undefined) throw new Error('refused');
+      for await (const batch of readBatches(
+        tx,
+        select,
+        shapeOf(request.aggregate, request.withStatus),
+        BATCH,
+      )) {
+        rows += batch.length;
+      }
+    });
+    return rows;
+  }
 
   interface Kind {
     label: string;
     run: () => Promise<number>;
-    /** Rows it must read. */
+    /** Rows it must read, or over HTTP the status it must answer with. */
     expected: number;
   }
   const seriesKinds: Kind[] = [
     { label: 'series, 1,000 rows', run: () => viaSource(sql, series), expected: 1000 },
+    { label: 'series, 1,000 rows, HTTP', run: seriesRequest(SERIES_START, minute(1_000)), expected: 200 },
   ];
   const times = new Map<string, number[]>();
   /** Runs of `kinds` interleaved, the order reversed every other run; the first two warm up. */
@@ -172,30 +221,29 @@ try {
   const a = await importMeasurements(sql, csv(appended), { name: 'appended.csv' });
   await sql`vacuum analyze measurements`;
   const afterAppend = await point();
+  const appendedContents = await contentsOf(requestOf(beforeAppend));
   const appendedToken = issueSyncToken(beforeAppend, 'bench', secret);
-  const probe = (since: SyncPoint) =>
-    sql.begin(SNAPSHOT, (tx) => correctedSince(tx, { tubeIds: ids, from: FROM, to: TO, since }));
-  const appendedCorrected = await probe(beforeAppend);
   await measure([
     ...seriesKinds,
     {
       label: 'delta, nothing changed',
-      run: () => viaSource(sql, delta(afterAppend, undefined, appendedCorrected)),
+      run: () => viaSource(sql, delta(afterAppend, undefined, appendedContents)),
       expected: 0,
     },
     {
       label: 'delta, 1,000 appended',
-      run: () => viaSource(sql, delta(beforeAppend, undefined, appendedCorrected)),
+      run: () => viaSource(sql, delta(beforeAppend, undefined, appendedContents)),
       expected: 1000,
     },
     {
-      label: 'delta, 1,000 appended, with token work',
-      run: () => viaSource(sql, delta(beforeAppend, undefined, appendedCorrected), tokenWork(appendedToken)),
+      label: 'delta, 1,000 appended, whole',
+      run: () => wholeDelta(appendedToken),
       expected: 1000,
     },
+    { label: 'delta, 1,000 appended, HTTP', run: deltaRequest(beforeAppend), expected: 200 },
     {
       label: 'delta, 1,000 appended, P1D (10 buckets)',
-      run: () => viaSource(sql, delta(beforeAppend, 86_400, appendedCorrected)),
+      run: () => viaSource(sql, delta(beforeAppend, 86_400, appendedContents)),
       expected: 10,
     },
   ]);
@@ -210,20 +258,31 @@ try {
   );
   const c = await importMeasurements(sql, csv(corrected), { name: 'corrections.csv' });
   await sql`vacuum analyze measurements`;
+  const correctionsContents = await contentsOf(requestOf(beforeCorrections));
+  const correctionsToken = issueSyncToken(beforeCorrections, 'bench', secret);
   await measure([
     ...seriesKinds,
     {
       label: 'delta, 1,000 corrections',
-      run: () => viaSource(sql, delta(beforeCorrections)),
+      run: () => viaSource(sql, delta(beforeCorrections, undefined, correctionsContents)),
       expected: 1000,
     },
     {
+      label: 'delta, 1,000 corrections, whole',
+      run: () => wholeDelta(correctionsToken),
+      expected: 1000,
+    },
+    { label: 'delta, 1,000 corrections, HTTP', run: deltaRequest(beforeCorrections), expected: 200 },
+    {
       label: 'delta, 1,000 corrections, P1D (1,000 buckets)',
-      run: () => viaSource(sql, delta(beforeCorrections, 86_400)),
+      run: () => viaSource(sql, delta(beforeCorrections, 86_400, correctionsContents)),
       expected: 1000,
     },
   ]);
-  const correctionsPlan = await explain('delta of 1,000 corrections', delta(beforeCorrections));
+  const correctionsPlan = await explain(
+    'delta of 1,000 corrections',
+    delta(beforeCorrections, undefined, correctionsContents),
+  );
 
   // Phase 3: a status change of 2,880 rows (two days of one tube), as `gwapi measurements status` makes it.
   const beforeApproval = await point();
@@ -238,21 +297,42 @@ try {
     text: seriesSelect(fixture.tubeId, minute(20_000), minute(22_880)),
     aggregated: false,
   };
-  const approvalDelta = (request: Partial<ChangedMeasurements>): Select => ({
-    text: changedMeasurementsSelect({ tubeIds: ids, from: FROM, to: TO, since: beforeApproval, ...request }),
+  const approvalToken = issueSyncToken(beforeApproval, 'bench', secret);
+  const approvalContents = await contentsOf(requestOf(beforeApproval));
+  const approvedOnly = { statuses: [0] };
+  const approvedOnlyContents = await contentsOf(requestOf(beforeApproval, approvedOnly));
+  const approvalDelta = (request: Partial<ChangedMeasurements>, contents: DeltaContents): Select => ({
+    text: changedMeasurementsSelect({ ...requestOf(beforeApproval, request), contents }),
     aggregated: false,
   });
   await measure([
     { label: 'series, 2,880 rows', run: () => viaSource(sql, series2880), expected: 2880 },
-    { label: 'delta, 2,880 approved', run: () => viaSource(sql, approvalDelta({})), expected: 2880 },
+    { label: 'series, 2,880 rows, HTTP', run: seriesRequest(minute(20_000), minute(22_880)), expected: 200 },
     {
-      label: 'delta, 2,880 approved, status=approved',
-      run: () => viaSource(sql, approvalDelta({ statuses: [0] })),
+      label: 'delta, 2,880 approved',
+      run: () => viaSource(sql, approvalDelta({}, approvalContents)),
       expected: 2880,
     },
+    { label: 'delta, 2,880 approved, whole', run: () => wholeDelta(approvalToken), expected: 2880 },
+    { label: 'delta, 2,880 approved, HTTP', run: deltaRequest(beforeApproval), expected: 200 },
+    {
+      label: 'delta, 2,880 approved, status=approved',
+      run: () => viaSource(sql, approvalDelta(approvedOnly, approvedOnlyContents)),
+      expected: 2880,
+    },
+    {
+      label: 'delta, 2,880 approved, status=approved, whole',
+      run: () => wholeDelta(approvalToken, approvedOnly),
+      expected: 2880,
+    },
+    {
+      label: 'delta, 2,880 approved, status=approved, HTTP',
+      run: deltaRequest(beforeApproval, '&status=approved'),
+      expected: 200,
+    },
   ]);
-  await explain('delta of 2,880 approved', approvalDelta({}));
-  await explain('delta of 1,000 corrections, P1D', delta(beforeCorrections, 86_400));
+  await explain('delta of 2,880 approved', approvalDelta({}, approvalContents));
+  await explain('delta of 1,000 corrections, P1D', delta(beforeCorrections, 86_400, correctionsContents));
   console.log(
     `appended: ${a.inserted} inserted, then ${RUNS} runs of each read; corrections: ${c.updated} updated, ` +
       `then ${RUNS} runs of each (the series in both: ${RUNS * 2} runs); status change: ${approved} approved\n`,
@@ -267,14 +347,23 @@ try {
     }),
   );
   const vs = (label: string, over: string) => ratio(medianOf(label) / medianOf(over));
+  // "whole": the request's database work; "HTTP": the requests as a client sends them, against the
+  // series' request.
+  const both = (label: string, over: string) => [
+    vs(label, over),
+    vs(`${label}, whole`, over),
+    vs(`${label}, HTTP`, `${over}, HTTP`),
+  ];
   printTable(
-    ['ratio of medians', 'row source'],
+    ['ratio of medians', 'select alone', 'whole', 'HTTP'],
     [
-      ['delta of 1,000 appended / series of 1,000', vs('delta, 1,000 appended', 'series, 1,000 rows')],
-      ['the same, with token work', vs('delta, 1,000 appended, with token work', 'series, 1,000 rows')],
-      ['delta of 1,000 corrections / series of 1,000', vs('delta, 1,000 corrections', 'series, 1,000 rows')],
-      ['delta of 2,880 approved / series of 2,880', vs('delta, 2,880 approved', 'series, 2,880 rows')],
-      ['the same, status=approved', vs('delta, 2,880 approved, status=approved', 'series, 2,880 rows')],
+      ['delta of 1,000 appended / series of 1,000', ...both('delta, 1,000 appended', 'series, 1,000 rows')],
+      [
+        'delta of 1,000 corrections / series of 1,000',
+        ...both('delta, 1,000 corrections', 'series, 1,000 rows'),
+      ],
+      ['delta of 2,880 approved / series of 2,880', ...both('delta, 2,880 approved', 'series, 2,880 rows')],
+      ['the same, status=approved', ...both('delta, 2,880 approved, status=approved', 'series, 2,880 rows')],
     ],
   );
 
@@ -297,5 +386,6 @@ try {
       console.log(`  ${line.trim()}\n    ${lines[i + 1]?.trim() ?? ''}`);
   }
 } finally {
+  await api?.stop();
   await pg.stop();
 }

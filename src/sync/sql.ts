@@ -86,27 +86,75 @@ export interface ChangedMeasurements extends StatusRequest {
   /** Buckets instead of measurements, of `seconds` each (a series' Bucketing will do). */
   aggregate?: Pick<Bucketing, 'seconds'> | undefined;
   /**
-   * Whether a measurement of the request was corrected since the token (correctedSince); without one a
-   * delta is the inserted rows alone, read without the corrections' joins. Undefined counts as yes.
+   * What the change log holds since the token for the request (deltaContents): a delta reads only the
+   * parts it needs. Undefined counts as everything.
    */
-  corrected?: boolean | undefined;
+  contents?: DeltaContents | undefined;
 }
 
-/** Whether a measurement of the request's tubes and interval was corrected since the token. */
-export async function correctedSince(tx: Queryable, request: ChangedMeasurements): Promise<boolean> {
-  const [row] = await tx.unsafe<{ corrected: boolean }[]>(`
-    select exists (
-      select from measurement_corrections k
-      where ${unseenBy(request, 'k')}
-        and k.observed_at >= ${instantLiteral(request.from)} and k.observed_at < ${instantLiteral(request.to)}
-    ) as corrected`);
-  return row?.corrected ?? true;
+/** What transactions a token did not see wrote in a delta's tubes and interval (deltaContents). */
+export interface DeltaContents {
+  /** A measurement was corrected: given another value or status, or removed. */
+  corrected: boolean;
+  /** A run of inserted measurements overlaps the interval. */
+  inserted: boolean;
+  /**
+   * A correction left a measurement outside the request's filter (removed it, or gave it a status the
+   * filter does not pass). Without one the delta holds no removal and empties no bucket: a measurement
+   * leaves the client's view only through such a correction, its last since the token.
+   */
+  leaving: boolean;
+}
+
+/**
+ * What the change log holds since the token for the request's tubes and interval, in one round trip of
+ * the response's snapshot. `leaving` is asked only when it can refuse the delta (deltaRefusal), as it
+ * reads every correction since the token; otherwise it is taken as true.
+ */
+export async function deltaContents(tx: Queryable, request: ChangedMeasurements): Promise<DeltaContents> {
+  const corrections = `from measurement_corrections k where ${correctionsOf(request)}`;
+  const corrected = mayRefuse(request)
+    ? `select count(*) > 0 as corrected, coalesce(bool_or(not (${statusPasses('k.status_after', request.statuses)})), false) as leaving
+      ${corrections}`
+    : `select exists (select ${corrections}) as corrected, true as leaving`;
+  const [row] = await tx.unsafe<DeltaContents[]>(`
+    select k.corrected, k.leaving,
+           exists (select from measurement_changes c where ${insertedRunsOf(request)}) as inserted
+    from (${corrected}) k`);
+  return { corrected: row!.corrected, inserted: row!.inserted, leaving: row!.corrected && row!.leaving };
+}
+
+/** Whether a removal would make the delta a 410: it cannot write one, or it is aggregated. */
+const mayRefuse = (request: ChangedMeasurements) => !request.withStatus || request.aggregate !== undefined;
+
+/**
+ * The delta as the network route reads it: the text of its select (changedMeasurementsSelect), or
+ * undefined when it cannot be told as rows the client can apply (410, deltaRefusal). In the response's
+ * snapshot, before its first byte.
+ */
+export async function deltaSelect(tx: Queryable, request: ChangedMeasurements): Promise<string | undefined> {
+  const read = { ...request, contents: await deltaContents(tx, request) };
+  return (await deltaRefusal(tx, read)) ? undefined : changedMeasurementsSelect(read);
 }
 
 /** The rows of `table` (a change table's alias) that transactions the token did not see wrote. */
 const unseenBy = ({ since, tubeIds }: ChangedMeasurements, table: string) =>
   `${table}.xid >= ${xid8Literal(since.xmin)} and not pg_visible_in_snapshot(${table}.xid, ${snapshotLiteral(since)})
    and ${table}.tube_id = any(${int4ArrayLiteral(tubeIds)})`;
+
+/** The corrections (alias k) since the token of the request's tubes, in its interval. */
+const correctionsOf = (request: ChangedMeasurements) =>
+  `${unseenBy(request, 'k')}
+   and k.observed_at >= ${instantLiteral(request.from)} and k.observed_at < ${instantLiteral(request.to)}`;
+
+/** The runs of inserted measurements (alias c) since the token of the request's tubes, overlapping its interval. */
+const insertedRunsOf = (request: ChangedMeasurements) =>
+  `${unseenBy(request, 'c')} and not c.corrected
+   and c.first_at < ${instantLiteral(request.to)} and c.last_at >= ${instantLiteral(request.from)}`;
+
+/** The CTE `listed` (id, tube): the request's tubes with their positions. */
+const listedTubes = ({ tubeIds }: ChangedMeasurements) =>
+  `listed as (select id, (n - 1)::int4 as tube from unnest(${int4ArrayLiteral(tubeIds)}) with ordinality l (id, n))`;
 
 /** The code a delta writes as the status of a measurement that left the client's view. */
 export const REMOVED_CODE = STATUSES.length;
@@ -152,8 +200,7 @@ export function changedMeasurementsSelect(request: ChangedMeasurements): string 
  */
 export async function deltaRefusal(tx: Queryable, request: ChangedMeasurements): Promise<boolean> {
   const { aggregate } = request;
-  // Only a correction removes a measurement or empties a bucket.
-  if (request.corrected === false) return false;
+  if (request.contents?.leaving === false) return false;
   const query = aggregate
     ? `${touchedBuckets(request, aggregate.seconds)}
        select exists (select from touched t ${perBucketOf(request, aggregate.seconds)} where measured.count = 0)
@@ -206,18 +253,18 @@ function perBucketOf(request: ChangedMeasurements, seconds: number): string {
  * and never count as that insert: a doubt becomes a removal, which is harmless.
  */
 function deltaRows(request: ChangedMeasurements): string {
-  const { tubeIds, from, to, statuses } = request;
+  const { from, to, statuses } = request;
   const start = instantLiteral(from);
   const end = instantLiteral(to);
   const unseen = (table: string) => unseenBy(request, table);
   const passes = (column: string) => statusPasses(column, statuses);
-  const insertedRows = `    with listed as (select id, (n - 1)::int4 as tube from unnest(${int4ArrayLiteral(tubeIds)}) with ordinality l (id, n)),
+  const insertedRows = `    with ${listedTubes(request)},
     runs as (
       select c.tube_id,
              range_agg(tstzrange(c.first_at, c.last_at, '[]'))
                * tstzmultirange(tstzrange(${start}, ${end}, '[)')) as ranges
       from measurement_changes c
-      where ${unseen('c')} and not c.corrected and c.first_at < ${end} and c.last_at >= ${start}
+      where ${insertedRunsOf(request)}
       group by c.tube_id
     ),
     inserted as (
@@ -227,7 +274,8 @@ function deltaRows(request: ChangedMeasurements): string {
       cross join lateral (${measuredIn('c.tube_id', 'r.range')}) m
     ),
 `;
-  if (request.corrected === false) {
+  const contents = request.contents;
+  if (contents?.corrected === false) {
     return `${insertedRows}
     delta as (
       select l.tube, l.id as tube_id, n.observed_at, n.value, n.status
@@ -235,11 +283,12 @@ function deltaRows(request: ChangedMeasurements): string {
       where ${passes('n.status')}
     )`;
   }
+  if (contents?.inserted === false) return correctionsOnly(request);
   return `${insertedRows}
     corrections as materialized (
       select k.tube_id, k.observed_at, k.change_order, k.status_before, k.value_before, k.value_after, k.status_after
       from measurement_corrections k
-      where ${unseen('k')} and k.observed_at >= ${start} and k.observed_at < ${end}
+      where ${correctionsOf(request)}
     ),
     -- A corrected measurement now: as the table has it when a run since inserted it again, else its
     -- last version after (none: removed; then its value is the one it had).
@@ -281,6 +330,40 @@ function deltaRows(request: ChangedMeasurements): string {
                   and w.observed_at between c.first_at and c.last_at and c.change_order < w.change_order)
       ) d
       join listed l on l.id = d.tube_id
+    )`;
+}
+
+/**
+ * deltaRows when no run of inserted measurements overlaps the request: a corrected measurement is now
+ * as its last correction left it, and what the token's snapshot held of it is the version before its
+ * first. Read in one sort of the corrections, in the delta's order; the first versions are read only
+ * for a measurement that does not pass the filter now, which a removal is.
+ */
+function correctionsOnly(request: ChangedMeasurements): string {
+  const passes = (column: string) => statusPasses(column, request.statuses);
+  return `
+    with ${listedTubes(request)},
+    corrections as not materialized (
+      select l.tube, k.tube_id, k.observed_at, k.change_order, k.value_before, k.value_after, k.status_before,
+             k.status_after
+      from measurement_corrections k join listed l on l.id = k.tube_id
+      where ${correctionsOf(request)}
+    ),
+    latest as (
+      select distinct on (tube, observed_at) tube, tube_id, observed_at,
+             coalesce(value_after, value_before) as value, status_after as status
+      from corrections order by tube, observed_at, change_order desc
+    ),
+    firsts as (
+      select distinct on (tube, observed_at) tube, observed_at, status_before
+      from corrections order by tube, observed_at, change_order
+    ),
+    delta as (
+      select tube, tube_id, observed_at, value,
+             case when ${passes('status')} then status else ${REMOVED_CODE}::int2 end as status
+      from latest
+      where ${passes('status')}
+         or (tube, observed_at) in (select tube, observed_at from firsts where ${passes('status_before')})
     )`;
 }
 

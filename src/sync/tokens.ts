@@ -7,14 +7,7 @@
 import type { Queryable } from '../db/connect.js';
 import type { ReadSources } from '../db/readReplicas/readSources.js';
 import type { Client } from '../keys/clients.js';
-import {
-  changedMeasurementsSelect,
-  correctedSince,
-  currentSyncPoint,
-  deltaRefusal,
-  loadSyncSecret,
-  syncGone,
-} from './sql.js';
+import { currentSyncPoint, deltaSelect, loadSyncSecret, syncGone } from './sql.js';
 import { issueSyncToken, readSyncToken, type SyncPoint } from './token.js';
 
 export interface SyncTokens {
@@ -26,12 +19,11 @@ export interface SyncTokens {
   read(text: string, keyId: string): Promise<SyncPoint | undefined>;
   /** Whether the changes since `since` can no longer be told as measurements (410). */
   gone: typeof syncGone;
-  /** Whether a measurement of a delta's tubes and interval was corrected since its token. */
-  corrected: typeof correctedSince;
-  /** Whether a delta cannot be told as rows the client can apply (410). */
-  refused: typeof deltaRefusal;
-  /** The measurements changed since a token: the columns of the series' row source, by tube then time. */
-  changedSelect: typeof changedMeasurementsSelect;
+  /**
+   * The select of the measurements changed since a token (the columns of the series' row source, by tube
+   * then time), or undefined when they cannot be told as rows the client can apply (410).
+   */
+  delta: typeof deltaSelect;
 }
 
 /**
@@ -60,8 +52,6 @@ export function syncTokens(reads: ReadSources): SyncTokens {
       return readSyncToken(text, keyId, key);
     },
     gone: syncGone,
-    corrected: correctedSince,
-    refused: deltaRefusal,
-    changedSelect: changedMeasurementsSelect,
+    delta: deltaSelect,
   };
 }

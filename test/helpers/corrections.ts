@@ -10,9 +10,9 @@ import { STATUSES } from '../../src/engine/schemas.js';
 import { upsertRegistry } from '../../src/importers/registry/registry.js';
 import {
   changedMeasurementsSelect,
-  correctedSince,
   currentSyncPoint,
   deltaRefusal,
+  deltaSelect,
   REMOVED_CODE,
 } from '../../src/sync/sql.js';
 import type { SyncPoint } from '../../src/sync/token.js';
@@ -39,8 +39,16 @@ export type Operation =
   | { kind: 'compress' }
   | { kind: 'sync'; client: number };
 
-/** Operations over tubes 0..tubes-1 (positions in the fixture's list) and clients 0..clients-1. */
-export function operations(tubes: number, clients: number, options: { compress?: boolean } = {}) {
+/**
+ * Operations over tubes 0..tubes-1 (positions in the fixture's list) and clients 0..clients-1.
+ * `correcting`: a full import of every instant first, then mostly status changes, removals and syncs,
+ * so that many deltas hold corrections and no insert (which a delta reads by its own path).
+ */
+export function operations(
+  tubes: number,
+  clients: number,
+  options: { compress?: boolean; correcting?: boolean } = {},
+) {
   const tube = fc.integer({ min: 0, max: tubes - 1 });
   const at = fc.integer({ min: 0, max: INSTANTS - 1 });
   const span = fc.tuple(at, fc.integer({ min: 1, max: INSTANTS })).map(([from, length]) => ({
@@ -74,14 +82,23 @@ export function operations(tubes: number, clients: number, options: { compress?:
   const syncOp = fc
     .integer({ min: 0, max: clients - 1 })
     .map((client) => ({ kind: 'sync' as const, client }));
+  const { correcting = false } = options;
   const choices = [
-    { arbitrary: importOp, weight: 4 },
-    { arbitrary: statusOp, weight: 2 },
-    { arbitrary: removeOp, weight: 1 },
+    { arbitrary: importOp, weight: correcting ? 1 : 4 },
+    { arbitrary: statusOp, weight: correcting ? 3 : 2 },
+    { arbitrary: removeOp, weight: correcting ? 2 : 1 },
     { arbitrary: syncOp, weight: 4 },
     ...(options.compress ? [{ arbitrary: fc.constant({ kind: 'compress' as const }), weight: 1 }] : []),
   ];
-  return fc.array(fc.oneof(...choices), { minLength: 4, maxLength: 30 });
+  const ops = fc.array(fc.oneof(...choices), { minLength: 4, maxLength: 30 });
+  if (!correcting) return ops;
+  const everyInstant = Array.from({ length: tubes * INSTANTS }, (_, i) => ({
+    tube: Math.floor(i / INSTANTS),
+    at: i % INSTANTS,
+    value: 0,
+  }));
+  const fullImport = { kind: 'import' as const, withStatus: false, rows: everyInstant };
+  return ops.map((rest) => [fullImport, ...rest]);
 }
 
 /** What a client syncs: a status filter (codes; undefined for all), include=status, buckets. */
@@ -165,10 +182,21 @@ export async function applyDelta(
     withStatus: view.withStatus,
     aggregate: view.aggregate ? { seconds: BUCKET_SECONDS } : undefined,
   };
-  // As the network route reads a delta: without the corrections' joins when none was made since.
-  const delta = { ...request, corrected: await correctedSince(tx, request) };
-  if (await deltaRefusal(tx, delta)) return { refused: true, keys: [] };
-  const rows = await tx.unsafe<Record<string, unknown>[]>(changedMeasurementsSelect(delta));
+  // As the network route reads a delta: only the parts of it that the change log holds since the token.
+  const select = await deltaSelect(tx, request);
+  // Read whole, as if the log held every part, it must be the same.
+  const whole = (await deltaRefusal(tx, request)) ? undefined : changedMeasurementsSelect(request);
+  if ((select === undefined) !== (whole === undefined)) {
+    throw new Error(`the delta read in parts is ${select ? 'told' : 'refused'}, read whole it is not`);
+  }
+  if (select === undefined || whole === undefined) return { refused: true, keys: [] };
+  const rows = await tx.unsafe<Record<string, unknown>[]>(select);
+  const wholeRows = await tx.unsafe<Record<string, unknown>[]>(whole);
+  if (JSON.stringify(rows) !== JSON.stringify(wholeRows)) {
+    throw new Error(
+      `the delta read in parts differs from the delta read whole: ${JSON.stringify({ rows, wholeRows })}`,
+    );
+  }
   const keys: string[] = [];
   const removed: string[] = [];
   for (const row of rows) {

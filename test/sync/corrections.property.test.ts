@@ -37,6 +37,19 @@ t.test('every client ends equal to a full pull, on plain PostgreSQL', async (t) 
   t.pass(`${RUNS} random sequences of ${INSTANTS} instants per tube`);
 });
 
+t.test('every client ends equal to a full pull, when mostly corrections follow a full import', async (t) => {
+  const { sql, tubeIds } = await registered(t);
+  const writers = realWriters(sql);
+  await fc.assert(
+    fc.asyncProperty(operations(2, CLIENT_VIEWS.length, { correcting: true }), async (ops) => {
+      const problem = await runOperations(sql, tubeIds, writers, ops);
+      if (problem) throw new Error(problem);
+    }),
+    { numRuns: RUNS },
+  );
+  t.pass(`${RUNS} random sequences of corrections of ${INSTANTS} instants per tube`);
+});
+
 t.test('control: removals that leave no correction are caught', async (t) => {
   const { sql, tubeIds } = await registered(t);
   const writers = { ...realWriters(sql), remove: naiveRemoval(sql) };

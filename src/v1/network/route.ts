@@ -75,15 +75,10 @@ export async function networkRoute(
           if (since === undefined) {
             select = acrossTubes(tubeIds, await measurementsSelect(pool, tx, LISTED_TUBE, interval));
           } else {
-            const request = {
-              tubeIds,
-              ...interval,
-              since,
-              aggregate: await bucketingOf(pool, tx, interval.aggregate),
-            };
-            const changed = { ...request, corrected: await sync.corrected(tx, request) };
-            if (await sync.refused(tx, changed)) throw removalsUntold();
-            select = sync.changedSelect(changed);
+            const aggregate = await bucketingOf(pool, tx, interval.aggregate);
+            const delta = await sync.delta(tx, { tubeIds, ...interval, since, aggregate });
+            if (delta === undefined) throw removalsUntold();
+            select = delta;
           }
           const tubes = selection.tubes.map((tube) => seriesHead(tube, tube.identifier, interval));
           return {
