@@ -1,11 +1,19 @@
 /**
  * Properties of the RFC 3339 parser over generated values, with Date as the independent reference for
  * the calendar: round trip, equivalence of offsets, rejection of exactly the impossible fields, and
- * agreement with Date.parse on every millisecond instant of years 0001 to 9999.
+ * agreement with Date.parse on every millisecond instant of years 0001 to 9999; the import's reading of
+ * a text inside a CSV line agrees with it.
  */
 import fc from 'fast-check';
 import t from 'tap';
-import { formatInstant, type Instant, microsBetween, parseDateTime } from '../../src/domain/datetime.js';
+import {
+  formatInstant,
+  type Instant,
+  microsBetween,
+  parseDateTime,
+  readDateTime,
+  readInstant,
+} from '../../src/domain/datetime.js';
 import {
   daysInMonth,
   FIRST_SECOND,
@@ -167,4 +175,36 @@ t.test('more than six fraction digits are refused, never rounded', async (t) => 
     { numRuns: 5000 },
   );
   t.pass('no text with 7 or more fraction digits accepted');
+});
+
+t.test('readDateTime of a text inside a line is parseDateTime of the text alone', async (t) => {
+  // Texts near the accepted shape, each cut, stretched or with one character replaced, between the
+  // fields of a CSV line: what lies outside the bounds must never count.
+  const nearText = fc
+    .tuple(instantArb, offsetArb, styleArb, fc.nat(40), fc.nat(40), fc.string({ maxLength: 2 }))
+    .map(([instant, offset, style, cut, at, other]) => {
+      const text = writeInstant(instant, offset, style);
+      if (cut % 4 === 0) return text.slice(0, text.length - (cut % text.length));
+      if (cut % 4 === 1)
+        return `${text.slice(0, at % text.length)}${other}${text.slice((at % text.length) + 1)}`;
+      return text;
+    });
+  const lineSide = fc.stringMatching(/^[0-9:.Z+\-,]{0,8}$/);
+  let accepted = 0;
+  let refused = 0;
+  fc.assert(
+    fc.property(nearText, lineSide, lineSide, (text, before, after) => {
+      const line = `${before}${text}${after}`;
+      const problem = readDateTime(line, before.length, before.length + text.length);
+      const expected = parseDateTime(text);
+      if (!expected.ok) {
+        refused++;
+        return problem === expected.reason;
+      }
+      accepted++;
+      return problem === undefined && microsBetween(readInstant, expected.instant) === 0;
+    }),
+    RUNS,
+  );
+  t.ok(accepted > 1000 && refused > 1000, `${accepted} accepted and ${refused} refused alike`);
 });

@@ -10,13 +10,13 @@
 import type { Instant } from '../../domain/datetime.js';
 import { STATUSES } from '../../domain/status.js';
 import type { TubeRun } from './changeLog.js';
-import { writeTimestamp } from './copy/copyBinary.js';
+import { MEASUREMENT_BYTES, writeMeasurement } from './copy/copyBinary.js';
 import { RowBlocks } from './copy/rowBlocks.js';
 import type { RowSink } from './csv/measurementCsv.js';
 import { DirectDays } from './directDays.js';
 
 /** Field count, then (length, bytes) of tube_id int4, observed_at timestamptz, value float8, status int2. */
-const ROW_BYTES = 2 + (4 + 4) + (4 + 8) + (4 + 8) + (4 + 2);
+const ROW_BYTES = 2 + (4 + 4) + MEASUREMENT_BYTES;
 const UNKNOWN_ID = -1;
 
 export interface DirectTube {
@@ -85,19 +85,14 @@ export class DirectRows extends RowBlocks implements RowSink {
     tube.latestValues[status] = value;
     this.days.add(tube, instant.seconds, value, status);
     const at = this.reserve(ROW_BYTES);
-    const block = this.block;
-    block.writeInt16BE(4, at);
-    block.writeInt32BE(4, at + 2);
-    block.writeInt32BE(tube.id, at + 6);
-    block.writeInt32BE(8, at + 10);
-    writeTimestamp(block, at + 14, instant);
-    block.writeInt32BE(8, at + 22);
-    block.writeDoubleBE(value, at + 26);
-    block.writeInt32BE(2, at + 34);
-    block.writeInt16BE(status, at + 38);
+    const view = this.view;
+    view.setInt16(at, 4);
+    view.setInt32(at + 2, 4);
+    view.setInt32(at + 6, tube.id);
+    writeMeasurement(view, at + 10, instant, value, status);
     if (tube.id === UNKNOWN_ID) {
       this.waitingTubes.push(tube);
-      this.waitingBlocks.push(block);
+      this.waitingBlocks.push(this.block);
       this.waitingOffsets.push(at + 6);
     }
   }
@@ -149,14 +144,15 @@ export class DirectRows extends RowBlocks implements RowSink {
     this.waitingOffsets = [];
   }
 
-  private tubeOf(identifier: Buffer, instant: Instant): DirectTube {
+  /** `instant` is the sink's, reused: the tube keeps a copy. */
+  private tubeOf(identifier: Buffer, { seconds, micros }: Instant): DirectTube {
     const key = identifier.toString('hex');
     let tube = this.tubes.get(key);
     if (tube === undefined) {
       tube = {
         identifier: key,
         id: UNKNOWN_ID,
-        first: instant,
+        first: { seconds, micros },
         seconds: -Infinity,
         micros: 0,
         latestSeconds: STATUSES.map(() => Number.NaN),

@@ -3,12 +3,12 @@
  * instant, value, status. The line number goes along so that the checks done later in SQL can name lines.
  */
 import type { Instant } from '../../domain/datetime.js';
-import { writeInt64, writeTimestamp } from './copy/copyBinary.js';
+import { MEASUREMENT_BYTES, writeInt64, writeMeasurement } from './copy/copyBinary.js';
 import { RowBlocks } from './copy/rowBlocks.js';
 import type { RowSink } from './csv/measurementCsv.js';
 
 /** Field count, then (length, bytes) of line int8, tube uuid, observed_at timestamptz, value float8, status int2. */
-const ROW_BYTES = 2 + (4 + 8) + (4 + 16) + (4 + 8) + (4 + 8) + (4 + 2);
+const ROW_BYTES = 2 + (4 + 8) + (4 + 16) + MEASUREMENT_BYTES;
 /** Far more tubes than a network has; a file with more identifiers is checked row by row in SQL. */
 const MAX_KEPT_TUBES = 100_000;
 
@@ -26,18 +26,13 @@ export class StagingRows extends RowBlocks implements RowSink {
 
   row(line: number, tube: Buffer, newTube: boolean, instant: Instant, value: number, status: number): void {
     const at = this.reserve(ROW_BYTES);
-    const block = this.block;
-    block.writeInt16BE(5, at);
-    block.writeInt32BE(8, at + 2);
-    writeInt64(block, at + 6, line);
-    block.writeInt32BE(16, at + 14);
-    tube.copy(block, at + 18);
-    block.writeInt32BE(8, at + 34);
-    writeTimestamp(block, at + 38, instant);
-    block.writeInt32BE(8, at + 46);
-    block.writeDoubleBE(value, at + 50);
-    block.writeInt32BE(2, at + 58);
-    block.writeInt16BE(status, at + 62);
+    const view = this.view;
+    view.setInt16(at, 5);
+    view.setInt32(at + 2, 8);
+    writeInt64(view, at + 6, line);
+    view.setInt32(at + 14, 16);
+    tube.copy(this.block, at + 18);
+    writeMeasurement(view, at + 34, instant, value, status);
     if (newTube && this.tubes) {
       this.tubes.add(tube.toString('hex'));
       if (this.tubes.size > this.maxKeptTubes) this.tubes = undefined;

@@ -14,10 +14,10 @@ export const COPY_TRAILER = Buffer.from([0xff, 0xff]);
 const TWO_32 = 4_294_967_296;
 
 /** Writes an integer of up to 2^53 in magnitude as a big-endian int64. */
-export function writeInt64(target: Buffer, offset: number, value: number): void {
+export function writeInt64(target: DataView, offset: number, value: number): void {
   const high = Math.floor(value / TWO_32);
-  target.writeInt32BE(high, offset);
-  target.writeUInt32BE(value - high * TWO_32, offset + 4);
+  target.setInt32(offset, high);
+  target.setUint32(offset + 4, value - high * TWO_32);
 }
 
 /** 2000-01-01T00:00:00Z, PostgreSQL's epoch, in Unix seconds. */
@@ -26,11 +26,30 @@ const POSTGRES_EPOCH = 946_684_800;
 const EXACT_SECONDS = 9_007_199_254;
 
 /** timestamptz: microseconds since 2000-01-01 UTC as an int64. */
-export function writeTimestamp(target: Buffer, offset: number, instant: Instant): void {
+function writeTimestamp(target: DataView, offset: number, instant: Instant): void {
   const seconds = instant.seconds - POSTGRES_EPOCH;
   if (seconds > -EXACT_SECONDS && seconds < EXACT_SECONDS) {
     writeInt64(target, offset, seconds * 1_000_000 + instant.micros);
   } else {
-    target.writeBigInt64BE(BigInt(seconds) * 1_000_000n + BigInt(instant.micros), offset);
+    target.setBigInt64(offset, BigInt(seconds) * 1_000_000n + BigInt(instant.micros));
   }
+}
+
+/** Bytes of the fields `writeMeasurement` writes. */
+export const MEASUREMENT_BYTES = 4 + 8 + (4 + 8) + (4 + 2);
+
+/** The fields every row of a measurement ends in, each with its length: observed_at, value, status. */
+export function writeMeasurement(
+  target: DataView,
+  offset: number,
+  instant: Instant,
+  value: number,
+  status: number,
+): void {
+  target.setInt32(offset, 8);
+  writeTimestamp(target, offset + 4, instant);
+  target.setInt32(offset + 12, 8);
+  target.setFloat64(offset + 16, value);
+  target.setInt32(offset + 24, 2);
+  target.setInt16(offset + 28, status);
 }

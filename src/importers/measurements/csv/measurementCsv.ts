@@ -6,11 +6,11 @@
  */
 
 import { StringDecoder } from 'node:string_decoder';
-import { type Instant, parseDateTime } from '../../../domain/datetime.js';
+import { type Instant, readDateTime, readInstant } from '../../../domain/datetime.js';
 import { DEFAULT_STATUS, STATUS_CHOICES, STATUSES, statusCode } from '../../../domain/status.js';
 import { type ErrorCollector, ImportRejected } from '../../importErrors.js';
 import { splitQuotedLine } from './csvLine.js';
-import { decimalProblem, parseDecimal } from './decimal.js';
+import { decimalProblem, readDecimal } from './decimal.js';
 import { ForwardSearch } from './forwardSearch.js';
 import { writeUuid } from './uuidBytes.js';
 
@@ -20,8 +20,17 @@ export const HEADER_WITH_STATUS = `${HEADER},status`;
 
 /** A row's status as its code, for a file without the column. */
 const DEFAULT_STATUS_CODE = statusCode(DEFAULT_STATUS);
-/** Each status's text, its code at its index. */
-const STATUS_CODES = new Map<string, number>(STATUSES.map((status, code) => [status, code]));
+/** The status start of a row in a file without the column. */
+const NO_STATUS = -1;
+
+/** The code of the status `text[start, end)` names, or undefined. */
+function statusAt(text: string, start: number, end: number): number | undefined {
+  for (let code = 0; code < STATUSES.length; code++) {
+    const status = STATUSES[code]!;
+    if (end - start === status.length && text.startsWith(status, start)) return code;
+  }
+  return undefined;
+}
 
 /** Good lines are under 100 characters; a longer one means this is not our CSV (and must not fill memory). */
 const MAX_LINE = 65_536;
@@ -29,8 +38,9 @@ const MAX_LINE = 65_536;
 export interface RowSink {
   /**
    * One good row. `tube` holds its tube identifier as 16 bytes (the same buffer every time: copy what
-   * is kept); `newTube` tells whether it differs from the previous good row's, which is rare. `status`
-   * is the stored code: the file's, or the default for a file without the column.
+   * is kept); `newTube` tells whether it differs from the previous good row's, which is rare. `instant`
+   * too is the same object every time. `status` is the stored code: the file's, or the default for a
+   * file without the column.
    */
   row(line: number, tube: Buffer, newTube: boolean, instant: Instant, value: number, status: number): void;
 }
@@ -120,9 +130,9 @@ export class MeasurementCsv {
       this.wrongFieldCount(line, fields);
       return;
     }
-    const status = this.hasStatus ? text.slice(last + 1, end) : undefined;
-    const value = text.slice(second + 1, this.hasStatus ? last : end);
-    this.row(line, text, start, first, text.slice(first + 1, second), value, status);
+    const valueEnd = this.hasStatus ? last : end;
+    const statusStart = this.hasStatus ? last + 1 : NO_STATUS;
+    this.row(line, text, start, first, first + 1, second, second + 1, valueEnd, statusStart, end);
   }
 
   private quotedRow(line: number, text: string): void {
@@ -131,56 +141,74 @@ export class MeasurementCsv {
       this.errors.add(line, 'row', split.reason);
       return;
     }
-    const [tube = '', observedAt = '', value = '', status = ''] = split.fields;
     if (split.fields.length !== (this.hasStatus ? 4 : 3)) {
       this.wrongFieldCount(line, split.fields.length);
       return;
     }
-    this.row(line, tube, 0, tube.length, observedAt, value, this.hasStatus ? status : undefined);
+    // The unquoted fields one after the other: row() reads each field between its bounds only.
+    const [tube, observedAt, value] = split.fields.map((field) => field.length) as [number, number, number];
+    const joined = split.fields.join(',');
+    const valueEnd = tube + 1 + observedAt + 1 + value;
+    this.row(
+      line,
+      joined,
+      0,
+      tube,
+      tube + 1,
+      tube + 1 + observedAt,
+      tube + 1 + observedAt + 1,
+      valueEnd,
+      this.hasStatus ? valueEnd + 1 : NO_STATUS,
+      joined.length,
+    );
   }
 
   /**
-   * Checks one row, the tube identifier given as `tubeText[tubeStart, tubeEnd)`, and passes it on if
-   * good. `status` is undefined in a file without the column.
+   * Checks one row, its fields given by their bounds in `text` (the status from `statusStart` to `end`,
+   * or NO_STATUS in a file without the column), and passes it on if good. Nothing is sliced out of the
+   * line unless the row is bad.
    */
   private row(
     line: number,
-    tubeText: string,
+    text: string,
     tubeStart: number,
     tubeEnd: number,
-    observedAt: string,
-    value: string,
-    status: string | undefined,
+    observedStart: number,
+    observedEnd: number,
+    valueStart: number,
+    valueEnd: number,
+    statusStart: number,
+    end: number,
   ) {
     // Rows of one tube usually come together: the same text as the row before needs no decoding.
     const sameText =
-      this.rows > 0 && tubeEnd - tubeStart === 36 && tubeText.startsWith(this.lastTubeText, tubeStart);
-    let good = sameText || writeUuid(tubeText, tubeStart, tubeEnd, this.tube, 0);
+      this.rows > 0 && tubeEnd - tubeStart === 36 && text.startsWith(this.lastTubeText, tubeStart);
+    let good = sameText || writeUuid(text, tubeStart, tubeEnd, this.tube, 0);
     if (!good) this.errors.add(line, 'tubeIdentifier', 'not a UUID');
-    const instant = parseDateTime(observedAt);
-    if (!instant.ok) {
+    const instantProblem = readDateTime(text, observedStart, observedEnd);
+    if (instantProblem !== undefined) {
       good = false;
-      this.errors.add(line, 'observedAt', instant.reason);
+      this.errors.add(line, 'observedAt', instantProblem);
     }
-    const number = parseDecimal(value);
+    const number = readDecimal(text, valueStart, valueEnd);
     if (Number.isNaN(number)) {
       good = false;
-      this.errors.add(line, 'value', decimalProblem(value));
+      this.errors.add(line, 'value', decimalProblem(text.slice(valueStart, valueEnd)));
     }
-    const code = status === undefined ? DEFAULT_STATUS_CODE : STATUS_CODES.get(status);
+    const code = statusStart === NO_STATUS ? DEFAULT_STATUS_CODE : statusAt(text, statusStart, end);
     if (code === undefined) {
       good = false;
-      this.errors.add(line, 'status', statusProblem(status!));
+      this.errors.add(line, 'status', statusProblem(text.slice(statusStart, end)));
     }
-    if (!good || !instant.ok || code === undefined) return;
+    if (!good || code === undefined) return;
     let newTube = false;
     if (!sameText) {
-      this.lastTubeText = tubeText.slice(tubeStart, tubeEnd);
+      this.lastTubeText = text.slice(tubeStart, tubeEnd);
       newTube = this.rows === 0 || !this.tube.equals(this.lastTube);
       if (newTube) this.tube.copy(this.lastTube);
     }
     this.rows++;
-    this.sink.row(line, this.lastTube, newTube, instant.instant, number, code);
+    this.sink.row(line, this.lastTube, newTube, readInstant, number, code);
   }
 
   private header(text: string): void {
