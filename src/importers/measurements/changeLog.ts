@@ -166,27 +166,28 @@ export async function refreshDayRollups(q: TransactionSql): Promise<void> {
 
 /**
  * The daily rollups of a direct import (directDays.ts): the days it summed from the file, and those it
- * left to the database to sum from the stored rows.
+ * left to the database to sum from the stored rows. Three statements, to be run in their order.
  */
-export async function recordDirectDays(q: TransactionSql, days: DirectDays<{ id: number }>): Promise<void> {
+export function recordDirectDays(q: TransactionSql, days: DirectDays<{ id: number }>) {
   const dayText = (seconds: number) => formatInstant({ seconds, micros: 0 });
   const { summed, left } = days;
-  await q`
+  const removed = q`
     delete from measurement_day_rollups r
     using unnest(${summed.map((row) => row.tube.id)}::int[], ${summed.map((row) => dayText(row.day))}::timestamptz[])
       as d(tube_id, day)
     where r.tube_id = d.tube_id and r.day = d.day`;
-  await q`
+  const summedRows = q`
     insert into measurement_day_rollups (tube_id, day, statuses, present, count, mean, min, max)
     select * from unnest(${summed.map((row) => row.tube.id)}::int[], ${summed.map((row) => dayText(row.day))}::timestamptz[],
                          ${summed.map((row) => row.statuses)}::int2[], ${summed.map((row) => row.present)}::int2[],
                          ${summed.map((row) => row.count)}::int8[], ${summed.map((row) => row.mean)}::float8[],
                          ${summed.map((row) => row.min)}::float8[], ${summed.map((row) => row.max)}::float8[])`;
-  await q`
+  const leftRows = q`
     select rollup_measurement_days(tube_id, array_agg(day))
     from unnest(${left.map((row) => row.tube.id)}::int[], ${left.map((row) => dayText(row.day))}::timestamptz[])
       as d(tube_id, day)
     group by tube_id`;
+  return [removed, summedRows, leftRows];
 }
 
 /**

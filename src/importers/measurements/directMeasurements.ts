@@ -59,10 +59,13 @@ export async function copyDirect(
     }
   });
   // Every tube the file names got rows, all of them new, and no others in its range (lookUpTubes).
-  await recordDirectRuns(tx, rows.runs());
-  await recordDirectLatest(tx, rows.latest());
+  // Sent together (a query is sent when awaited, so in this order), without a round trip between them.
   rows.days.finish();
-  await recordDirectDays(tx, rows.days);
+  await Promise.all([
+    recordDirectRuns(tx, rows.runs()),
+    recordDirectLatest(tx, rows.latest()),
+    ...recordDirectDays(tx, rows.days),
+  ]);
   return csv.rows;
 }
 
