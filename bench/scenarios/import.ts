@@ -2,14 +2,16 @@
  * Import benchmark: a year of 1-minute data for one tube (527,040 rows) through `importMeasurements`,
  * as `gwapi import measurements FILE` runs it, against a plain `COPY … (format csv)` of the same file
  * into a bare table (no index, no checks): the floor of what PostgreSQL can ingest. For context also
- * the same COPY into a table with measurements' primary key, the import's staging path (forced here by
- * one stored row just after the file's range, see measurementsPaths.test.ts), and a re-import of the
- * same file; then the same file with a status column through both paths, against the file without.
+ * the same COPY into a table with measurements' primary key, the import's own binary rows into a twin
+ * of measurements (its key and checks: what PostgreSQL alone spends on them), the import's staging
+ * path (forced here by one stored row just after the file's range, see measurementsPaths.test.ts), and
+ * a re-import of the same file; then the same file with a status column through both paths, against
+ * the file without.
  *
  *   npm run bench -- import [ROWS] [RUNS]      (DATABASE_URL, or an embedded PostgreSQL)
  *
- * Each run imports into an empty measurements table. Prints the best and the median of the runs: the
- * machine is shared, and noise only ever adds time. For the bare COPY and the direct path also what
+ * Each run imports into an empty measurements table, and each variant starts after a checkpoint.
+ * Prints the best and the median of the runs: the machine is shared, and noise only ever adds time. For the bare COPY and the direct path also what
  * does not depend on the machine's load: the server backends' CPU time, this process's (the import's
  * Node side) and the WAL written (on an embedded server only, whose processes are on this machine).
  */
@@ -17,11 +19,16 @@ import { createReadStream } from 'node:fs';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { connect, type Sql } from '../../src/db/connect.js';
 import { migrate } from '../../src/db/migrate.js';
 import { formatInstant } from '../../src/domain/datetime.js';
+import { ErrorCollector } from '../../src/importers/importErrors.js';
 import { openInput } from '../../src/importers/inputFile.js';
+import { COPY_HEADER, COPY_TRAILER } from '../../src/importers/measurements/copy/copyBinary.js';
+import { MeasurementCsv } from '../../src/importers/measurements/csv/measurementCsv.js';
+import { DirectRows } from '../../src/importers/measurements/directRows.js';
 import { importMeasurements, vacuumMeasurements } from '../../src/importers/measurements/measurements.js';
 import { upsertRegistry } from '../../src/importers/registry/registry.js';
 import { postgresOrThrowaway } from '../../testkit/postgres.js';
@@ -31,6 +38,7 @@ import {
   DURABLE_SETTINGS,
   IMPORT_REGISTRY,
   IMPORT_START,
+  IMPORT_TUBE,
   timed,
   writeYearCsv,
   YEAR_ROWS,
@@ -48,6 +56,7 @@ const seconds = (s: number) => `${s.toFixed(3).padStart(5)} s`;
 const LABELS = {
   copy: 'plain COPY (csv) into a bare table',
   copyIndexed: 'plain COPY (csv) into a table with our primary key',
+  copyTwin: 'binary COPY of its rows into a twin of measurements',
   direct: 'gwapi import, direct path (to commit)',
   vacuum: 'vacuum measurements afterwards',
   reimport: 'gwapi import again (every row unchanged)',
@@ -68,10 +77,25 @@ interface Cost {
   node: number;
   wal: number;
 }
-const costs: Record<'copy' | 'direct' | 'directStatus', Cost[]> = { copy: [], direct: [], directStatus: [] };
+const costs: Record<'copy' | 'copyTwin' | 'direct' | 'directStatus', Cost[]> = {
+  copy: [],
+  copyTwin: [],
+  direct: [],
+  directStatus: [],
+};
 
-/** `timed`, noting the variant's cost too (embedded server only). */
+/**
+ * `timed`, after a checkpoint: each variant starts with no dirty buffers left by the one before, which
+ * its backend would otherwise write out as it needs buffers, and no checkpoint under way.
+ */
+async function settledTimed(work: () => Promise<unknown>): Promise<number> {
+  await sql`checkpoint`;
+  return await timed(work);
+}
+
+/** `settledTimed`, noting the variant's cost too (embedded server only). */
 async function costed(kind: keyof typeof costs, work: () => Promise<unknown>): Promise<number> {
+  await sql`checkpoint`;
   if (process.env.DATABASE_URL) return await timed(work);
   const [start] = await sql<{ lsn: string }[]>`select pg_current_wal_lsn()::text as lsn`;
   await backends.start();
@@ -103,6 +127,7 @@ try {
   const runs: Record<keyof typeof LABELS, number[]> = {
     copy: [],
     copyIndexed: [],
+    copyTwin: [],
     direct: [],
     vacuum: [],
     staged: [],
@@ -119,21 +144,23 @@ try {
     await sql`truncate measurements`;
     await sql`insert into measurements select id, ${AFTER_THE_FILE}, 0 from tubes`;
   };
+  const encoded = await directRowsOf(sql, file);
   for (let run = 0; run < RUNS; run++) {
     await sql`truncate measurements`;
     runs.copy.push(await costed('copy', () => plainCopy(sql, file, false)));
+    runs.copyTwin.push(await costed('copyTwin', () => twinCopy(sql, encoded)));
     runs.direct.push(await costed('direct', gwapiImport));
-    runs.vacuum.push(await timed(() => vacuumMeasurements(sql)));
-    runs.reimport.push(await timed(gwapiImport));
-    runs.copyIndexed.push(await timed(() => plainCopy(sql, file, true)));
+    runs.vacuum.push(await settledTimed(() => vacuumMeasurements(sql)));
+    runs.reimport.push(await settledTimed(gwapiImport));
+    runs.copyIndexed.push(await settledTimed(() => plainCopy(sql, file, true)));
     await storedAfterTheFile();
-    runs.staged.push(await timed(gwapiImport));
+    runs.staged.push(await settledTimed(gwapiImport));
     await sql`truncate measurements`;
     runs.directStatus.push(await costed('directStatus', importOf(statusFile)));
     await storedAfterTheFile();
-    runs.stagedStatus.push(await timed(importOf(statusFile)));
+    runs.stagedStatus.push(await settledTimed(importOf(statusFile)));
   }
-  await sql`drop table if exists bare`;
+  await sql`drop table if exists bare, twin`;
 
   const best = (times: number[]) => Math.min(...times);
   const median = (times: number[]) => [...times].sort((a, b) => a - b)[Math.floor(times.length / 2)]!;
@@ -157,6 +184,8 @@ try {
   ratio('ratio import / COPY', runs.direct, runs.copy);
   ratio('ratio (import + vacuum) / COPY', plus(runs.direct, runs.vacuum), runs.copy);
   ratio('ratio import / COPY with the primary key', runs.direct, runs.copyIndexed);
+  ratio('ratio import / binary COPY into the twin', runs.direct, runs.copyTwin);
+  ratio('ratio binary COPY into the twin / COPY', runs.copyTwin, runs.copy);
   ratio('ratio staging path / COPY', runs.staged, runs.copy);
   ratio('ratio with a status column / without: direct path', runs.directStatus, runs.direct);
   ratio('ratio with a status column / without: staging path', runs.stagedStatus, runs.staged);
@@ -169,6 +198,14 @@ try {
         `${LABELS[kind].padEnd(52)} ${column((c) => c.server, 's')} ${column((c) => c.node, 's')} ${column((c) => c.wal, 'MB')}`,
       );
     }
+    // What the load does not change as much as wall time: the server's CPU, and all the CPU.
+    const cpu = (kind: keyof typeof costs, pick: (cost: Cost) => number) => costs[kind].map(pick);
+    const server = (cost: Cost) => cost.server;
+    const both = (cost: Cost) => cost.server + cost.node;
+    console.log(`${'CPU ratios'.padEnd(52)}   best  median  median of the runs' ratios`);
+    ratio('server CPU, import / COPY', cpu('direct', server), cpu('copy', server));
+    ratio('server and own CPU, import / COPY', cpu('direct', both), cpu('copy', both));
+    ratio('server CPU, with a status column / without', cpu('directStatus', server), cpu('direct', server));
   }
 } finally {
   await sql.end({ timeout: 5 });
@@ -183,4 +220,31 @@ async function plainCopy(sql: Sql, file: string, indexed: boolean): Promise<void
   if (indexed) await sql`alter table bare add primary key (tube, observed_at) include (value)`;
   const writable = await sql`copy bare from stdin (format csv, header true)`.writable();
   await pipeline(createReadStream(file, { highWaterMark: 1 << 20 }), writable);
+}
+
+/**
+ * The file's rows exactly as the direct path sends them (binary COPY rows of measurements), encoded
+ * beforehand, so that their COPY times PostgreSQL's part alone.
+ */
+async function directRowsOf(sql: Sql, path: string): Promise<Buffer[]> {
+  const [tube] = await sql<{ id: number }[]>`select id from tubes where identifier = ${IMPORT_TUBE}`;
+  const rows = new DirectRows(1);
+  const csv = new MeasurementCsv(path, new ErrorCollector(), rows);
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) csv.write(chunk);
+  csv.end();
+  for (const found of rows.newTubes()) found.id = tube!.id;
+  rows.identify();
+  return [COPY_HEADER, ...rows.take(), COPY_TRAILER];
+}
+
+/**
+ * Those rows into a new table with measurements' columns, key and checks: what PostgreSQL spends on
+ * writing them into this index, without the import's parsing, lookups, change rows and rollups.
+ */
+async function twinCopy(sql: Sql, rows: Buffer[]): Promise<void> {
+  await sql`drop table if exists twin`;
+  await sql`create table twin (like measurements including defaults including constraints including indexes)`;
+  const writable =
+    await sql`copy twin (tube_id, observed_at, value, status) from stdin (format binary)`.writable();
+  await pipeline(Readable.from(rows), writable);
 }
