@@ -77,8 +77,23 @@ export class MeasurementCsv {
 
   /** Reads the complete lines of `chunk` (with what was left of the previous one). */
   write(chunk: Buffer): void {
-    const text = this.use(this.partial + this.decoder.write(chunk));
+    const decoded = this.decoder.write(chunk);
     let start = 0;
+    if (this.partial !== '') {
+      // The line begun in the chunk before is read on its own, so that the chunk's text is read as it
+      // came: joined to the partial line it would be copied whole, and every read of it would cost more.
+      const newline = decoded.indexOf('\n');
+      if (newline === -1) {
+        this.partial += decoded;
+        if (this.partial.length > MAX_LINE) this.refuseLongLine();
+        this.onLines(this.lines);
+        return;
+      }
+      const line = this.use(this.partial + decoded.slice(0, newline));
+      this.line(0, line.length);
+      start = newline + 1;
+    }
+    const text = this.use(decoded);
     for (let newline = text.indexOf('\n', start); newline !== -1; newline = text.indexOf('\n', start)) {
       this.line(start, newline);
       start = newline + 1;
