@@ -11,7 +11,12 @@
  */
 import type { Queryable } from '../db/connect.js';
 import { bucketsOf } from '../engine/read/buckets.js';
-import { instantLiteral, int4ArrayLiteral, statusCondition } from '../engine/read/literals.js';
+import {
+  instantLiteral,
+  int4ArrayLiteral,
+  integerLiteral,
+  statusCondition,
+} from '../engine/read/literals.js';
 import type { Bucketing, StatusRequest } from '../engine/read/selects.js';
 import { STATUSES } from '../engine/schemas.js';
 import { snapshotLiteral, xid8Literal } from './literals.js';
@@ -104,28 +109,26 @@ export interface DeltaContents {
    * leaves the client's view only through such a correction, its last since the token.
    */
   leaving: boolean;
+  /** The tube of every correction, when they are all of one (a status change of one tube, say). */
+  correctedTube: number | undefined;
 }
 
 /**
  * What the change log holds since the token for the request's tubes and interval, in one round trip of
- * the response's snapshot. `leaving` is asked only when it can refuse the delta (deltaRefusal), as it
- * reads every correction since the token; otherwise it is taken as true.
+ * the response's snapshot: it reads the corrections since the token once, and the runs until one.
  */
 export async function deltaContents(tx: Queryable, request: ChangedMeasurements): Promise<DeltaContents> {
-  const corrections = `from measurement_corrections k where ${correctionsOf(request)}`;
-  const corrected = mayRefuse(request)
-    ? `select count(*) > 0 as corrected, coalesce(bool_or(not (${statusPasses('k.status_after', request.statuses)})), false) as leaving
-      ${corrections}`
-    : `select exists (select ${corrections}) as corrected, true as leaving`;
-  const [row] = await tx.unsafe<DeltaContents[]>(`
-    select k.corrected, k.leaving,
+  const [row] = await tx.unsafe<
+    { corrected: boolean; leaving: boolean; inserted: boolean; tube: number | null }[]
+  >(`
+    select count(*) > 0 as corrected,
+           coalesce(bool_or(not (${statusPasses('k.status_after', request.statuses)})), false) as leaving,
+           case when min(k.tube_id) = max(k.tube_id) then min(k.tube_id) end as tube,
            exists (select from measurement_changes c where ${insertedRunsOf(request)}) as inserted
-    from (${corrected}) k`);
-  return { corrected: row!.corrected, inserted: row!.inserted, leaving: row!.corrected && row!.leaving };
+    from measurement_corrections k where ${correctionsOf(request)}`);
+  const { corrected, leaving, inserted, tube } = row!;
+  return { corrected, leaving, inserted, correctedTube: tube ?? undefined };
 }
-
-/** Whether a removal would make the delta a 410: it cannot write one, or it is aggregated. */
-const mayRefuse = (request: ChangedMeasurements) => !request.withStatus || request.aggregate !== undefined;
 
 /**
  * The delta as the network route reads it: the text of its select (changedMeasurementsSelect), or
@@ -179,10 +182,17 @@ export const REMOVED_CODE = STATUSES.length;
 export function changedMeasurementsSelect(request: ChangedMeasurements): string {
   const { aggregate } = request;
   if (!aggregate) {
+    // Of one tube's corrections alone, by time: the tube is one constant, which the planner cannot see
+    // through the corrections' DISTINCT ON, and would sort by again.
+    const contents = request.contents;
+    const order =
+      contents?.inserted === false && contents.correctedTube !== undefined
+        ? 'observed_at'
+        : 'tube, observed_at';
     return `
       ${deltaRows(request)}
       select tube, observed_at, value${request.withStatus ? ', status' : ''}
-      from delta order by tube, observed_at`;
+      from delta order by ${order}`;
   }
   return `
     ${touchedBuckets(request, aggregate.seconds)}
@@ -336,27 +346,38 @@ function deltaRows(request: ChangedMeasurements): string {
 /**
  * deltaRows when no run of inserted measurements overlaps the request: a corrected measurement is now
  * as its last correction left it, and what the token's snapshot held of it is the version before its
- * first. Read in one sort of the corrections, in the delta's order; the first versions are read only
- * for a measurement that does not pass the filter now, which a removal is.
+ * first. Read in one sort of the corrections, in the delta's order (of one tube's, by time alone); the
+ * first versions only for a measurement that does not pass the filter now, which a removal is, and not
+ * at all when no correction left the filter.
  */
 function correctionsOnly(request: ChangedMeasurements): string {
   const passes = (column: string) => statusPasses(column, request.statuses);
+  const { leaving, correctedTube } = request.contents ?? {};
+  const [position, corrections, instant] =
+    correctedTube === undefined
+      ? [
+          'l.tube',
+          `measurement_corrections k join listed l on l.id = k.tube_id where ${correctionsOf(request)}`,
+          'l.tube, k.observed_at',
+        ]
+      : [
+          `${integerLiteral(request.tubeIds.indexOf(correctedTube))}::int4`,
+          `measurement_corrections k where ${correctionsOf({ ...request, tubeIds: [correctedTube] })}`,
+          'k.observed_at',
+        ];
+  const latest = `
+      select distinct on (${instant}) ${position} as tube, k.tube_id, k.observed_at,
+             coalesce(k.value_after, k.value_before) as value, k.status_after as status
+      from ${corrections}
+      order by ${instant}, k.change_order desc`;
+  if (leaving === false) return `with ${listedTubes(request)}, delta as (${latest})`;
   return `
     with ${listedTubes(request)},
-    corrections as not materialized (
-      select l.tube, k.tube_id, k.observed_at, k.change_order, k.value_before, k.value_after, k.status_before,
-             k.status_after
-      from measurement_corrections k join listed l on l.id = k.tube_id
-      where ${correctionsOf(request)}
-    ),
-    latest as (
-      select distinct on (tube, observed_at) tube, tube_id, observed_at,
-             coalesce(value_after, value_before) as value, status_after as status
-      from corrections order by tube, observed_at, change_order desc
-    ),
+    latest as (${latest}),
     firsts as (
-      select distinct on (tube, observed_at) tube, observed_at, status_before
-      from corrections order by tube, observed_at, change_order
+      select distinct on (${instant}) ${position} as tube, k.observed_at, k.status_before
+      from ${corrections}
+      order by ${instant}, k.change_order
     ),
     delta as (
       select tube, tube_id, observed_at, value,

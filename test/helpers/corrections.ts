@@ -39,6 +39,16 @@ export type Operation =
   | { kind: 'compress' }
   | { kind: 'sync'; client: number };
 
+/** An import of every instant of tubes 0..tubes-1, each with the value 0. */
+export function fullImport(tubes: number): Operation {
+  const rows = Array.from({ length: tubes * INSTANTS }, (_, i) => ({
+    tube: Math.floor(i / INSTANTS),
+    at: i % INSTANTS,
+    value: 0,
+  }));
+  return { kind: 'import', withStatus: false, rows };
+}
+
 /**
  * Operations over tubes 0..tubes-1 (positions in the fixture's list) and clients 0..clients-1.
  * `correcting`: a full import of every instant first, then mostly status changes, removals and syncs,
@@ -92,13 +102,7 @@ export function operations(
   ];
   const ops = fc.array(fc.oneof(...choices), { minLength: 4, maxLength: 30 });
   if (!correcting) return ops;
-  const everyInstant = Array.from({ length: tubes * INSTANTS }, (_, i) => ({
-    tube: Math.floor(i / INSTANTS),
-    at: i % INSTANTS,
-    value: 0,
-  }));
-  const fullImport = { kind: 'import' as const, withStatus: false, rows: everyInstant };
-  return ops.map((rest) => [fullImport, ...rest]);
+  return ops.map((rest) => [fullImport(tubes), ...rest]);
 }
 
 /** What a client syncs: a status filter (codes; undefined for all), include=status, buckets. */

@@ -9,7 +9,15 @@
  */
 import fc from 'fast-check';
 import t, { type Test } from 'tap';
-import { CLIENT_VIEWS, INSTANTS, operations, registerTubes, runOperations } from '../helpers/corrections.js';
+import {
+  CLIENT_VIEWS,
+  fullImport,
+  INSTANTS,
+  type Operation,
+  operations,
+  registerTubes,
+  runOperations,
+} from '../helpers/corrections.js';
 import { naiveRemoval, realWriters } from '../helpers/correctionWriters.js';
 import { freshDatabase } from '../helpers/database.js';
 
@@ -48,6 +56,22 @@ t.test('every client ends equal to a full pull, when mostly corrections follow a
     { numRuns: RUNS },
   );
   t.pass(`${RUNS} random sequences of corrections of ${INSTANTS} instants per tube`);
+});
+
+t.test('every client ends equal to a full pull after status changes of one tube, then of both', async (t) => {
+  const { sql, tubeIds } = await registered(t);
+  const syncAll: Operation[] = CLIENT_VIEWS.map((_, client) => ({ kind: 'sync', client }));
+  const ops: Operation[] = [
+    fullImport(2),
+    ...syncAll,
+    { kind: 'status', status: 0, tubes: [1], from: 2, to: 9 },
+    ...syncAll,
+    { kind: 'status', status: 2, tubes: [0], from: 0, to: 4 },
+    ...syncAll,
+    { kind: 'status', status: 0, tubes: 'all', from: 3, to: 12 },
+    ...syncAll,
+  ];
+  t.equal(await runOperations(sql, tubeIds, realWriters(sql), ops), undefined);
 });
 
 t.test('control: removals that leave no correction are caught', async (t) => {
