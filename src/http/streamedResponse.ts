@@ -13,7 +13,7 @@ import type { ReadSource, ReadSources } from '../db/readReplicas/readSources.js'
 import { type DocumentRequest, openDocument, type Planned, readPlan } from '../engine/document.js';
 import type { Format, LatestWriter, MediaFormat, SeriesWriter } from '../engine/write/writer.js';
 import { attachment, fileAttachment } from './attachment.js';
-import type { ByteBudgetCache } from './byteBudgetCache.js';
+import type { BudgetCache } from './budgetCache.js';
 import { clientGoneSignal } from './clientGone.js';
 import { type Coding, compressStream, negotiateCoding } from './compression.js';
 import {
@@ -49,7 +49,7 @@ export interface KeptDocument<P extends ResponsePlan> {
  * derives from, each as of its own snapshot.
  */
 export interface DocumentKeeping<P extends ResponsePlan, W extends AnyWriter, F extends MediaFormat> {
-  documents: ByteBudgetCache<KeptDocument<P>>;
+  documents: BudgetCache<KeptDocument<P>>;
   /** What a plan read now would be kept as: one statement on `source`, in a snapshot of its own. */
   keptAsNow(source: ReadSource, negotiated: Negotiated<W, F>): Promise<string>;
 }

@@ -32,6 +32,21 @@ export const readsNothing = (client: Client): boolean => !client.allTubes && cli
 export const mayRead = (client: Client, tubeId: number): boolean =>
   client.allTubes || client.grants.has(tubeId);
 
+const grantsCacheKeys = new WeakMap<Client, string>();
+
+/**
+ * What a key may read, as a key of a cache: `*` for every tube, otherwise the sorted tube ids. Made once
+ * per client object (clients are cached with their key).
+ */
+export function grantsCacheKey(client: Client): string {
+  let key = grantsCacheKeys.get(client);
+  if (key === undefined) {
+    key = client.allTubes ? '*' : [...client.grants].sort((a, b) => a - b).join(',');
+    grantsCacheKeys.set(client, key);
+  }
+  return key;
+}
+
 export interface ClientResolver {
   /**
    * The client of a presented key, or undefined for an unknown, revoked or malformed one. Answered at

@@ -9,7 +9,7 @@ import { shapeOf } from '../../engine/read/selects.js';
 import { STATUSES } from '../../engine/schemas.js';
 import { LATEST_FORMAT_LIST } from '../../engine/write/formats.js';
 import type { LatestFormat, LatestWriter } from '../../engine/write/writer.js';
-import { ByteBudgetCache } from '../../http/byteBudgetCache.js';
+import { BudgetCache } from '../../http/budgetCache.js';
 import type { Coding } from '../../http/compression.js';
 import { READ_METHODS } from '../../http/hooks/methods.js';
 import { forbidden } from '../../http/problems/problems.js';
@@ -19,13 +19,13 @@ import {
   type StreamDependencies,
   sendDocument,
 } from '../../http/streamedResponse.js';
-import { type Client, readsNothing } from '../../keys/clients.js';
+import { type Client, grantsCacheKey, readsNothing } from '../../keys/clients.js';
 import { statusRequestOf } from '../measurementsQuery.js';
 import { inBox, pickListed } from '../tubesInView.js';
 import { LatestQuery } from './query.js';
 import { latestSelect } from './sql.js';
 import { type DatabaseState, databaseState, latestValidators, seriesState } from './validators.js';
-import { grantsOf, LatestViews, latestTube } from './views.js';
+import { LatestViews, latestTube } from './views.js';
 
 export const LATEST_URL = '/groundwater-monitoring-measurements/latest';
 
@@ -36,8 +36,8 @@ export const LATEST_FILE_STEM = 'groundwater-latest-measurements';
 const KEPT_BYTES = 32 * 1024 * 1024;
 
 /**
- * What a latest response is made from: the database's state, the key's grants, and the request's every
- * choice. Last-Modified depends on the grants' change time too.
+ * What a latest response is made from: the database's snapshot (the registry's version with it), the
+ * key's grants, and the request's every choice. Last-Modified depends on the grants' change time too.
  */
 function keptAs(
   state: DatabaseState,
@@ -46,9 +46,8 @@ function keptAs(
   negotiated: { format: { name: string }; coding: Coding | undefined },
 ): string {
   return JSON.stringify([
-    state.registryVersion,
     state.snapshot,
-    grantsOf(client),
+    grantsCacheKey(client),
     client.accessChangedAt?.getTime(),
     query.tubes,
     query.bbox,
@@ -63,7 +62,7 @@ export async function latestRoute(app: FastifyInstance, options: StreamDependenc
   const views = new LatestViews();
   // Every latest document is small (a row per tube at most) and asked for again and again between
   // imports (dashboards): kept whole, it is answered without a transaction or a row read.
-  const documents = new ByteBudgetCache<KeptDocument<ResponsePlan>>(KEPT_BYTES);
+  const documents = new BudgetCache<KeptDocument<ResponsePlan>>(KEPT_BYTES);
   app.withTypeProvider<ZodTypeProvider>().route({
     method: READ_METHODS,
     url: LATEST_URL,

@@ -7,7 +7,8 @@
  */
 import type { Queryable } from '../../db/connect.js';
 import type { LatestTube } from '../../engine/write/writer.js';
-import type { Client } from '../../keys/clients.js';
+import { BudgetCache } from '../../http/budgetCache.js';
+import { type Client, grantsCacheKey } from '../../keys/clients.js';
 import { type TubeInView, tubesInView } from '../tubesInView.js';
 
 /** A tube as latest writes it. */
@@ -29,30 +30,20 @@ export interface LatestView {
   latestTubes: LatestTube[];
 }
 
-/** Views kept at most: beyond, the oldest used goes. */
+/** Views kept at most (each costs one): beyond, the least recently used goes. */
 const MOST_VIEWS = 32;
 
-/** A key's grants as a key of the cache: every tube, or the sorted tube ids. */
-export const grantsOf = (client: Client) =>
-  client.allTubes ? 'all' : [...client.grants].sort((a, b) => a - b).join(',');
-
 export class LatestViews {
-  private readonly views = new Map<string, LatestView>();
+  private readonly views = new BudgetCache<LatestView>(MOST_VIEWS);
 
   /** The key's view as of registry version `version`, which `tx` (a snapshot) sees: kept, or read now. */
   async view(tx: Queryable, client: Client, version: string): Promise<LatestView> {
-    const key = `${version}|${grantsOf(client)}`;
+    const key = `${version}|${grantsCacheKey(client)}`;
     const kept = this.views.get(key);
-    if (kept) {
-      // Most recently used last: the first is the one to drop.
-      this.views.delete(key);
-      this.views.set(key, kept);
-      return kept;
-    }
+    if (kept) return kept;
     const tubes = await tubesInView(tx, client, undefined);
     const view = { version, tubes, latestTubes: tubes.map(latestTube) };
-    this.views.set(key, view);
-    if (this.views.size > MOST_VIEWS) this.views.delete(this.views.keys().next().value!);
+    this.views.set(key, view, 1);
     return view;
   }
 }

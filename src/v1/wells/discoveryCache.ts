@@ -16,10 +16,10 @@
 
 import { createHash } from 'node:crypto';
 import { API_VERSION } from '../../contract.js';
-import { ByteBudgetCache } from '../../http/byteBudgetCache.js';
+import { BudgetCache } from '../../http/budgetCache.js';
 import { type Coding, compressBody } from '../../http/compression.js';
 import { entityTag } from '../../http/conditional.js';
-import type { Client } from '../../keys/clients.js';
+import { type Client, grantsCacheKey } from '../../keys/clients.js';
 
 /** One body of a discovery document: its bytes, its tag and its compressed forms. */
 export interface Representation {
@@ -130,22 +130,11 @@ interface Entry<D, F extends string> extends CachedDiscovery<D, F> {
   version: bigint;
 }
 
-/** One key per set of grants, computed once per client object (clients are cached with their key). */
-const grantKeys = new WeakMap<Client, string>();
-function grantKey(client: Client): string {
-  let key = grantKeys.get(client);
-  if (key === undefined) {
-    key = client.allTubes ? '*' : [...client.grants].sort((a, b) => a - b).join(',');
-    grantKeys.set(client, key);
-  }
-  return key;
-}
-
 export function createDiscoveryCache<D, F extends string>(
   source: DiscoverySource<D>,
   options: DiscoveryCacheOptions<D, F>,
 ) {
-  const entries = new ByteBudgetCache<Entry<D, F>>(options.maxBytes ?? 64 * 1024 * 1024);
+  const entries = new BudgetCache<Entry<D, F>>(options.maxBytes ?? 64 * 1024 * 1024);
 
   function entryFor(
     key: string,
@@ -226,7 +215,7 @@ export function createDiscoveryCache<D, F extends string>(
       client: Client,
       clientGone?: () => AbortSignal,
     ): CachedDiscovery<D, F> | Promise<CachedDiscovery<D, F>> {
-      const key = grantKey(client);
+      const key = grantsCacheKey(client);
       const cached = entries.get(key);
       // Nothing to compare a version with: the load reads the body with its own.
       if (!cached) return load(key, client, clientGone);

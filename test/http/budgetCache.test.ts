@@ -1,12 +1,12 @@
-/** The byte budget of kept bodies: least recently used first out, growth counted, the newest kept. */
+/** The budget of kept values: least recently used first out, growth counted, the newest kept. */
 import t from 'tap';
-import { ByteBudgetCache } from '../../src/http/byteBudgetCache.js';
+import { BudgetCache } from '../../src/http/budgetCache.js';
 
-const kept = (cache: ByteBudgetCache<string>, keys: string[]) =>
+const kept = (cache: BudgetCache<string>, keys: string[]) =>
   keys.filter((key) => cache.get(key) !== undefined);
 
 t.test('beyond the budget, the least recently used goes first', async (t) => {
-  const cache = new ByteBudgetCache<string>(30);
+  const cache = new BudgetCache<string>(30);
   cache.set('a', 'A', 10);
   cache.set('b', 'B', 10);
   cache.set('c', 'C', 10);
@@ -17,7 +17,7 @@ t.test('beyond the budget, the least recently used goes first', async (t) => {
 });
 
 t.test('a replaced value counts once', async (t) => {
-  const cache = new ByteBudgetCache<string>(20);
+  const cache = new BudgetCache<string>(20);
   cache.set('a', 'A', 10);
   cache.set('a', 'A2', 10);
   cache.set('b', 'B', 10);
@@ -26,7 +26,7 @@ t.test('a replaced value counts once', async (t) => {
 });
 
 t.test('growth counts against the budget, only for the value still kept', async (t) => {
-  const cache = new ByteBudgetCache<string>(30);
+  const cache = new BudgetCache<string>(30);
   cache.set('a', 'A', 10);
   cache.set('b', 'B', 10);
   cache.grow('a', 'old A', 100);
@@ -37,7 +37,7 @@ t.test('growth counts against the budget, only for the value still kept', async 
 });
 
 t.test('a value larger than the budget is kept alone', async (t) => {
-  const cache = new ByteBudgetCache<string>(10);
+  const cache = new BudgetCache<string>(10);
   cache.set('a', 'A', 5);
   cache.set('big', 'BIG', 50);
   t.equal(cache.get('big'), 'BIG');
