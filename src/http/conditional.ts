@@ -31,6 +31,28 @@ export function entityTag(inputs: readonly (string | number | undefined)[]): str
   return `"${hash.slice(0, TAG_LENGTH)}"`;
 }
 
+/** What a database's history adds to validators (src/db/walHistory.ts). */
+export interface HistoryMark {
+  /** Names the history: the same text on the same history only. */
+  name: string;
+  /** When the history's current line began: nothing read on another one was read later. */
+  began: Date;
+}
+
+/**
+ * Validators as read on the history `mark` names. A restored database counts its versions up again
+ * from the past, and its change times lie before the copies clients took of what it undid: so a tag
+ * also names the history, and Last-Modified is never before it began. Neither then matches a copy from
+ * another history, and a client holding one gets the whole document once.
+ */
+export function onHistory(validators: Validators, mark: HistoryMark): Validators {
+  const weak = validators.etag.startsWith('W/') ? 'W/' : '';
+  return {
+    etag: weak + entityTag([validators.etag, mark.name]),
+    lastModified: validators.lastModified > mark.began ? validators.lastModified : mark.began,
+  };
+}
+
 /** One element of If-None-Match: an entity tag, weak or not; its opaque part without quotes. */
 const ENTITY_TAG = /[\t ]*(?:W\/)?"([\x21\x23-\x7e\x80-\xff]*)"[\t ]*(?:,|$)|[\t ]*(?:,|$)/y;
 

@@ -10,6 +10,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Queryable } from '../db/connect.js';
 import type { Permit } from '../db/connectionGate.js';
 import type { ReadSource, ReadSources } from '../db/readReplicas/readSources.js';
+import { historyMark } from '../db/walHistory.js';
 import { type DocumentRequest, openDocument, type Planned, readPlan } from '../engine/document.js';
 import type { Format, LatestWriter, MediaFormat, SeriesWriter } from '../engine/write/writer.js';
 import { attachment, fileAttachment } from './attachment.js';
@@ -19,6 +20,7 @@ import { type Coding, compressStream, negotiateCoding } from './compression.js';
 import {
   isConditional,
   isNotModified,
+  onHistory,
   sendNotModified,
   setValidators,
   type Validators,
@@ -177,6 +179,12 @@ export async function sendDocument<P extends ResponsePlan, W extends AnyWriter, 
     return undefined;
   };
 
+  /** The plan as read on `tx`, its validators marked with the database's history (one round trip more, pipelined). */
+  const planOn = async (source: ReadSource, tx: Queryable): Promise<P | undefined> => {
+    const [mark, plan] = await Promise.all([historyMark(tx), endpoint.plan(source, tx, negotiated)]);
+    return plan && { ...plan, validators: onHistory(plan.validators, mark) };
+  };
+
   const { keeping } = endpoint;
   if (keeping) {
     const { kept, heldThroughMs } = await reads.read(async (source) => ({
@@ -196,10 +204,7 @@ export async function sendDocument<P extends ResponsePlan, W extends AnyWriter, 
     const { plan, heldThroughMs } = await reads.read(async (source) => ({
       // Before the read: what the source held then, it holds in the read's snapshot too.
       heldThroughMs: source.heldThroughMs(),
-      plan: await source.gate.run(
-        () => readPlan(source.sql, (_pool, tx) => endpoint.plan(source, tx, negotiated)),
-        signal,
-      ),
+      plan: await source.gate.run(() => readPlan(source.sql, (_pool, tx) => planOn(source, tx)), signal),
     }));
     if (!plan) throw endpoint.notFound();
     const answered = bodiless(plan, heldThroughMs);
@@ -207,13 +212,7 @@ export async function sendDocument<P extends ResponsePlan, W extends AnyWriter, 
   }
 
   const opened = await reads.read((source) =>
-    openGatedDocument(
-      source,
-      metrics,
-      { plan: (_pool, tx) => endpoint.plan(source, tx, negotiated), onRows },
-      writer,
-      signal,
-    ),
+    openGatedDocument(source, metrics, { plan: (_pool, tx) => planOn(source, tx), onRows }, writer, signal),
   );
   if (!opened) throw endpoint.notFound();
   const { plan, body } = opened;

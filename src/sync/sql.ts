@@ -10,6 +10,15 @@
  * in. A transaction the token did not see has an xid >= its xmin, so the xid index bounds the scan.
  */
 import type { Queryable } from '../db/connect.js';
+import {
+  type HistoryPlace,
+  placeOn,
+  placeOnHistory,
+  type TimelineHistory,
+  timelineHistories,
+  WAL_PLACE_COLUMNS,
+  walPlaceOf,
+} from '../db/walHistory.js';
 import { bucketsOf } from '../engine/read/buckets.js';
 import {
   instantLiteral,
@@ -35,43 +44,56 @@ export interface SyncViewer {
   grants: ReadonlySet<number>;
 }
 
+/** A sync point as read now, with the history of the database it was read on (syncGone asks it). */
+export interface CurrentPoint extends SyncPoint {
+  place: HistoryPlace;
+  history: TimelineHistory;
+}
+
 /**
- * The sync point of the response being read: pg_current_snapshot() and the fingerprint of the key's
- * view, one round trip. Call it inside the response's REPEATABLE READ READ ONLY transaction (any
- * statement of it: they all share the transaction's snapshot), so it is the snapshot the response is
- * read from. Issue the token from it (issueSyncToken) for the response's `Sync-Token`.
+ * The sync point of the response being read: pg_current_snapshot(), the fingerprint of the key's
+ * view and the server's place in its WAL history, one round trip (and, the first time a process meets a
+ * timeline, one more for its history). Call it inside the response's REPEATABLE READ READ ONLY
+ * transaction (any statement of it: they all share the transaction's snapshot), so it is the snapshot
+ * the response is read from. Issue the token from it (issueSyncToken) for the response's `Sync-Token`.
  *
  * The view is everything that changes what the key's copy of its data holds besides measurements:
  * which tubes it may read (grants, all-tubes flag, as `viewer` has them for this response), and for each
  * its identifier, number, unit and vertical datum, and its well's name, read in the same snapshot.
  */
-export async function currentSyncPoint(tx: Queryable, viewer: SyncViewer): Promise<SyncPoint> {
-  const [row] = await tx<{ snapshot: string; view: Buffer }[]>`
+export async function currentSyncPoint(tx: Queryable, viewer: SyncViewer): Promise<CurrentPoint> {
+  const [row] = await tx<{ snapshot: string; view: Buffer; walPlace: string }[]>`
     select pg_current_snapshot()::text as snapshot, (
       select substring(sha256(convert_to(coalesce(
                string_agg(row(t.identifier, t.number, t.unit, t.vertical_datum, w.name)::text, ',' order by t.id),
                ''), 'UTF8')) from 1 for ${VIEW_BYTES})
       from tubes t join wells w on w.id = t.well_id
       where ${viewer.allTubes} or t.id = any(${[...viewer.grants]}::int[])
-    ) as view`;
+    ) as view, ${tx.unsafe(WAL_PLACE_COLUMNS)}`;
   const [xmin, xmax, xip] = row!.snapshot.split(':') as [string, string, string];
+  const walPlace = walPlaceOf(row!.walPlace);
+  const history = await timelineHistories.of(tx, walPlace);
   return {
     xmin: BigInt(xmin),
     xmax: BigInt(xmax),
     xip: xip === '' ? [] : xip.split(',').map(BigInt),
     view: row!.view,
+    place: placeOn(history, walPlace.lsn),
+    history,
   };
 }
 
 /**
- * Whether the changes since `since` cannot be told as measurements (410): the key's view changed; the
- * change history the token needs has been pruned (SYNC_HISTORY_DAYS); or the token's snapshot is ahead
- * of this database's (restored from an earlier backup), where transactions it counted as seen may still
- * be to come. A read replica behind the token is no such case: the route asks another source
- * (src/v1/network/plan.ts) before it asks this. `now` is currentSyncPoint of
- * this response, `tx` its transaction.
+ * Whether the changes since `since` cannot be told as measurements (410): the token was read on a
+ * history this database does not hold (it was restored to a point before the token, or the token's
+ * transactions were lost in a failover), or from before tokens kept their place; the key's view changed;
+ * the change history the token needs has been pruned (SYNC_HISTORY_DAYS); or the token's snapshot is
+ * ahead of this database's. A read replica behind the token is no such case: the route asks another
+ * source (src/v1/network/plan.ts) before it asks this. `now` is currentSyncPoint of this response, `tx`
+ * its transaction.
  */
-export async function syncGone(tx: Queryable, since: SyncPoint, now: SyncPoint): Promise<boolean> {
+export async function syncGone(tx: Queryable, since: SyncPoint, now: CurrentPoint): Promise<boolean> {
+  if (!since.place || placeOnHistory(now.history, since.place) !== 'on') return true;
   if (!since.view.equals(now.view) || !seesAllOf(now, since)) return true;
   const [row] = await tx<{ prunedThrough: string }[]>`
     select pruned_through::text as "prunedThrough" from sync_state`;

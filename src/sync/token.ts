@@ -3,17 +3,26 @@
  * client may show it to anyone) and not encrypted: it only has to be impossible to make or alter
  * without the server's key, so that a token says exactly which snapshot a response was read from.
  *
+ * A snapshot's transaction ids name transactions of one history only: a restored database hands the
+ * same ids out again to other writes. So the token also holds its place in the WAL history
+ * (src/db/walHistory.ts), and is gone (410) where that place is not on the serving database's history.
+ *
  * Bytes, then base64url without padding (at most MAX_TOKEN_CHARS):
- *   1        format (1)
+ *   1        format (2; a token of format 1, from before places were kept, reads as one with no place)
  *   varint   xmin
  *   varint   xmax - xmin
  *   varint   number of xip
  *   varint   each xip minus the one before (the first: minus xmin); ascending
+ *   8        the system identifier, big-endian          (format 2 only)
+ *   varint   the timeline                               (format 2 only)
+ *   varint   the LSN where the timeline began           (format 2 only)
+ *   varint   the LSN of the place                       (format 2 only)
  *   16       the view (sql.ts, currentSyncPoint)
  *   16       HMAC-SHA256 over a label, the key id and all the bytes above, cut to 128 bits
  * varint: unsigned LEB128, the shortest form.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { HistoryPlace } from '../db/walHistory.js';
 
 /** A snapshot as pg_current_snapshot() gives it, and the fingerprint of what the key could see in it. */
 export interface SyncPoint {
@@ -25,6 +34,8 @@ export interface SyncPoint {
   xip: readonly bigint[];
   /** VIEW_BYTES that change whenever what the key may read changes (sql.ts). */
   view: Buffer;
+  /** Where the snapshot stands in the WAL history; none in a token from before places were kept. */
+  place: HistoryPlace | undefined;
 }
 
 export const MAX_TOKEN_CHARS = 200;
@@ -32,7 +43,9 @@ export const MAX_TOKEN_CHARS = 200;
 const MAX_TOKEN_BYTES = (MAX_TOKEN_CHARS * 3) / 4;
 export const VIEW_BYTES = 16;
 const MAC_BYTES = 16;
-const FORMAT = 1;
+const FORMAT = 2;
+const FORMAT_WITHOUT_PLACE = 1;
+const SYSTEM_BYTES = 8;
 const MAX_XID = (1n << 64n) - 1n;
 const TOKEN_TEXT = /^[A-Za-z0-9_-]+$/;
 
@@ -55,7 +68,15 @@ function payload(point: SyncPoint): Buffer {
     pushVarint(out, xid - previous);
     previous = xid;
   }
-  return Buffer.concat([Buffer.from(out), point.view]);
+  const { place } = point;
+  if (!place) throw new Error('a token is issued with its place');
+  const system = Buffer.alloc(SYSTEM_BYTES);
+  system.writeBigUInt64BE(place.system);
+  const rest: number[] = [];
+  pushVarint(rest, BigInt(place.timeline));
+  pushVarint(rest, place.begin);
+  pushVarint(rest, place.lsn);
+  return Buffer.concat([Buffer.from(out), system, Buffer.from(rest), point.view]);
 }
 
 function mac(bytes: Buffer, keyId: string, secret: Buffer): Buffer {
@@ -88,7 +109,7 @@ export function fittingPoint(point: SyncPoint): SyncPoint {
  * changes for good. Only the xids below xmin are surely ended; the point keeps those alone. A delta
  * since it may repeat changes the response held (as one of fittingPoint's), never miss one.
  */
-export const standbyPoint = (point: SyncPoint): SyncPoint => ({ ...point, xmax: point.xmin, xip: [] });
+export const standbyPoint = <P extends SyncPoint>(point: P): P => ({ ...point, xmax: point.xmin, xip: [] });
 
 /**
  * Whether the snapshot `now` sees every transaction `since` saw ended: each one below `since`'s xmax
@@ -133,7 +154,7 @@ class Reader {
 }
 
 function parse(bytes: Buffer): SyncPoint | undefined {
-  if (bytes[0] !== FORMAT) return undefined;
+  if (bytes[0] !== FORMAT && bytes[0] !== FORMAT_WITHOUT_PLACE) return undefined;
   const reader = new Reader(bytes);
   reader.at = 1;
   const xmin = reader.varint();
@@ -151,8 +172,20 @@ function parse(bytes: Buffer): SyncPoint | undefined {
     if (previous >= xmax) return undefined;
     xip.push(previous);
   }
+  let place: HistoryPlace | undefined;
+  if (bytes[0] === FORMAT) {
+    if (bytes.length - reader.at < SYSTEM_BYTES) return undefined;
+    const system = bytes.readBigUInt64BE(reader.at);
+    reader.at += SYSTEM_BYTES;
+    const timeline = reader.varint();
+    const begin = reader.varint();
+    const lsn = reader.varint();
+    if (timeline === undefined || begin === undefined || lsn === undefined || timeline > 0xffffffffn)
+      return undefined;
+    place = { system, timeline: Number(timeline), begin, lsn };
+  }
   if (bytes.length - reader.at !== VIEW_BYTES) return undefined;
-  return { xmin, xmax, xip, view: Buffer.from(bytes.subarray(reader.at)) };
+  return { xmin, xmax, xip, view: Buffer.from(bytes.subarray(reader.at)), place };
 }
 
 /**

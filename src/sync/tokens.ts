@@ -7,12 +7,12 @@
 import type { Queryable } from '../db/connect.js';
 import type { ReadSources } from '../db/readReplicas/readSources.js';
 import type { Client } from '../keys/clients.js';
-import { currentSyncPoint, deltaSelect, loadSyncSecret, syncGone } from './sql.js';
+import { type CurrentPoint, currentSyncPoint, deltaSelect, loadSyncSecret, syncGone } from './sql.js';
 import { issueSyncToken, readSyncToken, type SyncPoint } from './token.js';
 
 export interface SyncTokens {
   /** Where the response stands: `tx` is its repeatable-read transaction. */
-  current(tx: Queryable, client: Client): Promise<SyncPoint>;
+  current(tx: Queryable, client: Client): Promise<CurrentPoint>;
   /** The token of `point`, bound to the key; `tx` is the response's transaction. */
   issue(tx: Queryable, point: SyncPoint, keyId: string): Promise<string>;
   /** What a `changedSince` stands for; undefined when this service did not issue it to this key (400). */

@@ -237,7 +237,8 @@ t.test('tokens: issued for a key, read back only for that key and unaltered', as
   const p = await point(f.sql);
   const token = issueSyncToken(p, 'key-a', secret);
   t.match(token, /^[A-Za-z0-9_-]{1,200}$/);
-  t.same(readSyncToken(token, 'key-a', secret), p);
+  const { history: _history, ...issued } = p;
+  t.same(readSyncToken(token, 'key-a', secret), issued);
   t.equal(readSyncToken(token, 'key-b', secret), undefined);
   // A snapshot this database has not reached (a backup restored, a replica behind): what it counts as
   // seen may be yet to come.

@@ -2,7 +2,7 @@
  * The token's encoding alone: round trips, what reading refuses (garbage, any altered character, another
  * key, another secret), and the fallback for a snapshot with more running transactions than fit.
  */
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import t from 'tap';
 import {
@@ -17,7 +17,9 @@ import {
 
 const secret = randomBytes(64);
 const view = randomBytes(VIEW_BYTES);
-const point: SyncPoint = { xmin: 748_213n, xmax: 748_230n, xip: [748_213n, 748_220n, 748_229n], view };
+/** A place on a third timeline, begun at 0/3000000. */
+const place = { system: 7_312_415_190_288_741_234n, timeline: 3, begin: 0x3000000n, lsn: 0x5001234n };
+const point: SyncPoint = { xmin: 748_213n, xmax: 748_230n, xip: [748_213n, 748_220n, 748_229n], view, place };
 
 /** Whether `xid` counts as seen by the snapshot (committed, as a delta assumes of the ones it reads). */
 const sees = (p: SyncPoint, xid: bigint) => xid < p.xmin || (xid < p.xmax && !p.xip.includes(xid));
@@ -31,10 +33,28 @@ t.test('a token reads back as its point, for its key only', async (t) => {
   t.same(readSyncToken(token, 'key-a', secret), point);
   t.equal(readSyncToken(token, 'key-b', secret), undefined, 'another key');
   t.equal(readSyncToken(token, 'key-a', randomBytes(64)), undefined, 'another secret (another database)');
-  const empty = { xmin: 3n, xmax: 3n, xip: [], view };
+  const empty = { xmin: 3n, xmax: 3n, xip: [], view, place };
   t.same(readSyncToken(issueSyncToken(empty, 'k', secret), 'k', secret), empty, 'no running transaction');
-  const large = { xmin: (1n << 64n) - 10n, xmax: (1n << 64n) - 1n, xip: [(1n << 64n) - 2n], view };
+  const large = {
+    xmin: (1n << 64n) - 10n,
+    xmax: (1n << 64n) - 1n,
+    xip: [(1n << 64n) - 2n],
+    view,
+    place: { system: (1n << 64n) - 1n, timeline: 0xffffffff, begin: (1n << 64n) - 2n, lsn: (1n << 64n) - 1n },
+  };
   t.same(readSyncToken(issueSyncToken(large, 'k', secret), 'k', secret), large, 'the largest xids');
+});
+
+t.test('a token from before places were kept reads as one with no place (a 410, not a 400)', async (t) => {
+  // Format 1 as 1.3.0 issued it: xmin 5, xmax 9, one running xid 7, the view, its MAC.
+  const signed = Buffer.concat([Buffer.from([1, 5, 4, 1, 2]), view]);
+  const mac = createHmac('sha256', secret).update('gwapi sync token\0key-a\0').update(signed).digest();
+  const token = Buffer.concat([signed, mac.subarray(0, 16)]).toString('base64url');
+  t.same(readSyncToken(token, 'key-a', secret), { xmin: 5n, xmax: 9n, xip: [7n], view, place: undefined });
+  t.throws(
+    () => issueSyncToken({ ...point, place: undefined }, 'key-a', secret),
+    'none is issued without one',
+  );
 });
 
 t.test('every altered character, and garbage, is refused', async (t) => {
@@ -72,7 +92,7 @@ t.test('a snapshot whose running transactions do not fit: lowered, never missing
       (xmin, offsets, extra) => {
         const xip = offsets.sort((a, b) => (a < b ? -1 : 1)).map((o) => xmin + o);
         const xmax = (xip.at(-1) ?? xmin) + extra;
-        const p: SyncPoint = { xmin, xmax, xip, view };
+        const p: SyncPoint = { xmin, xmax, xip, view, place };
         const token = issueSyncToken(p, 'key', secret);
         const read = readSyncToken(token, 'key', secret);
         if (token.length > MAX_TOKEN_CHARS || !read) return false;
@@ -89,6 +109,7 @@ t.test('a snapshot whose running transactions do not fit: lowered, never missing
     xmax: 1_000_500n,
     xip: Array.from({ length: 200 }, (_, i) => 1_000_000n + BigInt(i * 2)),
     view,
+    place,
   };
   const read = readSyncToken(issueSyncToken(crowded, 'key', secret), 'key', secret)!;
   t.ok(read.xip.length > 40 && read.xip.length < 200, `${read.xip.length} of 200 running transactions kept`);
@@ -106,6 +127,7 @@ t.test('seesAllOf: whether a snapshot sees every transaction another one saw end
         xmax: BigInt(xmin + span),
         xip: xip.map((o) => BigInt(xmin + o)),
         view,
+        place,
       };
     });
   fc.assert(
@@ -116,7 +138,7 @@ t.test('seesAllOf: whether a snapshot sees every transaction another one saw end
     }),
     { numRuns: 2000 },
   );
-  const later = { xmin: 748_229n, xmax: 748_240n, xip: [748_229n, 748_235n], view };
+  const later = { xmin: 748_229n, xmax: 748_240n, xip: [748_229n, 748_235n], view, place };
   t.ok(seesAllOf(later, point), 'a later snapshot of the same server');
   t.notOk(seesAllOf(point, later), 'an earlier one: xids from 748230 on are not begun for it');
   t.notOk(

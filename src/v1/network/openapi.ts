@@ -39,9 +39,15 @@ const EXAMPLE_QUERY = { from: '2024-03-01T01:00:00+01:00', to: '2024-03-01T02:00
 const { from: exampleFrom, to: exampleTo } = MeasurementsQuery.parse(EXAMPLE_QUERY);
 const from = formatInstant(exampleFrom);
 const to = formatInstant(exampleTo);
-/** A token as the service writes one, of a made-up snapshot, view and secret. */
+/** A token as the service writes one, of a made-up snapshot, view, place and secret. */
 const EXAMPLE_SYNC_TOKEN = issueSyncToken(
-  { xmin: 48_213n, xmax: 48_216n, xip: [48_214n], view: Buffer.alloc(VIEW_BYTES, 7) },
+  {
+    xmin: 48_213n,
+    xmax: 48_216n,
+    xip: [48_214n],
+    view: Buffer.alloc(VIEW_BYTES, 7),
+    place: { system: 7_312_415_190_288_741_234n, timeline: 1, begin: 0n, lsn: 0x3d0507e8n },
+  },
   'example',
   Buffer.alloc(32, 1),
 );

@@ -4,6 +4,7 @@
  */
 import type { Queryable } from '../../db/connect.js';
 import { type ReadSource, SourceBehind } from '../../db/readReplicas/readSources.js';
+import { placeOnHistory } from '../../db/walHistory.js';
 import type { Validators } from '../../http/conditional.js';
 import type { Client } from '../../keys/clients.js';
 import { type SyncPoint, seesAllOf, standbyPoint } from '../../sync/token.js';
@@ -48,7 +49,11 @@ export async function selectNetwork(
   const { tubes, candidates, locationsChangedAt } = await selectTubesInBox(tx, client, listed, bbox);
   const read = await sync.current(tx, client);
   const now = source.replica ? standbyPoint(read) : read;
-  if (since !== undefined && source.replica && !seesAllOf(now, since)) {
+  if (
+    since !== undefined &&
+    source.replica &&
+    (!seesAllOf(now, since) || (since.place && placeOnHistory(now.history, since.place) === 'later'))
+  ) {
     throw new SourceBehind(async (primary) => {
       if (!seesAllOf(await sync.current(primary, client), since)) throw changesGone();
     });

@@ -52,7 +52,10 @@ export interface CachedDiscovery<D, F extends string> {
 }
 
 export interface DiscoverySource<D> {
-  /** The registry version now (a bigint as text, raised by every change). */
+  /**
+   * The registry version now: a bigint as text, raised by every change, after the history it counts on
+   * and a slash (`<history>/<n>`; src/db/walHistory.ts), since a restored database counts again.
+   */
   currentVersion(): Promise<string>;
   /**
    * The client's discovery document and the version of the snapshot it was read in; `signal` says the
@@ -126,8 +129,19 @@ export function representationOf(
   };
 }
 
+/** A registry version read: the history it counts on, and the count. */
+interface Version {
+  history: string;
+  count: bigint;
+}
+
+const versionOf = (text: string): Version => {
+  const slash = text.lastIndexOf('/');
+  return { history: text.slice(0, slash + 1), count: BigInt(text.slice(slash + 1)) };
+};
+
 interface Entry<D, F extends string> extends CachedDiscovery<D, F> {
-  version: bigint;
+  version: Version;
 }
 
 export function createDiscoveryCache<D, F extends string>(
@@ -138,7 +152,7 @@ export function createDiscoveryCache<D, F extends string>(
 
   function entryFor(
     key: string,
-    version: bigint,
+    version: Version,
     changedAt: Date,
     heldThroughMs: number | undefined,
     document: D,
@@ -166,14 +180,14 @@ export function createDiscoveryCache<D, F extends string>(
     return entry;
   }
 
-  let versionRead: { at: number; pending: Promise<bigint>; version?: bigint } | undefined;
+  let versionRead: { at: number; pending: Promise<Version>; version?: Version } | undefined;
   /** The version as read at most VERSION_FRESH_MS ago; a promise while that read is in flight. */
-  function recentVersion(): bigint | Promise<bigint> {
+  function recentVersion(): Version | Promise<Version> {
     const now = performance.now();
     if (!versionRead || now - versionRead.at >= VERSION_FRESH_MS) {
       const read: NonNullable<typeof versionRead> = {
         at: now,
-        pending: source.currentVersion().then(BigInt),
+        pending: source.currentVersion().then(versionOf),
       };
       versionRead = read;
       read.pending.then(
@@ -194,7 +208,7 @@ export function createDiscoveryCache<D, F extends string>(
     // Without a source's word (tests' sources), a body holds what the database held: everything.
     const entry = entryFor(
       key,
-      BigInt(version),
+      versionOf(version),
       changedAt,
       heldThroughMs ?? Number.POSITIVE_INFINITY,
       document,
@@ -203,7 +217,8 @@ export function createDiscoveryCache<D, F extends string>(
   }
 
   // At least as new: a body rebuilt after the shared read may carry a later version than it.
-  const isCurrent = (cached: Entry<D, F>, version: bigint): boolean => cached.version >= version;
+  const isCurrent = ({ version: kept }: Entry<D, F>, read: Version): boolean =>
+    kept.history === read.history && kept.count >= read.count;
 
   return {
     /**
@@ -220,7 +235,7 @@ export function createDiscoveryCache<D, F extends string>(
       // Nothing to compare a version with: the load reads the body with its own.
       if (!cached) return load(key, client, clientGone);
       const version = recentVersion();
-      if (typeof version === 'bigint') {
+      if (!(version instanceof Promise)) {
         return isCurrent(cached, version) ? cached : load(key, client, clientGone);
       }
       return version.then((read) => (isCurrent(cached, read) ? cached : load(key, client, clientGone)));

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/connect.js';
+import { timelineHistories, WAL_PLACE_COLUMNS, walPlaceOf } from '../../db/walHistory.js';
 import type { VisibleTubeRow } from './document.js';
 
 export interface Grants {
@@ -17,8 +18,8 @@ export async function visibleTubes(
   client: Grants,
 ): Promise<{ version: string; changedAt: Date; rows: VisibleTubeRow[] }> {
   // The left join keeps the version row when the client sees no tube at all.
-  const rows = await sql<(VisibleTubeRow & { version: string; changedAt: Date })[]>`
-    select v.version::text as version,
+  const rows = await sql<(VisibleTubeRow & { version: string; changedAt: Date; walPlace: string })[]>`
+    select ${sql.unsafe(HISTORY_VERSION)} as version, ${sql.unsafe(WAL_PLACE_COLUMNS)},
            case when ${client.allTubes} then v.changed_at
                 else greatest(t.series_changed_at, t.elevations_changed_at, w.changed_at, w.location_changed_at)
            end as "changedAt",
@@ -34,16 +35,23 @@ export async function visibleTubes(
     (last, row) => (last === undefined || row.changedAt > last ? row.changedAt : last),
     undefined,
   );
+  // Never before its history began: a restored registry's change times precede what clients saw.
+  const { began } = await timelineHistories.of(sql, walPlaceOf(rows[0]!.walPlace));
   return {
-    version: rows[0]?.version ?? '',
+    version: rows[0]!.version,
     // Seeing nothing (a 403) has no change time of its own.
-    changedAt: latest ?? new Date(0),
+    changedAt: latest === undefined ? new Date(0) : latest > began ? latest : began,
     rows: visible,
   };
 }
 
+/** The registry version `v` on its history: `<system>.<timeline>/<version>` (discoveryCache.ts). */
+const HISTORY_VERSION = `(select concat(system, '.', timeline, '/', v.version) from wal_place())`;
+
 /** The registry version alone: what a cached discovery body is checked against. */
 export async function registryVersion(sql: Queryable): Promise<string> {
-  const [row] = await sql<{ version: string }[]>`select version::text as version from registry_version`;
-  return row?.version ?? '';
+  const [row] = await sql<
+    { version: string }[]
+  >`select ${sql.unsafe(HISTORY_VERSION)} as version from registry_version v`;
+  return row!.version;
 }

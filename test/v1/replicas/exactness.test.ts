@@ -161,8 +161,8 @@ t.test(
     t.test('a token ahead of the primary itself: 410, not a 503 no wait would end', async (t) => {
       // As if from a restored backup's lost future: the database's secret, ahead of every xid it has.
       const secret = await cluster.primary.query((sql) => loadSyncSecret(sql));
-      const { view } = readSyncToken(mid.syncToken, keyId, secret)!;
-      const ahead = issueSyncToken({ xmin: 1n << 40n, xmax: 1n << 40n, xip: [], view }, keyId, secret);
+      const { view, place } = readSyncToken(mid.syncToken, keyId, secret)!;
+      const ahead = issueSyncToken({ xmin: 1n << 40n, xmax: 1n << 40n, xip: [], view, place }, keyId, secret);
       for (const server of [onBehind, behindFirst, behindOrPrimary]) {
         const answer = await ask(server, `${NETWORK}&changedSince=${ahead}`);
         t.equal(answer.status, 410, answer.body);
