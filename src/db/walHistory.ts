@@ -31,7 +31,7 @@ export interface TimelineHistory {
   spans: readonly TimelineSpan[];
   /**
    * When this server learnt of its timeline (its history file's time; for timeline 1, the cluster's
-   * creation), rounded up to a second: every response read on another history was read before it.
+   * creation), as the second after it: every response read on another history was read before it.
    */
   began: Date;
 }
@@ -46,7 +46,8 @@ export interface HistoryPlace {
 
 const NO_END = (1n << 64n) - 1n;
 
-const lsnOf = (text: string): bigint => {
+/** An LSN's number from its text (`16/B374D848`). */
+export const lsnOf = (text: string): bigint => {
   const [high, low] = text.split('/') as [string, string];
   return (BigInt(`0x${high}`) << 32n) | BigInt(`0x${low}`);
 };
@@ -135,11 +136,12 @@ export const timelineHistories = new TimelineHistories();
 async function readHistory(sql: Queryable, { system, timeline }: WalPlace): Promise<TimelineHistory> {
   const [row] = await sql<{ history: string | null; writtenAt: Date | null }[]>`
     select history, written_at as "writtenAt" from wal_timeline_history(${timeline})`;
-  // Unreadable, a later timeline began before this process met it. Whole seconds, as HTTP dates are.
+  // Unreadable, a later timeline began before this process met it. Each time is of a whole second
+  // (a file's, as pg_stat_file gives it; an HTTP date's): the next one is after every moment of it.
   const began = row?.writtenAt ?? (timeline === 1 ? createdAt(system) : new Date());
   return {
     system,
     spans: parseTimelineHistory(row?.history, timeline),
-    began: new Date(Math.ceil(began.getTime() / 1000) * 1000),
+    began: new Date((Math.floor(began.getTime() / 1000) + 1) * 1000),
   };
 }

@@ -167,7 +167,8 @@ export function isNotModified(
   const since = parseHttpDate(modifiedSince);
   return (
     since !== undefined &&
-    secondsOf(notLaterThanNow(validators.lastModified).getTime()) <= secondsOf(since) &&
+    // Unclamped: a change dated after now (a clock ahead, a history begun this second) is no client's.
+    secondsOf(validators.lastModified.getTime()) <= secondsOf(since) &&
     heldThroughMs !== undefined &&
     heldThroughMs >= since + 1000
   );
