@@ -1,5 +1,6 @@
 import type { Settings } from '../config.js';
 import { migrate } from '../db/migrate.js';
+import { historyReader } from '../db/walHistory.js';
 import { openDatabase } from './database.js';
 
 export async function migrateCommand(settings: Settings): Promise<void> {
@@ -17,6 +18,13 @@ export async function migrateCommand(settings: Settings): Promise<void> {
       `${applied.length === 0 ? 'schema is up to date' : `applied ${names.join(', ')}`}; ` +
         `measurements: ${timescaledb ? 'TimescaleDB hypertable' : 'plain PostgreSQL table'}\n`,
     );
+    const reader = await historyReader(db.sql);
+    if (!reader.readable)
+      process.stderr.write(
+        `gwapi migrate: warning: role ${reader.owner} may not read the WAL history, so every sync token ` +
+          `is a 410 after a promotion or restore; as a superuser: grant pg_read_server_files, ` +
+          `pg_read_all_stats to ${reader.owner} (docs/operations/replicas-and-failover.md)\n`,
+      );
   } finally {
     await db.close();
   }

@@ -130,6 +130,21 @@ export async function historyMark(sql: Queryable): Promise<{ name: string; began
   return { name: `${place.system}.${place.timeline}`, began };
 }
 
+/**
+ * Whether wal_timeline_history() can read the history files, and its owner: the owner (the role that ran the migration)
+ * is a superuser, or may read server files and every statistic. Without it only the current timeline is
+ * known, and every token from another is a 410.
+ */
+export async function historyReader(sql: Queryable): Promise<{ owner: string; readable: boolean }> {
+  const [row] = await sql<{ owner: string; readable: boolean }[]>`
+    select r.rolname as owner,
+           r.rolsuper or (pg_has_role(r.oid, 'pg_read_server_files', 'member')
+                          and pg_has_role(r.oid, 'pg_read_all_stats', 'member')) as readable
+    from pg_proc p join pg_roles r on r.oid = p.proowner
+    where p.oid = 'wal_timeline_history(integer)'::regprocedure`;
+  return row!;
+}
+
 /** The process's histories: a fact about a cluster's timeline, whichever source it was read from. */
 export const timelineHistories = new TimelineHistories();
 
