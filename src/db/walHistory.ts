@@ -30,8 +30,8 @@ export interface TimelineHistory {
   system: bigint;
   spans: readonly TimelineSpan[];
   /**
-   * When this server learnt of its timeline (its history file's time; for timeline 1, the cluster's
-   * creation), as the second after it: every response read on another history was read before it.
+   * When this server learnt of its timeline (its history file's time), as the second after it: every
+   * response read on another history was read before it. The epoch for a cluster's first timeline.
    */
   began: Date;
 }
@@ -51,9 +51,6 @@ export const lsnOf = (text: string): bigint => {
   const [high, low] = text.split('/') as [string, string];
   return (BigInt(`0x${high}`) << 32n) | BigInt(`0x${low}`);
 };
-
-/** The time in a system identifier: initdb's seconds since 1970 in its high 32 bits. */
-const createdAt = (system: bigint) => new Date(Number(system >> 32n) * 1000);
 
 /**
  * The spans of `timeline` from its history file's text (`parent<TAB>switch LSN<TAB>reason` per line):
@@ -149,11 +146,13 @@ export async function historyReader(sql: Queryable): Promise<{ owner: string; re
 export const timelineHistories = new TimelineHistories();
 
 async function readHistory(sql: Queryable, { system, timeline }: WalPlace): Promise<TimelineHistory> {
+  // A cluster's first timeline follows no other history.
+  if (timeline === 1) return { system, spans: parseTimelineHistory(undefined, 1), began: new Date(0) };
   const [row] = await sql<{ history: string | null; writtenAt: Date | null }[]>`
     select history, written_at as "writtenAt" from wal_timeline_history(${timeline})`;
-  // Unreadable, a later timeline began before this process met it. Each time is of a whole second
-  // (a file's, as pg_stat_file gives it; an HTTP date's): the next one is after every moment of it.
-  const began = row?.writtenAt ?? (timeline === 1 ? createdAt(system) : new Date());
+  // Unreadable, the timeline began before this process met it. Each time is of a whole second (a
+  // file's, as pg_stat_file gives it; an HTTP date's): the next one is after every moment of it.
+  const began = row?.writtenAt ?? new Date();
   return {
     system,
     spans: parseTimelineHistory(row?.history, timeline),
