@@ -133,6 +133,11 @@ keys
 keys
   .command('list')
   .description('List keys: id, name, created and revoked times, grant count. Never shows a key.')
+  .option(
+    '--json',
+    'one JSON object per line: id, name, created and revoked times, all tubes or the tubes granted',
+    false,
+  )
   .action(run(listKeysCommand));
 
 program

@@ -3,7 +3,7 @@
  * capture (the key and key id, the table, the confirmation); warnings and notes go to standard error.
  */
 import type { Settings } from '../config.js';
-import { createKey, grantKey, type KeySummary, listKeys, revokeKey } from '../keys/store.js';
+import { createKey, grantKey, type KeySummary, listKeyRecords, listKeys, revokeKey } from '../keys/store.js';
 import { withDatabase } from './database.js';
 
 export interface CreateKeyOptions {
@@ -77,7 +77,13 @@ function keyRow(key: KeySummary): string[] {
   ];
 }
 
-export async function listKeysCommand(settings: Settings): Promise<void> {
+export async function listKeysCommand(settings: Settings, options: { json: boolean }): Promise<void> {
+  if (options.json) {
+    // One key per line, its fields in a fixed order: two databases' lists compare with `diff`.
+    const records = await withDatabase(settings, 'gwapi keys list', listKeyRecords);
+    for (const record of records) process.stdout.write(`${JSON.stringify(record)}\n`);
+    return;
+  }
   const keys = await withDatabase(settings, 'gwapi keys list', listKeys);
   const header = ['ID', 'NAME', 'CREATED', 'REVOKED', 'GRANTS'];
   process.stdout.write(`${formatTable([header, ...keys.map(keyRow)])}\n`);

@@ -49,6 +49,12 @@ export interface KeySummary {
   grantCount: number;
 }
 
+/** A key as `gwapi keys list --json` gives it: what a comparison of two databases needs. */
+export interface KeyRecord extends Omit<KeySummary, 'grantCount'> {
+  /** The identifiers of the tubes granted one by one, sorted. */
+  tubes: string[];
+}
+
 /**
  * How a value the operator typed is quoted in an error. A value shaped like an API key (a key pasted
  * where an id belongs) is never echoed: error output may end up in logs and shell history.
@@ -160,4 +166,15 @@ export async function listKeys(sql: Sql): Promise<KeySummary[]> {
     allTubes: row.all_tubes,
     grantCount: row.grant_count,
   }));
+}
+
+/** Every key, oldest first, with the tubes granted to it. Never a key or a hash. */
+export async function listKeyRecords(sql: Sql): Promise<KeyRecord[]> {
+  const keys = await listKeys(sql);
+  const grants = await sql<{ key_id: string; tubes: string[] }[]>`
+    select g.key_id, array_agg(t.identifier::text order by t.identifier::text) as tubes
+    from api_key_grants g join tubes t on t.id = g.tube_id
+    group by g.key_id`;
+  const tubesOf = new Map(grants.map((row) => [row.key_id, row.tubes]));
+  return keys.map(({ grantCount: _, ...key }) => ({ ...key, tubes: tubesOf.get(key.keyId) ?? [] }));
 }

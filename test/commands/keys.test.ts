@@ -192,6 +192,51 @@ t.test('list shows id, name, created, revoked and grants, never a key or hash', 
   for (const { hex } of hashes) t.notOk(result.stdout.toLowerCase().includes(hex), 'no hash in the list');
 });
 
+t.test('list --json: a line per key with its tubes, so two lists compare line by line', async (t) => {
+  const { sql, tubes, gwapi } = await setup(t);
+  const empty = await gwapi('list', '--json');
+  t.equal(empty.code, 0, empty.stderr);
+  t.equal(empty.stdout, '', 'no key, no line');
+
+  const [one, all, other] = [
+    await gwapi('create', '--name', 'one tube', '--tube', tubes[0]!),
+    await gwapi('create', '--name', 'everything', '--all-tubes'),
+    await gwapi('create', '--name', 'kept as is', '--tube', tubes[1]!),
+  ].map((r) => r.stdout.split('\n') as [string, string]);
+  const before = await gwapi('list', '--json');
+  t.equal(before.code, 0, before.stderr);
+  await gwapi('grant', one![1], '--tube', tubes[1]!);
+  await gwapi('revoke', all![1]);
+  const after = await gwapi('list', '--json');
+  const rows = await sql<{ id: string; created_at: Date; revoked_at: Date | null }[]>`
+    select id, created_at, revoked_at from api_keys order by created_at, id`;
+  const records = after.stdout
+    .trimEnd()
+    .split('\n')
+    .map((line) => JSON.parse(line));
+  t.same(
+    records,
+    rows.map((row) => ({
+      keyId: row.id,
+      name: { [one![1]]: 'one tube', [all![1]]: 'everything', [other![1]]: 'kept as is' }[row.id],
+      createdAt: row.created_at.toISOString(),
+      revokedAt: row.revoked_at?.toISOString() ?? null,
+      allTubes: row.id === all![1],
+      tubes: row.id === one![1] ? [...tubes].sort() : row.id === other![1] ? [tubes[1]] : [],
+    })),
+  );
+  const beforeLines = before.stdout.split('\n');
+  const changed = after.stdout.split('\n').filter((line) => !beforeLines.includes(line));
+  t.same(
+    changed.map((line) => JSON.parse(line).keyId).sort(),
+    [one![1], all![1]].sort(),
+    'the granted and the revoked key, and no other, differ',
+  );
+  const hashes = await sql<{ hex: string }[]>`select encode(key_hash, 'hex') as hex from api_keys`;
+  for (const [key] of [one!, all!, other!]) t.notOk(after.stdout.includes(key), 'no key in the list');
+  for (const { hex } of hashes) t.notOk(after.stdout.toLowerCase().includes(hex), 'no hash in the list');
+});
+
 t.test('a bad setting is one line and exit 2', async (t) => {
   const result = await runCli(['keys', 'list'], { env: { DATABASE_URL: 'mysql://x' } });
   t.equal(result.code, 2);
