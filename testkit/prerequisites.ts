@@ -79,6 +79,8 @@ export const patroni = command('patroni', 'patroni');
 export const pgAutoctl = command('pg_autoctl', 'postgresql-15-auto-failover');
 export const prometheus = command('prometheus', 'prometheus');
 export const promtool = command('promtool', 'prometheus');
+/** The restore drill backs up to and restores from a repository of its own (testkit/backups.ts). */
+export const pgbackrest = command('pgbackrest', 'pgbackrest');
 export const dockerCompose = command('docker-compose', 'docker-compose');
 export const chromium = file('chromium', '/usr/bin/chromium', 'chromium');
 

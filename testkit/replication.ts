@@ -46,19 +46,23 @@ export function replicationMissing(): string | undefined {
   return missingPrerequisites([postgres15], 'streaming replication');
 }
 
-/** Runs a PostgreSQL 15 program, as `postgres` when we are root. */
-async function pg(program: string, args: string[]): Promise<string> {
-  const path = join(POSTGRES_15_BIN, program);
-  const [file, argv] = asRoot ? ['runuser', ['-u', SERVER_USER, '--', path, ...args]] : [path, args];
-  const { stdout } = await run(file, argv, { maxBuffer: 16 * 1024 * 1024 });
+/** Runs `file` (a path, or a command on PATH), as `postgres` when we are root. */
+export async function runAsServerUser(file: string, args: string[]): Promise<string> {
+  const [program, argv] = asRoot ? ['runuser', ['-u', SERVER_USER, '--', file, ...args]] : [file, args];
+  const { stdout } = await run(program, argv, { maxBuffer: 16 * 1024 * 1024 });
   return stdout;
 }
+
+/** Runs a PostgreSQL 15 program, as `postgres` when we are root. */
+const pg = (program: string, args: string[]) => runAsServerUser(join(POSTGRES_15_BIN, program), args);
 
 export interface PgNode {
   name: string;
   port: number;
   /** postgres://postgres@127.0.0.1:PORT/postgres (trust authentication). */
   url: string;
+  /** Its data directory; its socket is in the folder above. */
+  dir: string;
   start(): Promise<void>;
   stop(mode?: 'fast' | 'immediate'): Promise<void>;
   /** `pg_ctl promote`: resolves once the server accepts writes. */
@@ -101,8 +105,7 @@ const conf = (settings: Record<string, string>) =>
 export async function startReplicationCluster(options: ReplicationOptions): Promise<ReplicationCluster> {
   const missing = replicationMissing();
   if (missing) throw new Error(missing);
-  const folder = await mkdtemp(join(tmpdir(), 'gwapi-replication-'));
-  if (asRoot) await run('chown', [SERVER_USER, folder]);
+  const folder = await serverFolder('gwapi-replication-');
   const settings = { ...SETTINGS, ...options.settings };
   const nodes: Node[] = [];
   const cluster: ReplicationCluster = {
@@ -195,8 +198,15 @@ export async function startReplicationCluster(options: ReplicationOptions): Prom
   }
 }
 
-interface Node extends PgNode {
-  dir: string;
+/** A throwaway folder the server's user may write in (a server's sockets, data directories, a repository). */
+export async function serverFolder(prefix: string): Promise<string> {
+  const folder = await mkdtemp(join(tmpdir(), prefix));
+  if (asRoot) await run('chown', [SERVER_USER, folder]);
+  return folder;
+}
+
+/** A server of this module's: PgNode with what its owner needs to stop it. */
+export interface Node extends PgNode {
   running: boolean;
   close(): Promise<void>;
 }
@@ -211,17 +221,22 @@ function serverIds(): Promise<[number, number]> {
 }
 
 /** Writes a file of a server's data folder, owned by the server's user (ALTER SYSTEM rewrites it). */
-async function writeServerFile(path: string, text: string): Promise<void> {
+export async function writeServerFile(path: string, text: string): Promise<void> {
   await writeFile(path, text, { mode: 0o600 });
   if (asRoot) await chown(path, ...(await serverIds()));
 }
 
-async function appendAuto(node: Node, settings: Record<string, string>): Promise<void> {
+/** Adds `settings` to the end of the server's postgresql.auto.conf (later lines win). */
+export async function appendAuto(node: PgNode, settings: Record<string, string>): Promise<void> {
   const file = join(node.dir, 'postgresql.auto.conf');
   await writeServerFile(file, (await readFile(file, 'utf8')) + conf(settings));
 }
 
-async function newNode(name: string, folder: string): Promise<Node> {
+/**
+ * A server whose data directory is `folder`/`name` (made by the caller: initdb, pg_basebackup, a
+ * restore), on a free port it must be given (appendAuto) before it is started.
+ */
+export async function newNode(name: string, folder: string): Promise<Node> {
   const port = await freePort();
   const dir = join(folder, name);
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
