@@ -28,6 +28,11 @@ export interface BackupRepository {
   serverSettings: Record<string, string>;
   /** Writes `config` for `server` (its data directory, port and socket): before the first command. */
   attach(server: PgNode): Promise<void>;
+  /**
+   * Writes `config` with the stanza's server settings left as deployed, for servers that name their own
+   * (a Patroni node's `PGBACKREST_PG1_PATH` and `PGBACKREST_PG1_PORT` in its environment).
+   */
+  attachMany(): Promise<void>;
   /** `pgbackrest --stanza=gwapi ARGS`; resolves with its standard output. */
   pgbackrest(args: string[]): Promise<string>;
   /**
@@ -71,28 +76,32 @@ export async function backupRepository(): Promise<BackupRepository> {
   const config = join(folder, 'pgbackrest.conf');
   const deployedConfig = await readFile(join(DEPLOYED, 'pgbackrest.conf'), 'utf8');
   const serverSettings = serverSettingsOf(await readFile(join(DEPLOYED, 'postgresql.conf'), 'utf8'), config);
-  const pgbackrest = (args: string[]) =>
-    runAsServerUser('pgbackrest', [`--config=${config}`, `--stanza=${STANZA}`, ...args]);
-  return {
-    folder,
-    config,
-    serverSettings,
-    async attach(server) {
-      const text = configWith(deployedConfig, {
+  const writeConfig = (stanza: Record<string, string>) =>
+    writeServerFile(
+      config,
+      configWith(deployedConfig, {
         global: {
           'repo1-path': join(folder, 'repository'),
           'log-path': folder,
           'lock-path': folder,
           'log-level-file': 'off',
         },
-        [STANZA]: {
-          'pg1-path': server.dir,
-          'pg1-port': String(server.port),
-          'pg1-socket-path': dirname(server.dir),
-        },
-      });
-      await writeServerFile(config, text);
-    },
+        [STANZA]: stanza,
+      }),
+    );
+  const pgbackrest = (args: string[]) =>
+    runAsServerUser('pgbackrest', [`--config=${config}`, `--stanza=${STANZA}`, ...args]);
+  return {
+    folder,
+    config,
+    serverSettings,
+    attach: (server) =>
+      writeConfig({
+        'pg1-path': server.dir,
+        'pg1-port': String(server.port),
+        'pg1-socket-path': dirname(server.dir),
+      }),
+    attachMany: () => writeConfig({}),
     pgbackrest,
     async restore(name, args) {
       const node = await newNode(name, folder);

@@ -48,6 +48,8 @@ export interface PatroniCluster {
 export async function startPatroniCluster(options: {
   nodes: number;
   owner?: Owner;
+  /** More environment for a node's Patroni (and so its PostgreSQL, archive_command included). */
+  env?: (node: { name: string; port: number; dataDir: string }) => Record<string, string>;
 }): Promise<PatroniCluster> {
   const folder = await mkdtemp(join(tmpdir(), 'gwapi-patroni-'));
   if (asRoot) await run('chown', ['postgres', folder]);
@@ -107,6 +109,7 @@ export async function startPatroniCluster(options: {
       PATRONI_REPLICATION_PASSWORD: randomBytes(12).toString('hex'),
       // Unix sockets next to the data, not in /var/run/postgresql, which a test machine may lack.
       PATRONI_POSTGRESQL_PGPASS: join(folder, `${node.name}.pgpass`),
+      ...options.env?.({ name: node.name, port: node.port, dataDir: join(folder, node.name) }),
     };
     // --preserve-environment: the variables (passwords among them) reach Patroni, not its command line.
     const [file, args] = asRoot
