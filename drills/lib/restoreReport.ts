@@ -4,7 +4,7 @@ import type { RestoreReport } from '../../testkit/drills/restoreDrill.js';
 import { count, ms } from '../../testkit/report.js';
 
 export function describeRestore(report: RestoreReport) {
-  const { imports, timings, tokens, validators, revokedKey } = report;
+  const { imports, timings, tokens, validators, keys } = report;
   const sides = ['before', 'after'] as const;
   return {
     // No load runs while the database is restored: that phase's row says so rather than NaN.
@@ -22,9 +22,10 @@ export function describeRestore(report: RestoreReport) {
       `from the restore command: restored ${ms(timings.restored)}, PostgreSQL up ${ms(timings.started)}, ` +
         `promoted ${ms(timings.promoted)}, gwapi serve listening ${ms(timings.listening)}, ready (200) ${ms(timings.ready)}`,
       `next transaction id of the restored database ${report.xidsPassed.restored}, of the newest token after the target ${report.xidsPassed.token}`,
-      `key revoked after the target: served after the restore (${revokedKey.servedAfterRestore ? 'yes' : 'no'}); ` +
-        `keys the old timeline changed: ${revokedKey.keysChanged.join(', ') || 'none'}; ` +
-        `refused after the guide's steps (${revokedKey.refusedAfterGuide ? 'yes' : 'no'})`,
+      `keys changed after the target (revoked, created, granted) answer after the restore ` +
+        `${keys.afterRestore.revoked}, ${keys.afterRestore.created}, ${keys.afterRestore.granted}; the old timeline's ` +
+        `keys differ in ${keys.changed.join(', ') || 'nothing'}; after the guide's steps ` +
+        `${keys.afterGuide.revoked}, ${keys.afterGuide.created}, ${keys.afterGuide.granted}, ${keys.leftAfterGuide} lines still differing`,
     ],
     tokens: {
       header: ['token issued', 'probed', '200 exact', '200 wrong', 'rows missed', '410', 'other'],

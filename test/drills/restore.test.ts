@@ -47,7 +47,7 @@ t.test(
       owner: t,
       watch: captureProcess,
     });
-    const { imports, tokens, validators, revokedKey } = report;
+    const { imports, tokens, validators, keys } = report;
 
     t.ok(report.timeline >= 2, `the restore started timeline ${report.timeline}`);
     t.ok(imports.ackedBefore > 0 && imports.begunAfter > 0, 'imports on both sides of the target');
@@ -91,12 +91,23 @@ t.test(
       );
     }
 
-    t.ok(revokedKey.servedAfterRestore > 0, 'the key revoked after the target is served after the restore');
-    t.ok(
-      revokedKey.keysChanged.some((change) => change === `${fixture.revokedKeyId}: revoked`),
-      'the scratch standby of the old timeline shows its revocation',
+    t.same(
+      keys.afterRestore,
+      { revoked: 200, created: 401, granted: 403 },
+      'after the restore the keys are as at the target: revoked one served, created one unknown, grant missing',
     );
-    t.ok(revokedKey.refusedAfterGuide > 0, "refused once the guide's steps are done");
+    t.same(
+      keys.changed.filter((change) => !change.endsWith(': created')).sort(),
+      [`${fixture.grantedKeyId}: granted`, `${fixture.revokedKeyId}: revoked`].sort(),
+      'the old timeline shows the revocation and the grant',
+    );
+    t.equal(keys.changed.filter((change) => change.endsWith(': created')).length, 1, 'and the key created');
+    t.same(
+      keys.afterGuide,
+      { revoked: 401, created: 200, granted: 200 },
+      "after the guide's steps: the revoked key refused, the created key and the grant served",
+    );
+    t.equal(keys.leftAfterGuide, 0, "no key differs from the old timeline's after the guide's steps");
     t.same(report.problems, [], 'the drill passes');
   },
 );

@@ -18,15 +18,20 @@
  *   `gwapi keys list --json` on both, `gwapi keys revoke` for what only the old timeline revoked;
  * - the load's reads never fail while a database serves them.
  */
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
 import { connect, type Sql } from '../../src/db/connect.js';
 import { importMeasurements } from '../../src/importers/measurements/measurements.js';
-import { revokeKey } from '../../src/keys/store.js';
+import { createKey, grantKey, revokeKey } from '../../src/keys/store.js';
 import { seriesPath, WELLS_PATH } from '../apiPaths.js';
 import type { BackupRepository } from '../backups.js';
 import { addKey, addWell } from '../fixtures.js';
 import { outcome, type Replica, spawnGwapi, spawnReplica } from '../gwapi.js';
+import { rememberKey } from '../outputCapture.js';
+import { POSTGRES_15_BIN } from '../prerequisites.js';
 import { appendAuto, type Node, type ReplicationCluster } from '../replication.js';
 import { type DrillFixture, drillTarget } from './drillFixture.js';
 import { type DrillRequest, steadyLoad } from './drillLoad.js';
@@ -40,6 +45,9 @@ export interface RestoreFixture {
   /** Revoked after the restore target. */
   revokedKey: string;
   revokedKeyId: string;
+  /** Granted the first probe tube after the restore target (none before). */
+  grantedKey: string;
+  grantedKeyId: string;
 }
 
 export interface RestoreOptions extends DrillRunOptions {
@@ -113,10 +121,29 @@ export interface RestoreReport {
   xidsPassed: { restored: bigint; token: bigint };
   tokens: TokenProbe[];
   validators: ValidatorProbe[];
-  revokedKey: { servedAfterRestore: number; keysChanged: string[]; refusedAfterGuide: number };
+  /** The keys changed after the target, as the guide finds and applies them. */
+  keys: {
+    /** Status of each key's request after the restore, then after the guide's steps. */
+    afterRestore: KeyAnswers;
+    afterGuide: KeyAnswers;
+    /** What the comparison of the old timeline's keys with the restored ones found: `key_…: revoked`. */
+    changed: string[];
+    /** Lines still differing after the guide's steps. */
+    leftAfterGuide: number;
+  };
   problems: string[];
 }
 
+/** The status of a request by each key changed after the target: the revoked and the created key ask for discovery, the granted one for the tube granted. */
+export interface KeyAnswers {
+  revoked: number;
+  created: number;
+  granted: number;
+}
+/** What each answers once the changes are applied again (and answered on the old timeline). */
+const KEYS_AS_CHANGED: KeyAnswers = { revoked: 401, created: 200, granted: 200 };
+
+const run = promisify(execFile);
 const FROM = '2030-01-01T00:00:00Z';
 const TO = '2031-01-01T00:00:00Z';
 const IMPORT_PERIOD_MS = 250;
@@ -137,11 +164,14 @@ export async function addRestoreFixture(sql: Sql, probes: number): Promise<Resto
   const tubeIds = tubes.map((tube) => tube.id);
   const reader = await addKey(sql, { tubeIds });
   const revoked = await addKey(sql, { tubeIds });
+  const granted = await addKey(sql);
   return {
     probeTubes: tubes.map((tube) => tube.identifier),
     readerKey: reader.key,
     revokedKey: revoked.key,
     revokedKeyId: revoked.keyId,
+    grantedKey: granted.key,
+    grantedKeyId: granted.keyId,
   };
 }
 
@@ -299,6 +329,78 @@ async function keyLines(databaseUrl: string): Promise<string[]> {
   return listed.stdout.split('\n').filter(Boolean);
 }
 
+interface KeyLine {
+  keyId: string;
+  revokedAt: string | null;
+  tubes: string[];
+}
+
+/** The lines of `gwapi keys list --json` on the old timeline that the restored database lacks, each seen `as`. */
+async function keysDiffer(
+  oldTimelineUrl: string,
+  restoredUrl: string,
+  as = (line: string) => line,
+): Promise<string[]> {
+  const [oldTimeline, restored] = await Promise.all([keyLines(oldTimelineUrl), keyLines(restoredUrl)]);
+  const there = new Set(restored.map(as));
+  return oldTimeline.filter((line) => !there.has(as(line)));
+}
+
+/**
+ * The guide's steps (docs/operations/backups.md, "After a restore: key changes"), as an operator types
+ * them: each differing line is a key created, revoked or granted after the target, applied again with
+ * psql's \copy, `gwapi keys revoke` or `gwapi keys grant`. Returns what it found, `key_…: revoked`.
+ */
+async function applyKeyChanges(
+  oldTimelineUrl: string,
+  restoredUrl: string,
+  folder: string,
+  problems: string[],
+): Promise<string[]> {
+  const restored = new Map(
+    (await keyLines(restoredUrl)).map((line) => {
+      const record = JSON.parse(line) as KeyLine;
+      return [record.keyId, record];
+    }),
+  );
+  const found: string[] = [];
+  const gwapi = async (args: string[]) => {
+    const done = await outcome(spawnGwapi(args, { env: { DATABASE_URL: restoredUrl } }));
+    if (done.code !== 0) problems.push(`gwapi ${args.join(' ')}: ${done.stderr.trim()}`);
+  };
+  const psql = (url: string, commands: string[]) =>
+    run(
+      join(POSTGRES_15_BIN, 'psql'),
+      [url, '-X', '-q', '-v', 'ON_ERROR_STOP=1', ...commands.flatMap((c) => ['-c', c])],
+      {
+        cwd: folder,
+      },
+    );
+  for (const line of await keysDiffer(oldTimelineUrl, restoredUrl)) {
+    const record = JSON.parse(line) as KeyLine;
+    const before = restored.get(record.keyId);
+    if (!before) {
+      found.push(`${record.keyId}: created`);
+      await psql(oldTimelineUrl, [
+        `\\copy (select * from api_keys where id = '${record.keyId}') to 'key.csv' csv`,
+        `\\copy (select * from api_key_grants where key_id = '${record.keyId}') to 'grants.csv' csv`,
+      ]);
+      await psql(restoredUrl, [
+        "\\copy api_keys from 'key.csv' csv",
+        "\\copy api_key_grants from 'grants.csv' csv",
+      ]);
+    } else if (record.revokedAt && !before.revokedAt) {
+      found.push(`${record.keyId}: revoked`);
+      await gwapi(['keys', 'revoke', record.keyId]);
+    } else {
+      const more = record.tubes.filter((tube) => !before.tubes.includes(tube));
+      found.push(`${record.keyId}: granted`);
+      if (more.length > 0) await gwapi(['keys', 'grant', record.keyId, '--tube', ...more]);
+    }
+  }
+  return found;
+}
+
 /** Discovery with `key` every 200 ms until `status` or `timeoutMs`: how many requests it took. */
 async function untilStatus(base: string, key: string, status: number, timeoutMs: number): Promise<number> {
   const deadline = performance.now() + timeoutMs;
@@ -324,6 +426,7 @@ export async function runRestoreDrill(options: RestoreOptions): Promise<RestoreR
     const load = steadyLoad(drillTarget(first.base, fixture), fixture.loadKeys, options.periodMs);
     const imports = importLoop(primary.url, fixture.probeTubes, 0, 0);
     const kept = keeper(first.base, fixture, adminSql);
+    let created = { key: '', keyId: '' };
     let target = '';
     let targetFrom = 0;
     let targetTo = 0;
@@ -341,6 +444,13 @@ export async function runRestoreDrill(options: RestoreOptions): Promise<RestoreR
       log(`restore target ${target}`);
       await sleep(options.settleMs / 2);
       await revokeKey(adminSql, fixture.revokedKeyId);
+      created = await createKey(adminSql, {
+        name: 'created after the target',
+        tubeIdentifiers: fixture.probeTubes.slice(0, 1),
+        allTubes: false,
+      });
+      rememberKey(created.key);
+      await grantKey(adminSql, fixture.grantedKeyId, fixture.probeTubes.slice(0, 1));
       await sleep(options.settleMs / 2);
       return { requests: load.between(targetFrom, performance.now()) };
     });
@@ -536,10 +646,19 @@ export async function runRestoreDrill(options: RestoreOptions): Promise<RestoreR
       }
     }
 
-    // The key revoked after the target: served again, then the guide's steps.
-    const servedAfterRestore = await untilStatus(serving.base, fixture.revokedKey, 200, 1000);
-    if (servedAfterRestore === 0)
-      problems.push('the key revoked after the target was not served after the restore');
+    // The keys changed after the target: as they were at the target, then the guide's steps.
+    const firstSeries = seriesPath(fixture.probeTubes[0]!, FROM, TO);
+    const keyAnswers = async (): Promise<KeyAnswers> => ({
+      revoked: (await get(serving.base, WELLS_PATH, fixture.revokedKey)).status,
+      created: (await get(serving.base, WELLS_PATH, created.key)).status,
+      granted: (await get(serving.base, firstSeries, fixture.grantedKey)).status,
+    });
+    const afterRestore = await keyAnswers();
+    if (afterRestore.revoked !== 200 || afterRestore.created !== 401 || afterRestore.granted === 200) {
+      problems.push(
+        `after the restore the keys did not answer as at the target: ${JSON.stringify(afterRestore)}`,
+      );
+    }
     scratch = await repository.restore('scratch', [
       '--type=standby',
       '--target-timeline=1',
@@ -558,30 +677,25 @@ export async function runRestoreDrill(options: RestoreOptions): Promise<RestoreR
         throw new Error(`the scratch standby did not replay up to ${lastLsn}`);
       await sleep(100);
     }
-    const [oldTimeline, restoredKeys] = await Promise.all([
-      keyLines(scratchDb.url),
-      keyLines(restoredDb.url),
-    ]);
-    const changed = oldTimeline.filter((line) => !restoredKeys.includes(line));
-    const keysChanged: string[] = [];
-    for (const line of changed) {
-      const record = JSON.parse(line) as { keyId: string; revokedAt: string | null };
-      const before = restoredKeys
-        .map((l) => JSON.parse(l) as { keyId: string; revokedAt: string | null })
-        .find((r) => r.keyId === record.keyId);
-      keysChanged.push(
-        `${record.keyId}: ${!before ? 'created' : record.revokedAt && !before.revokedAt ? 'revoked' : 'granted'}`,
-      );
-      if (before && record.revokedAt && !before.revokedAt) {
-        const revoked = await outcome(
-          spawnGwapi(['keys', 'revoke', record.keyId], { env: { DATABASE_URL: restoredDb.url } }),
-        );
-        if (revoked.code !== 0) problems.push(`gwapi keys revoke ${record.keyId}: ${revoked.stderr.trim()}`);
-      }
+    const changed = await applyKeyChanges(scratchDb.url, restoredDb.url, repository.folder, problems);
+    // A revocation applied again carries the time it was applied: only whether a key is revoked compares.
+    const revokedOrNot = (line: string) => {
+      const { revokedAt, ...rest } = JSON.parse(line) as KeyLine;
+      return JSON.stringify({ ...rest, revoked: revokedAt !== null });
+    };
+    const left = await keysDiffer(scratchDb.url, restoredDb.url, revokedOrNot);
+    const deadline = performance.now() + REFUSED_WITHIN_MS;
+    let afterGuide = await keyAnswers();
+    while (JSON.stringify(afterGuide) !== JSON.stringify(KEYS_AS_CHANGED) && performance.now() < deadline) {
+      await sleep(200);
+      afterGuide = await keyAnswers();
     }
-    const refusedAfterGuide = await untilStatus(serving.base, fixture.revokedKey, 401, REFUSED_WITHIN_MS);
-    if (refusedAfterGuide === 0)
-      problems.push('the key revoked after the target was not refused after the guide');
+    if (JSON.stringify(afterGuide) !== JSON.stringify(KEYS_AS_CHANGED)) {
+      problems.push(
+        `after the guide's steps the keys answer ${JSON.stringify(afterGuide)}, not ${JSON.stringify(KEYS_AS_CHANGED)}`,
+      );
+    }
+    if (left.length > 0) problems.push(`after the guide's steps ${left.length} key lines still differ`);
 
     const phases = windows.map((w) => ({ ...w, requests: w.requests ?? [] }));
     for (const { phase: name, requests } of phases) {
@@ -598,7 +712,7 @@ export async function runRestoreDrill(options: RestoreOptions): Promise<RestoreR
       xidsPassed,
       tokens,
       validators,
-      revokedKey: { servedAfterRestore, keysChanged, refusedAfterGuide },
+      keys: { afterRestore, afterGuide, changed, leftAfterGuide: left.length },
       problems,
     };
   } finally {
