@@ -10,18 +10,14 @@
  */
 import { execFileSync } from 'node:child_process';
 import { addDrillFixture } from '../testkit/drills/drillFixture.js';
-import {
-  addSwitchoverFixture,
-  freshKeysFor,
-  runSwitchoverDrill,
-  type SwitchoverReport,
-} from '../testkit/drills/switchoverDrill.js';
+import { addProbeFixture, freshKeysFor } from '../testkit/drills/primaryProbes.js';
+import { runSwitchoverDrill, type SwitchoverReport } from '../testkit/drills/switchoverDrill.js';
 import { throwawayFolder } from '../testkit/postgres.js';
 import { haproxy, postgres15, requirePrerequisites, throwawayRedis } from '../testkit/prerequisites.js';
 import { redisOrThrowaway } from '../testkit/redis.js';
 import { startReplicationCluster } from '../testkit/replication.js';
 import { machineLine, printTable } from '../testkit/report.js';
-import { describeSwitchover } from './lib/switchoverReport.js';
+import { describeSwitchover } from './lib/primaryReport.js';
 
 requirePrerequisites([haproxy, throwawayRedis, postgres15]);
 
@@ -46,7 +42,7 @@ try {
   );
   const fixture = await cluster.primary.query(async (sql) => {
     const drill = await addDrillFixture(sql, { keys: KEYS, holders: 0 });
-    return { ...drill, ...(await addSwitchoverFixture(sql, drill, freshKeysFor(settleSeconds! * 1000))) };
+    return { ...drill, ...(await addProbeFixture(sql, drill, freshKeysFor(settleSeconds! * 1000))) };
   });
   await cluster.caughtUp();
   console.log(

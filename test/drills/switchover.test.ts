@@ -9,12 +9,8 @@
  */
 import t from 'tap';
 import { addDrillFixture } from '../../testkit/drills/drillFixture.js';
-import {
-  addSwitchoverFixture,
-  freshKeysFor,
-  runSwitchoverDrill,
-  WHOLE_WITHIN_MS,
-} from '../../testkit/drills/switchoverDrill.js';
+import { addProbeFixture, freshKeysFor } from '../../testkit/drills/primaryProbes.js';
+import { runSwitchoverDrill, WHOLE_WITHIN_MS } from '../../testkit/drills/switchoverDrill.js';
 import { captureProcess } from '../../testkit/outputCapture.js';
 import { haproxy, postgres15 } from '../../testkit/prerequisites.js';
 import { startRedis } from '../../testkit/redis.js';
@@ -34,7 +30,7 @@ t.test(
     t.teardown(() => redis.stop());
     const fixture = await cluster.primary.query(async (sql) => {
       const drill = await addDrillFixture(sql, { keys: 16, holders: 0 });
-      return { ...drill, ...(await addSwitchoverFixture(sql, drill, freshKeysFor(SETTLE_MS))) };
+      return { ...drill, ...(await addProbeFixture(sql, drill, freshKeysFor(SETTLE_MS))) };
     });
     await cluster.caughtUp();
     const report = await runSwitchoverDrill({

@@ -1,24 +1,32 @@
-/** The switch-over drill's report as tables: the phases, the timeline, and failures by kind. */
+/**
+ * The switch-over and crash drills' reports as tables: the phases, and failures by kind, of the load and
+ * of the probes that need the primary; and the switch-over's timeline.
+ */
 
 import type { DrillRequest } from '../../testkit/drills/drillLoad.js';
 import { causes, LOAD_HEADER, latencies, loadRow, percentile } from '../../testkit/drills/drillReport.js';
-import type { Probe, SwitchoverReport } from '../../testkit/drills/switchoverDrill.js';
+import type { PhaseWindow } from '../../testkit/drills/phases.js';
+import type { Probe } from '../../testkit/drills/primaryProbes.js';
+import type { SwitchoverReport } from '../../testkit/drills/switchoverDrill.js';
 import { count, ms } from '../../testkit/report.js';
 
 const PROBE_KINDS: Probe['kind'][] = ['fresh key', 'import', 'revoked key'];
 
 const failedOf = (probes: Probe[], kind: Probe['kind']) => causes(probes.filter((p) => p.kind === kind));
 
-export function describeSwitchover(report: SwitchoverReport) {
+type ProbedPhase = PhaseWindow & { requests: DrillRequest[]; probes: Probe[] };
+
+/** Each phase's load and failed probes by kind; and the whole run's requests by kind, with their p99. */
+export function describeProbedPhases(probedPhases: ProbedPhase[]) {
   const phases = {
     header: [...LOAD_HEADER, ...PROBE_KINDS.map((kind) => `${kind}: failed`)],
-    rows: report.phases.map((phase) => [
+    rows: probedPhases.map((phase) => [
       ...loadRow(phase),
       ...PROBE_KINDS.map((kind) => failedOf(phase.probes, kind)),
     ]),
   };
-  const requests: DrillRequest[] = report.phases.flatMap((phase) => phase.requests);
-  const probes = report.phases.flatMap((phase) => phase.probes);
+  const requests: DrillRequest[] = probedPhases.flatMap((phase) => phase.requests);
+  const probes = probedPhases.flatMap((phase) => phase.probes);
   const kinds = {
     header: ['kind', 'requests', 'ok', 'failed (cause)', 'p99'],
     rows: [
@@ -50,6 +58,10 @@ export function describeSwitchover(report: SwitchoverReport) {
       }),
     ],
   };
+  return { phases, kinds };
+}
+
+export function describeSwitchover(report: SwitchoverReport) {
   const from = (moment: number) => ms(moment - report.stopAt);
   const timeline =
     `primary stopped (fast) after ${from(report.stoppedAt)}; standby promoted at ${from(report.promotedAt)}; ` +
@@ -59,5 +71,5 @@ export function describeSwitchover(report: SwitchoverReport) {
     `Window (stop to whole): ${ms(report.wholeAt - report.stopAt)}. ` +
     `${report.importsKept} of ${report.importsAcknowledged} acknowledged imports on the new primary; ` +
     `the other standby ${report.followerStreams ? 'replays' : 'does NOT replay'} the new primary.`;
-  return { phases, kinds, timeline };
+  return { ...describeProbedPhases(report.phases), timeline };
 }
