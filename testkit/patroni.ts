@@ -6,8 +6,8 @@
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, openSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { closeSync, openSync, readFileSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -15,10 +15,31 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { connect } from '../src/db/connect.js';
 import { freePort } from '../src/db/embedded.js';
-import { type Owner, stopProcess, untilReady } from './processes.js';
+import { childPids, type Owner, stopProcess, untilReady } from './processes.js';
 
 export const PATRONI_CONFIG = fileURLToPath(new URL('../deploy/patroni/patroni.yml', import.meta.url));
 const run = promisify(execFile);
+
+/** The settings patroni.yml bootstraps the cluster's DCS with, which a new cluster runs by. */
+export function bootstrapSettings(): {
+  ttl: number;
+  loopWait: number;
+  retryTimeout: number;
+  synchronousMode: boolean;
+} {
+  const text = readFileSync(PATRONI_CONFIG, 'utf8');
+  const setting = (name: string) => {
+    const found = new RegExp(`^ {4}${name}: (\\S+)`, 'm').exec(text);
+    if (!found) throw new Error(`${PATRONI_CONFIG} sets no ${name}`);
+    return found[1]!;
+  };
+  return {
+    ttl: Number(setting('ttl')),
+    loopWait: Number(setting('loop_wait')),
+    retryTimeout: Number(setting('retry_timeout')),
+    synchronousMode: setting('synchronous_mode') === 'true',
+  };
+}
 const asRoot = userInfo().uid === 0;
 
 export interface PatroniMember {
@@ -31,17 +52,39 @@ export interface PatroniMember {
 }
 
 export interface PatroniCluster {
-  /** The superuser's URL naming every node, in libpq's multi-host form, with `params`. */
-  url(params?: Record<string, string>): string;
+  /** The superuser's URL naming every node (or those `named`), in libpq's multi-host form, with `params`. */
+  url(params?: Record<string, string>, named?: string[]): string;
+  /** The nodes' names, in the order the URL names them. */
+  names: string[];
   /** The cluster as Patroni's REST API tells it. */
   members(): Promise<PatroniMember[]>;
   /**
    * Until Patroni reports one leader and every other node a running replica on the leader's timeline,
-   * and the leader streams to each of them (Patroni says "running" before a replica's slot exists).
+   * and the leader streams to each of them (Patroni says "running" before a replica's slot exists), and
+   * in synchronous mode one of them is the synchronous standby.
    */
   healthy(timeoutMs?: number): Promise<PatroniMember[]>;
-  /** Asks Patroni to hand the leader role to `candidate` (POST /switchover); resolves when accepted. */
+  /**
+   * Asks Patroni to hand the leader role to `candidate` (POST /switchover); resolves when accepted. In
+   * synchronous mode only the synchronous standby is a candidate.
+   */
   switchover(candidate: string): Promise<void>;
+  /**
+   * Changes the cluster's settings in the DCS (PATCH /config, as `patronictl edit-config` does), e.g.
+   * `{ ttl: 10, loop_wait: 2 }` or `{ synchronous_mode: true }`; resolves once the DCS holds them.
+   */
+  configure(settings: Record<string, unknown>): Promise<void>;
+  /**
+   * A crash of `name`'s node as the database tier sees it: SIGKILL to its Patroni, its postmaster and
+   * every process of that server, all at once. Nothing of the node speaks again: the leader key it
+   * held stays in etcd until its ttl runs out. Resolves with the processes killed.
+   */
+  crash(name: string): Promise<number[]>;
+  /**
+   * Holds the WAL senders of `name`'s server (SIGSTOP): its standbys receive nothing more, as standbys
+   * fallen behind do, and still serve reads. Resolves with what lets them go on (SIGCONT).
+   */
+  holdWalSenders(name: string): Promise<() => void>;
   stop(): Promise<void>;
 }
 
@@ -135,6 +178,9 @@ export async function startPatroniCluster(options: {
     return [];
   };
 
+  const postmasterOf = async (name: string) =>
+    Number((await readFile(join(folder, name, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+
   const streamingTo = async (leader: PatroniMember): Promise<number> => {
     const sql = connect(`postgres://postgres:${superuserPassword}@127.0.0.1:${leader.port}/postgres`, {
       max: 1,
@@ -150,9 +196,22 @@ export async function startPatroniCluster(options: {
     }
   };
 
+  // In synchronous mode Patroni names a synchronous standby a round after the replicas run, and hands
+  // the leader role over only to it.
+  const synchronousStandbyChosen = async (now: PatroniMember[]) => {
+    const config = (await (await untilAnswered(nodes, '/config', {})).json()) as {
+      synchronous_mode?: boolean;
+    };
+    return !config.synchronous_mode || now.some((member) => member.role === 'sync_standby');
+  };
+
   const cluster: PatroniCluster = {
-    url(params = {}) {
-      const hosts = nodes.map((node) => `127.0.0.1:${node.port}`).join(',');
+    names: nodes.map((node) => node.name),
+    url(params = {}, named = nodes.map((node) => node.name)) {
+      const hosts = nodes
+        .filter((node) => named.includes(node.name))
+        .map((node) => `127.0.0.1:${node.port}`)
+        .join(',');
       const query = new URLSearchParams(params).toString();
       return `postgres://postgres:${superuserPassword}@${hosts}/postgres${query ? `?${query}` : ''}`;
     },
@@ -170,7 +229,8 @@ export async function startPatroniCluster(options: {
             (member) =>
               ['running', 'streaming'].includes(member.state) && member.timeline === leader.timeline,
           ) &&
-          (await streamingTo(leader)) === replicas.length
+          (await streamingTo(leader)) === replicas.length &&
+          (await synchronousStandbyChosen(now))
         ) {
           return now;
         }
@@ -190,6 +250,43 @@ export async function startPatroniCluster(options: {
       });
       if (!response.ok) throw new Error(`switchover refused: ${response.status} ${await response.text()}`);
     },
+    async configure(settings) {
+      const response = await untilAnswered(nodes, '/config', {
+        method: 'PATCH',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(settings),
+      });
+      if (!response.ok) throw new Error(`configuration refused: ${response.status} ${await response.text()}`);
+    },
+    async crash(name) {
+      const index = nodes.findIndex((node) => node.name === name);
+      if (index === -1) throw new Error(`no node ${name}`);
+      const launched = children[index + 1]!.pid!;
+      // As root, runuser runs Patroni as its child; otherwise the launched process is Patroni.
+      const patroniPids = asRoot ? childPids(launched) : [launched];
+      const postmaster = await postmasterOf(name);
+      const victims = [...patroniPids, postmaster, ...childPids(postmaster)];
+      for (const pid of victims) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {}
+      }
+      return victims;
+    },
+    async holdWalSenders(name) {
+      const senders = childPids(await postmasterOf(name)).filter((pid) =>
+        readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('walsender'),
+      );
+      if (senders.length === 0) throw new Error(`${name} has no WAL sender`);
+      for (const pid of senders) process.kill(pid, 'SIGSTOP');
+      return () => {
+        for (const pid of senders) {
+          try {
+            process.kill(pid, 'SIGCONT');
+          } catch {}
+        }
+      };
+    },
     stop,
   };
   try {
@@ -199,6 +296,23 @@ export async function startPatroniCluster(options: {
     throw error;
   }
   return cluster;
+}
+
+/** The first node whose REST API answers `path`. */
+async function untilAnswered(
+  nodes: { restPort: number }[],
+  path: string,
+  init: RequestInit,
+): Promise<Response> {
+  let last: unknown;
+  for (const node of nodes) {
+    try {
+      return await fetch(`http://127.0.0.1:${node.restPort}${path}`, init);
+    } catch (error) {
+      last = error;
+    }
+  }
+  throw new Error(`no Patroni node answered ${path}: ${(last as Error)?.message}`);
 }
 
 async function untilLeader(nodes: { restPort: number }[], timeoutMs: number): Promise<void> {

@@ -79,7 +79,9 @@ t.test('gwapi follows a Patroni switch-over of its primary', { skip, timeout: 24
   })();
 
   const before = await cluster.healthy();
-  const candidate = before.find((member) => member.role !== 'leader')!.name;
+  // With synchronous_mode (deploy/patroni/patroni.yml), Patroni hands over only to the synchronous standby.
+  const candidate = (before.find((member) => member.role === 'sync_standby') ??
+    before.find((member) => member.role !== 'leader'))!.name;
   await cluster.switchover(candidate);
   let promotedAt: number | undefined;
   while (promotedAt === undefined) {
