@@ -12,6 +12,7 @@ import type { Sql } from './db/connect.js';
 import { openReads, type Reads } from './db/readReplicas/reads.js';
 import { Readiness } from './health/readiness.js';
 import { healthRoutes } from './health/routes.js';
+import { BulkTurns } from './http/bulkTurns.js';
 import { acceptEveryMethod } from './http/hooks/methods.js';
 import { closeConnectionsWithBodies } from './http/hooks/requestBodies.js';
 import { registerVersionHeader } from './http/hooks/version.js';
@@ -95,6 +96,8 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
   registerVersionHeader(app);
   registerRequestLog(app);
   registerRequestMetrics(app, metrics);
+  const turns = new BulkTurns();
+  turns.countRequests(app);
   registerProblems(app);
   closeConnectionsWithBodies(app);
   // Set by the key check inside /v1, read by the request log of every request.
@@ -103,14 +106,15 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
   const resolver = createClientResolver(sql, {
     cacheSeconds: settings.KEY_CACHE_SECONDS,
     onLookup: metrics.keyLookup,
-    withConnection: reads.primary.gate.run,
+    withConnection: (work, signal) => reads.primary.gate.run(work, signal, 'key'),
     // With replicas, through the read router: a usable replica, retried elsewhere if its connection goes.
     ...(reads.replicas().length > 0 && {
-      whilePrimaryUnavailable: (lookup) => reads.read((source) => source.gate.run(() => lookup(source.sql))),
+      whilePrimaryUnavailable: (lookup) =>
+        reads.read((source) => source.gate.run(() => lookup(source.sql), undefined, 'key')),
     }),
   });
 
-  app.register(v1Api, { prefix: V1_PREFIX, reads, resolver, limits, settings, metrics });
+  app.register(v1Api, { prefix: V1_PREFIX, reads, resolver, limits, settings, metrics, turns });
   app.register(healthRoutes, { readiness });
   return app;
 }

@@ -96,6 +96,11 @@ export const variables = {
     description:
       'How long a request waits for a free database connection when all are in use (slow clients holding streams); then it is refused with 503 and Retry-After.',
   },
+  BULK_CONNECTIONS: {
+    schema: integer(1, 1000),
+    description:
+      "Of DATABASE_POOL_MAX's connections, how many bulk documents (the network's measurements) may hold at once; the rest stay free for short requests. Bulk requests beyond it wait as for a connection (DATABASE_WAIT_SECONDS). Unset: half of DATABASE_POOL_MAX, rounded down, at least 1.",
+  },
   DATABASE_READ_URL: {
     schema: postgresUrl,
     secret: true,
@@ -267,8 +272,18 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     }
     settings[name] = parsed.data;
   }
+  const { BULK_CONNECTIONS: bulk, DATABASE_POOL_MAX: pool } = settings as Settings;
+  if (bulk !== undefined && bulk > pool) {
+    throw new SettingsError('BULK_CONNECTIONS', `expected at most DATABASE_POOL_MAX (${pool}) (got ${bulk})`);
+  }
   return settings as Settings;
 }
+
+/** BULK_CONNECTIONS, or its default: half the pool, so that as many connections stay for short requests. */
+export const bulkConnections = (settings: {
+  BULK_CONNECTIONS?: number | undefined;
+  DATABASE_POOL_MAX: number;
+}) => settings.BULK_CONNECTIONS ?? Math.max(1, Math.floor(settings.DATABASE_POOL_MAX / 2));
 
 /** The settings table for `--help` and docs/operations/settings.md: name, default, description. */
 export function describeSettings(): string {

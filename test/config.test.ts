@@ -1,5 +1,5 @@
 import t from 'tap';
-import { loadSettings, SettingsError } from '../src/config.js';
+import { bulkConnections, loadSettings, SettingsError } from '../src/config.js';
 import { runCli } from './helpers/cli.js';
 
 t.test('defaults apply when nothing is set', async (t) => {
@@ -41,6 +41,13 @@ t.test('valid values are parsed to their types', async (t) => {
   t.equal(s.REDIS_SENTINEL_NAME, 'mymaster');
 });
 
+t.test('BULK_CONNECTIONS: half the pool unless set, at least 1', async (t) => {
+  t.equal(bulkConnections(loadSettings({})), 5);
+  t.equal(bulkConnections(loadSettings({ DATABASE_POOL_MAX: '3' })), 1);
+  t.equal(bulkConnections(loadSettings({ DATABASE_POOL_MAX: '1' })), 1);
+  t.equal(bulkConnections(loadSettings({ DATABASE_POOL_MAX: '20', BULK_CONNECTIONS: '20' })), 20);
+});
+
 t.test('an empty variable counts as unset', async (t) => {
   t.equal(loadSettings({ PORT: '', DATABASE_URL: '' }).PORT, 3000);
 });
@@ -53,6 +60,12 @@ const bad: [string, string, RegExp][] = [
   ['CONCURRENCY_LIMIT', '0', /^invalid setting CONCURRENCY_LIMIT: expected at least 1/],
   ['DATABASE_WAIT_SECONDS', '0', /^invalid setting DATABASE_WAIT_SECONDS: expected a positive number/],
   ['DATABASE_WAIT_SECONDS', '601', /^invalid setting DATABASE_WAIT_SECONDS: expected at most 600/],
+  [
+    'BULK_CONNECTIONS',
+    '11',
+    /^invalid setting BULK_CONNECTIONS: expected at most DATABASE_POOL_MAX \(10\) \(got 11\)$/,
+  ],
+  ['BULK_CONNECTIONS', '0', /^invalid setting BULK_CONNECTIONS: expected at least 1/],
   [
     'REDIS_SENTINELS',
     'sentinel-1',

@@ -10,6 +10,10 @@
  *
  * Waiters are served first come, first served, so a steady stream of new requests cannot starve one
  * that has waited longest. A waiter whose signal aborts (its client went away) leaves the queue at once.
+ *
+ * A gate may hold a share of another's places (`within`): bulk documents pass a gate of fewer places
+ * first, then the pool's, so however many bulk streams run, the rest of the pool stays free for short
+ * requests (docs/decisions/0111-bulk-documents-share-of-the-pool.md).
  */
 
 export interface GateCounts {
@@ -55,10 +59,29 @@ export interface ConnectionGateOptions {
   waitMs: number;
   /** Told the counts after each change (for metrics). */
   onChange?: (counts: GateCounts) => void;
+  /** Told how long each wait for a permit lasted, however it ended, with the kind of request. */
+  onWaited?: (kind: string, waitedMs: number) => void;
+  /**
+   * The gate whose places this one shares out: a permit of this gate holds one of `within` too, taken
+   * after this one's, within the same deadline.
+   */
+  within?: ConnectionGate;
 }
 
 /** Runs `work` while holding a pooled connection: what a query site needs from the gate. */
-export type WithConnection = <T>(work: () => Promise<T>, signal?: AbortSignal) => Promise<T>;
+export type WithConnection = <T>(work: () => Promise<T>, signal?: AbortSignal, kind?: string) => Promise<T>;
+
+/** A permit that gives back what it holds on its first release only. */
+function onceReleased(giveBack: () => void): Permit {
+  let released = false;
+  return {
+    release() {
+      if (released) return;
+      released = true;
+      giveBack();
+    },
+  };
+}
 
 interface Waiter {
   /** Hands a permit to this waiter (it has already left the queue). */
@@ -72,13 +95,19 @@ export class ConnectionGate {
   /** Insertion order is arrival order, and a waiter that gives up is deleted in O(1). */
   private readonly queue = new Set<Waiter>();
   private readonly onChange: ((counts: GateCounts) => void) | undefined;
+  private readonly onWaited: ((kind: string, waitedMs: number) => void) | undefined;
+  readonly within: ConnectionGate | undefined;
 
   constructor(options: ConnectionGateOptions) {
     if (!Number.isInteger(options.size) || options.size < 1) throw new RangeError('size must be at least 1');
     if (!(options.waitMs > 0)) throw new RangeError('waitMs must be positive');
+    if (options.within && options.size > options.within.size)
+      throw new RangeError('a share of a gate cannot have more places than the gate');
     this.size = options.size;
     this.waitMs = options.waitMs;
     this.onChange = options.onChange;
+    this.onWaited = options.onWaited;
+    this.within = options.within;
   }
 
   counts(): GateCounts {
@@ -86,10 +115,32 @@ export class ConnectionGate {
   }
 
   /**
-   * A permit, as soon as one is free and no earlier request waits for one; rejects with
-   * ConnectionWaitTimeout after `waitMs`, or ConnectionWaitAborted when `signal` aborts first.
+   * A permit (and one of `within`'s, with a share), as soon as one is free and no earlier request
+   * waits for one; rejects with ConnectionWaitTimeout after `waitMs`, or ConnectionWaitAborted when
+   * `signal` aborts first. `kind` names the kind of request in the report of waits.
    */
-  acquire(signal?: AbortSignal): Promise<Permit> {
+  async acquire(signal?: AbortSignal, kind = 'other'): Promise<Permit> {
+    const since = performance.now();
+    try {
+      const permit = await this.take(signal, since);
+      if (!this.within) return permit;
+      try {
+        const shared = await this.within.take(signal, since);
+        return onceReleased(() => {
+          shared.release();
+          permit.release();
+        });
+      } catch (error) {
+        permit.release();
+        throw error;
+      }
+    } finally {
+      this.onWaited?.(kind, performance.now() - since);
+    }
+  }
+
+  /** A permit of this gate alone, its wait ending `waitMs` after `since`. */
+  private take(signal: AbortSignal | undefined, since: number): Promise<Permit> {
     if (signal?.aborted) return Promise.reject(new ConnectionWaitAborted(0));
     if (this.heldCount < this.size && this.queue.size === 0) {
       this.heldCount += 1;
@@ -97,7 +148,6 @@ export class ConnectionGate {
       return Promise.resolve(this.permit());
     }
     return new Promise<Permit>((resolve, reject) => {
-      const since = performance.now();
       const leave = (error: Error) => {
         // Already granted (a release and the deadline in the same turn): the permit stands.
         if (!this.queue.delete(waiter)) return;
@@ -107,7 +157,7 @@ export class ConnectionGate {
       };
       const timer = setTimeout(
         () => leave(new ConnectionWaitTimeout(this.waitMs, this.counts())),
-        this.waitMs,
+        Math.max(0, since + this.waitMs - performance.now()),
       );
       const onAbort = () => leave(new ConnectionWaitAborted(Math.round(performance.now() - since)));
       const settle = () => {
@@ -127,8 +177,8 @@ export class ConnectionGate {
   }
 
   /** `work` with a permit held; the permit is given back however `work` ends. */
-  run: WithConnection = async (work, signal) => {
-    const permit = await this.acquire(signal);
+  run: WithConnection = async (work, signal, kind) => {
+    const permit = await this.acquire(signal, kind);
     try {
       return await work();
     } finally {
@@ -137,14 +187,7 @@ export class ConnectionGate {
   };
 
   private permit(): Permit {
-    let released = false;
-    return {
-      release: () => {
-        if (released) return;
-        released = true;
-        this.handOn();
-      },
-    };
+    return onceReleased(() => this.handOn());
   }
 
   /** A released permit goes straight to the longest waiter, or back to the free ones. */
@@ -165,26 +208,32 @@ export class ConnectionGate {
 }
 
 /**
- * Gates reported together (one per pool of the app): `onChange` is told the counts summed over every
- * gate made so far, since what matters to an operator is whether requests wait at all.
+ * Gates reported together (one per pool of the app, and the bulk share of each): `onChange` is told the
+ * counts summed over every gate made so far, since what matters to an operator is whether requests wait
+ * at all. A share's permits are held within its pool's, so only the pools' are counted as held.
  */
 export function gateGroup(
-  options: Omit<ConnectionGateOptions, 'onChange'>,
+  options: Omit<ConnectionGateOptions, 'onChange' | 'within'>,
   onChange?: (counts: GateCounts) => void,
-): () => ConnectionGate {
+): (share?: { of: ConnectionGate; size: number }) => ConnectionGate {
   const gates: ConnectionGate[] = [];
   const report = () =>
     onChange?.(
       gates.reduce<GateCounts>(
         (sum, gate) => {
           const counts = gate.counts();
-          return { held: sum.held + counts.held, waiting: sum.waiting + counts.waiting };
+          const held = gate.within ? 0 : counts.held;
+          return { held: sum.held + held, waiting: sum.waiting + counts.waiting };
         },
         { held: 0, waiting: 0 },
       ),
     );
-  return () => {
-    const gate = new ConnectionGate({ ...options, onChange: report });
+  return (share) => {
+    const gate = new ConnectionGate({
+      ...options,
+      onChange: report,
+      ...(share && { size: share.size, within: share.of }),
+    });
     gates.push(gate);
     return gate;
   };

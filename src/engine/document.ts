@@ -56,6 +56,8 @@ export interface DocumentRequest<P extends Planned> {
    * way out (nothing to write, a failure, the end, a consumer that stopped).
    */
   connection?: { held(): void; released(): void };
+  /** Awaited before each chunk: a bulk document's turn. */
+  beforeChunk?: () => Promise<void>;
 }
 
 export interface OpenedDocument<P extends Planned> {
@@ -129,6 +131,7 @@ export async function openDocument<P extends Planned>(
     if (!first.done) plan = (first.value as { plan: P }).plan;
     else whole = true;
     while (plan && headBytes < READ_BEFORE_SENDING_BYTES) {
+      await request.beforeChunk?.();
       const next = await items.next();
       if (next.done) {
         whole = true;
@@ -155,7 +158,12 @@ export async function openDocument<P extends Planned>(
   async function* body() {
     try {
       for (const chunk of head.splice(0)) if (chunk.length > 0) yield chunk;
-      if (!whole) for await (const chunk of rest) if (chunk.length > 0) yield chunk;
+      while (!whole) {
+        await request.beforeChunk?.();
+        const next = await rest.next();
+        if (next.done) break;
+        if (next.value.length > 0) yield next.value;
+      }
     } finally {
       await finish();
     }

@@ -15,6 +15,7 @@ import { type DocumentRequest, openDocument, type Planned, readPlan } from '../e
 import type { Format, LatestWriter, MediaFormat, SeriesWriter } from '../engine/write/writer.js';
 import { attachment, fileAttachment } from './attachment.js';
 import type { BudgetCache } from './budgetCache.js';
+import type { BulkTurns } from './bulkTurns.js';
 import { clientGoneSignal } from './clientGone.js';
 import { type Coding, compressStream, negotiateCoding } from './compression.js';
 import {
@@ -64,6 +65,14 @@ export interface StreamedDocument<
   W extends AnyWriter,
   F extends MediaFormat = Format,
 > {
+  /** The kind of request, for the report of waits for a database connection: `series`, `network`, … */
+  kind: string;
+  /**
+   * A bulk document (many tubes' measurements): its body is read through the source's bulk gate, a
+   * share of the pool's connections, so that bulk streams never hold every connection, and its chunks
+   * take turns with the other bulk documents' on the event loop (bulkTurns.ts).
+   */
+  bulk?: boolean;
   /** The formats the endpoint offers, in the order that breaks a tie of Accept's q-values. */
   offered: readonly F[];
   /** The `format` parameter, when given: it decides over Accept. */
@@ -96,25 +105,27 @@ export interface Negotiated<W extends AnyWriter, F extends MediaFormat = Format>
 export interface StreamDependencies {
   reads: ReadSources;
   metrics: ServiceMetrics;
+  /** The turns bulk documents take on the event loop. */
+  turns: BulkTurns;
 }
 
 /**
- * The document of `source`, with a permit of its connection gate for as long as it holds its pooled
- * connection: the permit goes back with `connection.released`. Each attempt takes its own permit, so a
- * retry after a lost connection waits its turn like any request.
+ * The document of `source`, with a permit of its connection gate (its bulk gate for a bulk document)
+ * for as long as it holds its pooled connection: the permit goes back with `connection.released`. Each
+ * attempt takes its own permit, so a retry after a lost connection waits its turn like any request.
  */
 async function openGatedDocument<P extends Planned>(
-  { sql, gate }: ReadSource,
+  { sql, gate, bulkGate }: ReadSource,
   metrics: ServiceMetrics,
   document: Omit<DocumentRequest<P>, 'connection'>,
   writer: AnyWriter,
-  signal: AbortSignal,
+  { signal, kind, turns }: { signal: AbortSignal; kind: string; turns: BulkTurns | undefined },
 ) {
   // Created first, so the stream gauge counts the wait at the gate as waiting.
   const use = metrics.streamConnection();
   let permit: Permit;
   try {
-    permit = await gate.acquire(signal);
+    permit = await (turns ? bulkGate : gate).acquire(signal, kind);
   } catch (error) {
     use.released();
     throw error;
@@ -126,7 +137,7 @@ async function openGatedDocument<P extends Planned>(
       permit.release();
     },
   };
-  return openDocument(sql, { ...document, connection }, writer);
+  return openDocument(sql, { ...document, connection, ...(turns && { beforeChunk: turns.turn }) }, writer);
 }
 
 /**
@@ -140,10 +151,11 @@ async function openGatedDocument<P extends Planned>(
 export async function sendDocument<P extends ResponsePlan, W extends AnyWriter, F extends MediaFormat>(
   request: FastifyRequest,
   reply: FastifyReply,
-  { reads, metrics }: StreamDependencies,
+  { reads, metrics, turns }: StreamDependencies,
   endpoint: StreamedDocument<P, W, F>,
 ): Promise<FastifyReply> {
-  const { offered } = endpoint;
+  const { offered, kind } = endpoint;
+  if (endpoint.bulk) turns.bulkResponse(reply);
   const format =
     offered.find(({ name }) => name === endpoint.format) ?? negotiate(request.headers.accept, offered);
   const coding = negotiateCoding(request.headers['accept-encoding']);
@@ -189,7 +201,9 @@ export async function sendDocument<P extends ResponsePlan, W extends AnyWriter, 
   if (keeping) {
     const { kept, heldThroughMs } = await reads.read(async (source) => ({
       heldThroughMs: source.heldThroughMs(),
-      kept: keeping.documents.get(await source.gate.run(() => keeping.keptAsNow(source, negotiated), signal)),
+      kept: keeping.documents.get(
+        await source.gate.run(() => keeping.keptAsNow(source, negotiated), signal, kind),
+      ),
     }));
     metrics.keptDocumentLookup(kept !== undefined);
     if (kept) {
@@ -204,7 +218,11 @@ export async function sendDocument<P extends ResponsePlan, W extends AnyWriter, 
     const { plan, heldThroughMs } = await reads.read(async (source) => ({
       // Before the read: what the source held then, it holds in the read's snapshot too.
       heldThroughMs: source.heldThroughMs(),
-      plan: await source.gate.run(() => readPlan(source.sql, (_pool, tx) => planOn(source, tx)), signal),
+      plan: await source.gate.run(
+        () => readPlan(source.sql, (_pool, tx) => planOn(source, tx)),
+        signal,
+        kind,
+      ),
     }));
     if (!plan) throw endpoint.notFound();
     const answered = bodiless(plan, heldThroughMs);
@@ -212,7 +230,11 @@ export async function sendDocument<P extends ResponsePlan, W extends AnyWriter, 
   }
 
   const opened = await reads.read((source) =>
-    openGatedDocument(source, metrics, { plan: (_pool, tx) => planOn(source, tx), onRows }, writer, signal),
+    openGatedDocument(source, metrics, { plan: (_pool, tx) => planOn(source, tx), onRows }, writer, {
+      signal,
+      kind,
+      turns: endpoint.bulk ? turns : undefined,
+    }),
   );
   if (!opened) throw endpoint.notFound();
   const { plan, body } = opened;

@@ -48,7 +48,9 @@ export function syncTokens(reads: ReadSources): SyncTokens {
     current: currentSyncPoint,
     issue: async (tx, point, keyId) => issueSyncToken(point, keyId, await secretOf(() => loadSyncSecret(tx))),
     async read(text, keyId) {
-      const key = await secretOf(() => reads.read(({ sql, gate }) => gate.run(() => loadSyncSecret(sql))));
+      const key = await secretOf(() =>
+        reads.read(({ sql, gate }) => gate.run(() => loadSyncSecret(sql), undefined, 'sync')),
+      );
       return readSyncToken(text, keyId, key);
     },
     gone: syncGone,

@@ -10,6 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import { validatorCompiler } from 'fastify-type-provider-zod';
 import type { Settings } from '../config.js';
 import type { ReadSources } from '../db/readReplicas/readSources.js';
+import type { BulkTurns } from '../http/bulkTurns.js';
 import { admitClient } from '../http/hooks/admitClient.js';
 import { authenticate } from '../http/hooks/authenticate.js';
 import { readOnlyRoutes } from '../http/hooks/methods.js';
@@ -32,6 +33,7 @@ export interface V1Dependencies {
   limits: ClientLimits;
   settings: Settings;
   metrics: ServiceMetrics;
+  turns: BulkTurns;
 }
 
 /**
@@ -45,7 +47,7 @@ export function v1Routes(api: FastifyInstance): void {
 }
 
 export async function v1Api(api: FastifyInstance, deps: V1Dependencies): Promise<void> {
-  const { reads, resolver, limits, settings, metrics } = deps;
+  const { reads, resolver, limits, settings, metrics, turns } = deps;
   const sync = syncTokens(reads);
   v1Routes(api);
   await api.register(openApiRoute, { settings });
@@ -55,8 +57,8 @@ export async function v1Api(api: FastifyInstance, deps: V1Dependencies): Promise
     // Lifted limits admit every request and advertise nothing, so they need no hook at all.
     if (limits !== unlimited) data.addHook('onRequest', admitClient(limits, settings));
     await data.register(wellsRoute, { reads });
-    await data.register(seriesRoute, { reads, metrics });
-    await data.register(networkRoute, { reads, metrics, sync });
-    await data.register(latestRoute, { reads, metrics });
+    await data.register(seriesRoute, { reads, metrics, turns });
+    await data.register(networkRoute, { reads, metrics, turns, sync });
+    await data.register(latestRoute, { reads, metrics, turns });
   });
 }

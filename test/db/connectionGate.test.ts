@@ -1,6 +1,8 @@
 /**
  * The connection gate on its own: permits up to its size, first come first served, a wait that ends
  * at its deadline or when its client leaves, and a permit that counts once however often it is released.
+ * A share of a gate (bulk documents): never more of the gate's places than its own, one deadline for
+ * both waits, and every wait reported with its kind of request.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
@@ -224,4 +226,82 @@ t.test('one gate per pool, reported together; key lookups share the reads’ gat
     [sql, 3, 250],
     'its gate as large as its pool',
   );
+  t.same(
+    [primary.bulkGate.within, primary.bulkGate.size],
+    [primary.gate, 1],
+    'its bulk gate a share of it: half the pool by default, rounded down',
+  );
+  const set = openReads({ settings: { ...settings, BULK_CONNECTIONS: 3 }, primary: sql });
+  t.equal(set.primary.bulkGate.size, 3, 'BULK_CONNECTIONS sets the share');
+});
+
+t.test('a share holds its places within its gate, and leaves the rest to other requests', async (t) => {
+  const waits: [string, number][] = [];
+  const reports: GateCounts[] = [];
+  const newGate = gateGroup(
+    { size: 3, waitMs: 300, onWaited: (kind, waitedMs) => waits.push([kind, waitedMs]) },
+    (counts) => reports.push(counts),
+  );
+  const gate = newGate();
+  const bulk = newGate({ of: gate, size: 2 });
+  const bulkHeld = [await bulk.acquire(undefined, 'network'), await bulk.acquire(undefined, 'network')];
+  t.same(gate.counts(), { held: 2, waiting: 0 }, 'each bulk permit holds one of the gate');
+  t.same(reports.at(-1), { held: 2, waiting: 0 }, 'held once in the report, not once per gate');
+
+  const started = performance.now();
+  const third = bulk.acquire(undefined, 'network').then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  await settled();
+  t.same(bulk.counts(), { held: 2, waiting: 1 }, 'a third bulk request waits at its share');
+  t.same(reports.at(-1), { held: 2, waiting: 1 }, 'and is reported waiting');
+  const series = await gate.acquire(undefined, 'series');
+  t.same(gate.counts(), { held: 3, waiting: 0 }, 'while a short request takes the place left');
+  t.ok(performance.now() - started < 100, 'at once');
+  const timeout = await third;
+  t.ok(timeout instanceof ConnectionWaitTimeout, 'the bulk request is refused at its deadline');
+  series.release();
+
+  // A share's place, then the gate's: one deadline for both.
+  bulkHeld[0]!.release();
+  const shortHeld = [await gate.acquire(), await gate.acquire()];
+  const sinceBoth = performance.now();
+  const blocked = await bulk.acquire(undefined, 'network').then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  const waitedBoth = performance.now() - sinceBoth;
+  t.ok(blocked instanceof ConnectionWaitTimeout, 'a share’s place but none of the gate’s: refused');
+  t.ok(waitedBoth >= 295 && waitedBoth < 600, `after one wait in all (${Math.round(waitedBoth)} ms)`);
+  t.same(bulk.counts(), { held: 1, waiting: 0 }, 'its share place given back');
+  for (const permit of [...shortHeld, bulkHeld[1]!]) permit.release();
+  t.same(
+    [gate.counts(), bulk.counts()],
+    [
+      { held: 0, waiting: 0 },
+      { held: 0, waiting: 0 },
+    ],
+  );
+
+  const bulkPermit = await bulk.acquire();
+  bulkPermit.release();
+  bulkPermit.release();
+  t.same(
+    [gate.counts(), bulk.counts()],
+    [
+      { held: 0, waiting: 0 },
+      { held: 0, waiting: 0 },
+    ],
+    'once',
+  );
+
+  t.same(
+    waits.map(([kind]) => kind),
+    ['network', 'network', 'series', 'network', 'other', 'other', 'network', 'other'],
+    'every wait reported when it ends, with its kind (other when not told)',
+  );
+  t.ok(waits[3]![1] >= 295, 'the refused wait reported as long as it was');
+  t.ok(waits[0]![1] < 50, 'a permit given at once is a wait of nothing');
+  t.throws(() => newGate({ of: gate, size: 4 }), RangeError, 'a share larger than its gate');
 });

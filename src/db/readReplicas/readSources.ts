@@ -19,6 +19,8 @@ export interface ReadSource {
   name: string;
   sql: Sql;
   gate: ConnectionGate;
+  /** A share of `gate`'s places (BULK_CONNECTIONS) that bulk documents pass first. */
+  bulkGate: ConnectionGate;
   /** A replica, whose data may be behind the primary's. */
   replica: boolean;
   /**
@@ -176,7 +178,11 @@ export function replicaReads(options: ReplicaReadsOptions): ReadSources {
       // Without the fallback the primary answered nothing: it still says whether the wait can ever end.
       if (behind && fallback.length === 0) {
         const { checkPrimary } = behind;
-        await primary.gate.run(() => retryIfConnectionLost(() => checkPrimary(primary.sql)));
+        await primary.gate.run(
+          () => retryIfConnectionLost(() => checkPrimary(primary.sql)),
+          undefined,
+          'sync',
+        );
       }
       return refuse(behind !== undefined);
     }

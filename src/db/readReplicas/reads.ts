@@ -9,6 +9,7 @@
  * ones (`random`, our default: several replicas are named to share the reads) or go to the first usable
  * in the URL's order (`disable`, libpq's default: the others wait as spares).
  */
+import { bulkConnections } from '../../config.js';
 import { connect, type Sql } from '../connect.js';
 import { type ConnectionGateOptions, type GateCounts, gateGroup } from '../connectionGate.js';
 import { hostLabel, hostUrl, parsePostgresUrl } from '../postgresUrl.js';
@@ -27,6 +28,7 @@ export interface ReadSettings {
   /** The primary, whose WAL the monitor samples (required with DATABASE_READ_URL). */
   DATABASE_URL?: string | undefined;
   DATABASE_POOL_MAX: number;
+  BULK_CONNECTIONS?: number | undefined;
   DATABASE_WAIT_SECONDS: number;
   DATABASE_PREPARE: boolean;
   READ_FALLBACK: ReadFallback;
@@ -36,6 +38,8 @@ export interface ReadSettings {
 /** What is counted of the reads (the service's metrics). */
 export interface ReadMetrics {
   connectionGate(counts: GateCounts): void;
+  /** A request waited `waitedMs` at a connection gate (however the wait ended). */
+  connectionWaited(kind: string, waitedMs: number): void;
   readServed(source: ReadSource): void;
   readsUnavailable(error: ReadsUnavailable): void;
   watchReplicas(sources: Pick<ReadSources, 'replicas'>): void;
@@ -89,12 +93,19 @@ export function openReads(options: OpenReadsOptions): Reads {
   const gateOptions: ConnectionGateOptions = {
     size: settings.DATABASE_POOL_MAX,
     waitMs: settings.DATABASE_WAIT_SECONDS * 1000,
+    ...(metrics && { onWaited: metrics.connectionWaited }),
   };
   const newGate = gateGroup(gateOptions, metrics?.connectionGate);
+  const bulkSize = bulkConnections(settings);
+  /** A pool's gate and its bulk share. */
+  const gates = () => {
+    const gate = newGate();
+    return { gate, bulkGate: newGate({ of: gate, size: bulkSize }) };
+  };
   const primary: ReadSource = {
     name: 'primary',
     sql: options.primary,
-    gate: newGate(),
+    ...gates(),
     replica: false,
     heldThroughMs: () => Number.POSITIVE_INFINITY,
   };
@@ -137,7 +148,7 @@ export function openReads(options: OpenReadsOptions): Reads {
     replicas: pools.map(({ name, sql }) => ({
       name,
       sql,
-      gate: newGate(),
+      ...gates(),
       replica: true,
       heldThroughMs: () => monitor.status(name).heldThroughMs,
     })),

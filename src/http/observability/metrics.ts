@@ -12,7 +12,7 @@
  * short queries too, passes the connection gate (src/db/connectionGate.ts), whose counts are exported
  * as they change; a request that waited there in vain is a 503, counted apart.
  */
-import { Counter, Gauge, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { GateCounts } from '../../db/connectionGate.js';
 import { REPLICA_STATES } from '../../db/readReplicas/monitor.js';
 import type { ReadSource, ReadSources, ReadsUnavailable } from '../../db/readReplicas/readSources.js';
@@ -38,6 +38,12 @@ const LIMITS_STATES: LimitsState[] = ['in-process', 'shared', 'fallback'];
 
 /** Seconds; streams of a year take seconds to minutes, everything else milliseconds. */
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
+
+/** Seconds; a wait is nothing at all when a connection is free, and at most DATABASE_WAIT_SECONDS. */
+const WAIT_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/** The kinds of request that wait for a connection, exported from the start. */
+export const WAIT_KINDS = ['key', 'discovery', 'series', 'network', 'latest', 'sync'] as const;
 
 export type ServiceMetrics = ReturnType<typeof createMetrics>;
 
@@ -100,6 +106,13 @@ export function createMetrics(sources: MetricsSources) {
     'Pooled database connections given to requests (held) and requests waiting for one (waiting), through the connection gate; at most DATABASE_POOL_MAX held.',
     ['state'],
   );
+  const waits = new Histogram({
+    name: 'gwapi_db_connection_wait_seconds',
+    help: 'Time requests waited at the connection gate for a pooled database connection, however the wait ended, by kind of request: key, discovery, series, network, latest, sync.',
+    labelNames: ['kind'] as const,
+    buckets: WAIT_BUCKETS,
+    registers,
+  });
   const waitTimeouts = counter(
     'gwapi_db_wait_timeouts_total',
     'Requests answered 503 because no database connection came free within DATABASE_WAIT_SECONDS.',
@@ -162,6 +175,7 @@ export function createMetrics(sources: MetricsSources) {
   gate.set({ state: 'held' }, 0);
   gate.set({ state: 'waiting' }, 0);
   for (const result of ['hit', 'miss']) keyCache.inc({ result }, 0);
+  for (const kind of WAIT_KINDS) waits.zero({ kind });
 
   return {
     registry,
@@ -220,6 +234,11 @@ export function createMetrics(sources: MetricsSources) {
     connectionGate(counts: GateCounts): void {
       gate.set({ state: 'held' }, counts.held);
       gate.set({ state: 'waiting' }, counts.waiting);
+    },
+
+    /** A request of `kind` waited `waitedMs` for a database connection. */
+    connectionWaited(kind: string, waitedMs: number): void {
+      waits.observe({ kind }, waitedMs / 1000);
     },
 
     /** A request got no database connection in time (503). */

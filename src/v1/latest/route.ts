@@ -73,6 +73,7 @@ export async function latestRoute(app: FastifyInstance, options: StreamDependenc
       if (readsNothing(client)) throw forbidden();
       const { statuses, withStatus = false } = statusRequestOf(query);
       return sendDocument<ResponsePlan, LatestWriter, LatestFormat>(request, reply, options, {
+        kind: 'latest',
         offered: LATEST_FORMAT_LIST,
         format: query.format,
         writer: (format) => format.latest(withStatus ? { statuses: STATUSES } : {}),

@@ -53,6 +53,8 @@ export async function networkRoute(
       if (readsNothing(client)) throw forbidden();
       const interval = intervalOf(query);
       return sendDocument(request, reply, options, {
+        kind: 'network',
+        bulk: true,
         offered: FORMAT_LIST,
         format: query.format,
         writer: (format) => format.network(writerOptionsOf(interval, { delta: since !== undefined })),

@@ -31,6 +31,7 @@ export async function seriesRoute(app: FastifyInstance, options: StreamDependenc
       if (tubeIdentifier === undefined) throw tubeNotFound();
       const interval = intervalOf(query);
       return sendDocument(request, reply, options, {
+        kind: 'series',
         offered: FORMAT_LIST,
         format: query.format,
         writer: (format) => format.series(writerOptionsOf(interval)),

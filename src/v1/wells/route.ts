@@ -63,13 +63,14 @@ export async function wellsRoute(app: FastifyInstance, options: { reads: ReadSou
   // version read is shared by every request, so no one client leaving may call it off.
   const cache = createDiscoveryCache<Well[], DiscoveryFormat>(
     {
-      currentVersion: () => reads.read(({ sql, gate }) => gate.run(() => registryVersion(sql))),
+      currentVersion: () =>
+        reads.read(({ sql, gate }) => gate.run(() => registryVersion(sql), undefined, 'discovery')),
       async load(client, signal) {
         const { version, changedAt, rows, heldThroughMs } = await reads.read(
           async ({ sql, gate, heldThroughMs }) => ({
             // Before the read: what the source held then, it holds in the read's snapshot too.
             heldThroughMs: heldThroughMs(),
-            ...(await gate.run(() => visibleTubes(sql, client), signal)),
+            ...(await gate.run(() => visibleTubes(sql, client), signal, 'discovery')),
           }),
         );
         return { version, changedAt, heldThroughMs, document: discoveryDocument(rows) };
