@@ -70,6 +70,8 @@ export function describeSwitchover(report: SwitchoverReport) {
     `first import after the promotion done at ${from(report.firstImportAt)}. ` +
     `Window (stop to whole): ${ms(report.wholeAt - report.stopAt)}. ` +
     `${report.importsKept} of ${report.importsAcknowledged} acknowledged imports on the new primary; ` +
-    `the other standby ${report.followerStreams ? 'replays' : 'does NOT replay'} the new primary.`;
+    `the other standby ${report.followerStreams ? 'replays' : 'does NOT replay'} the new primary; ` +
+    `${report.tokens.filter((check) => check.verdict === 'exact delta').length} of ${report.tokens.length} sync tokens ` +
+    'the primary issued before the stop gave their exact delta afterwards.';
   return { ...describeProbedPhases(report.phases), timeline };
 }

@@ -5,7 +5,8 @@
  * moment. The primary is stopped, a standby promoted, the other made to follow it. Series and discovery
  * never fail; what needs the primary fails only inside the window and only as "unavailable"; nothing
  * acknowledged is lost; the revoked key stays refused; the service is whole within the issue's 5 s of
- * the promotion. `npm run switchover` is the long run.
+ * the promotion; every sync token the primary issued before the stop gives its exact delta afterwards.
+ * `npm run switchover` is the long run.
  */
 import t from 'tap';
 import { addDrillFixture } from '../../testkit/drills/drillFixture.js';
@@ -75,5 +76,14 @@ t.test(
     t.ok(report.importsAcknowledged > 0, `${report.importsAcknowledged} imports acknowledged`);
     t.equal(report.importsKept, report.importsAcknowledged, 'each of them on the new primary');
     t.ok(report.followerStreams, 'the other standby replays the new primary');
+    t.ok(
+      report.tokens.length > 0,
+      `${report.tokens.length} sync tokens taken from the primary before the stop`,
+    );
+    t.same(
+      report.tokens.filter((check) => check.verdict !== 'exact delta'),
+      [],
+      'every token from before the switch-over gives its exact delta on the new primary',
+    );
   },
 );

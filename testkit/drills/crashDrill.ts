@@ -17,7 +17,6 @@ import { connect } from '../../src/db/connect.js';
 import { migrate } from '../../src/db/migrate.js';
 import { importMeasurements } from '../../src/importers/measurements/measurements.js';
 import { revokeKey } from '../fixtures.js';
-import { spawnReplica } from '../gwapi.js';
 import { type PatroniCluster, type PatroniMember, startPatroniCluster } from '../patroni.js';
 import type { Owner } from '../processes.js';
 import { addDrillFixture, type DrillFixture } from './drillFixture.js';
@@ -34,7 +33,7 @@ import {
   probeProblems,
   startProbedLoad,
 } from './primaryProbes.js';
-import { checkTokens, type TokenCheck, takeDocuments } from './syncTokens.js';
+import type { TokenCheck } from './syncTokens.js';
 
 /** The cluster's settings in Patroni's DCS that decide the crash's window and what it may lose. */
 export interface CrashSettings {
@@ -269,29 +268,18 @@ export async function runCrashDrill(options: CrashOptions): Promise<CrashReport>
   const oldLeader = (await leader(cluster)).name;
   const standbys = cluster.names.filter((name) => name !== oldLeader);
   const databaseUrl = cluster.url({ target_session_attrs: 'read-write' });
-  // Reads its documents from the primary alone: its tokens are the old primary's own.
-  const primaryReader = await spawnReplica(
-    { DATABASE_URL: databaseUrl, LIMITS_ENABLED: 'false' },
-    { owner: options.owner, watch: options.watch, keepLogs: false },
-  );
-  let run: Awaited<ReturnType<typeof startProbedLoad>>;
-  try {
-    run = await startProbedLoad({
-      ...options,
-      databaseUrl,
-      databaseReadUrl: cluster.url({}, standbys),
-      revoke: async () => {
-        const sql = connect(databaseUrl, { max: 1 });
-        await revokeKey(sql, fixture.revokedKeyId);
-        await sql.end({ timeout: 1 });
-      },
-    });
-  } catch (error) {
-    await primaryReader.stop();
-    throw error;
-  }
+  const run = await startProbedLoad({
+    ...options,
+    databaseUrl,
+    databaseReadUrl: cluster.url({}, standbys),
+    revoke: async () => {
+      const sql = connect(databaseUrl, { max: 1 });
+      await revokeKey(sql, fixture.revokedKeyId);
+      await sql.end({ timeout: 1 });
+    },
+  });
   const { imports } = run;
-  const documents = takeDocuments(primaryReader.base, fixture.importTubeKey, fixture.importTube);
+  const documents = run.tokens;
   let killAt = Number.NaN;
   let processesKilled = 0;
   let elected = { at: Number.NaN, name: '' };
@@ -315,7 +303,7 @@ export async function runCrashDrill(options: CrashOptions): Promise<CrashReport>
       killAt = performance.now();
       processesKilled = (await cluster.crash(oldLeader)).length;
       resumeStreaming();
-      await documents.stop();
+      await documents.stopTaking();
       const electing = untilNewLeader(cluster, oldLeader, bound + 60_000);
       for (;;) {
         const done = imports.acknowledged.find((ack) => ack.startedAt > killAt);
@@ -336,19 +324,18 @@ export async function runCrashDrill(options: CrashOptions): Promise<CrashReport>
       await sleep(options.settleMs);
     });
     resumeStreaming();
-    await Promise.all([run.stopLoad(), documents.stop()]);
+    await Promise.all([run.stopLoad(), documents.stopTaking()]);
 
     const newPrimary = connect(databaseUrl, { max: 1 });
     keptRounds = await importedRounds(newPrimary, fixture.importTube);
     await newPrimary.end({ timeout: 1 });
     // The deltas and the document they are held to must come from nodes that hold the same writes.
     notReplaying = await untilReplayed(cluster, databaseUrl, standbys, 30_000);
-    tokens = await checkTokens(run.base, fixture.importTubeKey, fixture.importTube, documents.taken);
+    tokens = await documents.check(run.base);
   } finally {
     resumeStreaming();
-    await Promise.all([run.stopLoad(), documents.stop()]);
-    await run.fleet.stop();
-    await primaryReader.stop();
+    await run.stopLoad();
+    await run.close();
   }
 
   const probes = run.probes();

@@ -20,6 +20,7 @@ import { countedGet } from './countedGet.js';
 import { type DrillFixture, drillTarget } from './drillFixture.js';
 import { type DrillRequest, steadyLoad } from './drillLoad.js';
 import { type DrillRunOptions, type PhaseWindow, phaseClock } from './phases.js';
+import { primaryTokens } from './syncTokens.js';
 
 export interface ProbeFixture {
   /** Keys no replica has seen: each is used once, so its lookup must reach a database. */
@@ -396,11 +397,13 @@ export interface ProbedLoadOptions
 }
 
 /**
- * The API fleet, the key revoked while cached, then the steady load, the probes and the readiness
- * watch, all running; `phase` runs the drill's phases, `stop` ends it all, `phases` reads what each saw.
+ * The API fleet and the primary's token reader, the key revoked while cached, then the steady load, the
+ * probes, the readiness watch and the tokens, all running; `phase` runs the drill's phases, `stopLoad`
+ * and `close` end it all, `phases` reads what each saw.
  */
 export async function startProbedLoad(options: ProbedLoadOptions) {
   const { fixture } = options;
+  const tokens = await primaryTokens(options);
   const fleet = await startApiFleet({
     replicas: options.replicas,
     databaseUrl: options.databaseUrl,
@@ -418,8 +421,10 @@ export async function startProbedLoad(options: ProbedLoadOptions) {
     await revokeWhileCached(bases, fixture, options.revoke);
   } catch (error) {
     await fleet.stop();
+    await tokens.close();
     throw error;
   }
+  tokens.start();
   // Before the loads start, so that each of their requests falls in a phase.
   const { windows, phase } = phaseClock<object>(options.log ?? (() => {}));
   const readiness = readinessWatch(bases);
@@ -431,6 +436,8 @@ export async function startProbedLoad(options: ProbedLoadOptions) {
   return {
     fleet,
     base,
+    /** The primary's sync tokens, taken from now on (syncTokens.ts). */
+    tokens,
     readiness,
     load,
     imports,
@@ -440,6 +447,11 @@ export async function startProbedLoad(options: ProbedLoadOptions) {
         await work();
         return undefined;
       }),
+    /** Stops the fleet and the token reader, after stopLoad. */
+    async close() {
+      await fleet.stop();
+      await tokens.close();
+    },
     /** Ends the load, the probes and the readiness watch; the fleet stays up. */
     stopLoad: () =>
       Promise.all([load.stop(), fresh.stop(), revoked.stop(), imports.stop(), readiness.stop()]),

@@ -3,7 +3,8 @@
  * (testkit/replication.ts), API replicas behind HAProxy (apiFleet.ts) with DATABASE_URL naming every
  * node (target_session_attrs=read-write) and DATABASE_READ_URL the standbys, and the rolling drill's
  * load of series and discovery (drillLoad.ts). Beside it, what needs the primary: a key never used
- * before on each request, an import every moment, and a key revoked before the switch.
+ * before on each request, an import every moment, and a key revoked before the switch; and the
+ * primary's sync tokens (syncTokens.ts), each of which must give its exact delta after the switch.
  *
  * The switch is what an HA manager does: stop the primary (fast), promote a standby, point the other
  * standby at it. The report says when the service was whole again, what failed and why, and what
@@ -23,6 +24,7 @@ import {
   probeProblems,
   startProbedLoad,
 } from './primaryProbes.js';
+import type { TokenCheck } from './syncTokens.js';
 
 export interface SwitchoverOptions extends DrillRunOptions {
   cluster: ReplicationCluster;
@@ -50,6 +52,8 @@ export interface SwitchoverReport {
   importsKept: number;
   /** The other standby replayed a write made on the new primary. */
   followerStreams: boolean;
+  /** Each token the primary issued before the switch, and what it gave afterwards: all exact deltas. */
+  tokens: TokenCheck[];
   problems: string[];
 }
 
@@ -91,6 +95,7 @@ export async function runSwitchoverDrill(options: SwitchoverOptions): Promise<Sw
     },
   });
   const { imports } = run;
+  const documents = run.tokens;
   const moments = {
     stopAt: Number.NaN,
     stoppedAt: Number.NaN,
@@ -99,10 +104,13 @@ export async function runSwitchoverDrill(options: SwitchoverOptions): Promise<Sw
   };
   let wholeAt = Number.NaN;
   let stillNotWhole: string[] = [];
+  let followerStreams = false;
+  let tokens: TokenCheck[] = [];
   try {
     await run.phase('before', () => sleep(options.settleMs));
     await run.phase('switch-over, until whole', async () => {
       moments.stopAt = performance.now();
+      await documents.stopTaking();
       await cluster.primary.stop('fast');
       moments.stoppedAt = performance.now();
       await promoted.promote();
@@ -112,9 +120,13 @@ export async function runSwitchoverDrill(options: SwitchoverOptions): Promise<Sw
       ({ wholeAt, notPassing: stillNotWhole } = await run.readiness.untilWhole(moments.promotedAt, 60_000));
     });
     await run.phase('after', () => sleep(options.settleMs));
+    await run.stopLoad();
+    followerStreams = await replays(promoted, follower, 10_000);
+    // Every standby now holds what the new primary wrote: the deltas and the document agree wherever read.
+    tokens = await documents.check(run.base);
   } finally {
     await run.stopLoad();
-    await run.fleet.stop();
+    await run.close();
   }
 
   const probes = run.probes();
@@ -123,7 +135,6 @@ export async function runSwitchoverDrill(options: SwitchoverOptions): Promise<Sw
     imports.probes.find((p) => p.outcome === 'ok' && p.startedAt > moments.promotedAt)?.endedAt ?? Number.NaN;
   const keptRounds = await promoted.query((sql) => importedRounds(sql, fixture.importTube));
   const importsKept = imports.acknowledged.filter(({ round }) => keptRounds.has(round)).length;
-  const followerStreams = await replays(promoted, follower, 10_000);
   const report: SwitchoverReport = {
     phases,
     ...moments,
@@ -132,6 +143,7 @@ export async function runSwitchoverDrill(options: SwitchoverOptions): Promise<Sw
     importsAcknowledged: imports.acknowledged.length,
     importsKept,
     followerStreams,
+    tokens,
     problems: [],
   };
   report.problems = [
@@ -155,5 +167,14 @@ function judge(report: SwitchoverReport, probes: Probe[]): string[] {
     );
   }
   if (!report.followerStreams) problems.push('the other standby does not replay the new primary');
+  // A planned switch-over keeps every token valid: each gives its exact delta, none a 410.
+  if (report.tokens.length === 0) problems.push('no sync token was taken before the switch-over');
+  for (const check of report.tokens) {
+    if (check.verdict !== 'exact delta') {
+      problems.push(
+        `a token taken ${Math.round(report.stopAt - check.taken.endedAt)} ms before the stop: HTTP ${check.status}, ${check.verdict}`,
+      );
+    }
+  }
   return problems;
 }

@@ -6,7 +6,9 @@
  * exact delta (200).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { IMPORTS_FROM, IMPORTS_TO } from './primaryProbes.js';
+import { type ReplicaOptions, spawnReplica } from '../gwapi.js';
+import type { Owner } from '../processes.js';
+import { IMPORTS_FROM, IMPORTS_TO, type ProbeFixture } from './primaryProbes.js';
 
 /** A network document of the import tube, as a client keeps it. */
 export interface TakenDocument {
@@ -151,4 +153,34 @@ export async function checkTokens(
     });
   }
   return checks;
+}
+
+/**
+ * A `gwapi serve` reading from the primary alone (DATABASE_URL, no read replicas), taking the import
+ * tube's document every moment once `start` is called: the primary's own tokens, until `stopTaking`.
+ */
+export async function primaryTokens(options: {
+  databaseUrl: string;
+  fixture: ProbeFixture;
+  owner?: Owner;
+  watch?: ReplicaOptions['watch'];
+}) {
+  const { importTube, importTubeKey } = options.fixture;
+  const reader = await spawnReplica(
+    { DATABASE_URL: options.databaseUrl, LIMITS_ENABLED: 'false' },
+    { owner: options.owner, watch: options.watch, keepLogs: false },
+  );
+  let documents: ReturnType<typeof takeDocuments> | undefined;
+  return {
+    start() {
+      documents = takeDocuments(reader.base, importTubeKey, importTube);
+    },
+    stopTaking: async () => await documents?.stop(),
+    /** The delta since each token taken, from `base` (the API fleet), against its document there now. */
+    check: (base: string) => checkTokens(base, importTubeKey, importTube, documents?.taken ?? []),
+    async close() {
+      await documents?.stop();
+      await reader.stop();
+    },
+  };
 }
