@@ -11,6 +11,7 @@
  *   redis-server). LAG_MS: the standbys receive nothing for that long before the crash; 0 for none.
  */
 import { execFileSync } from 'node:child_process';
+import { rm } from 'node:fs/promises';
 import {
   configureCluster,
   measureImportSpeed,
@@ -146,6 +147,7 @@ try {
       failed ||= report.problems.length > 0;
     } finally {
       await cluster.stop();
+      await rm(folder, { recursive: true, force: true });
     }
   }
   console.log(failed ? 'FAIL' : 'PASS');
