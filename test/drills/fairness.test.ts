@@ -2,8 +2,11 @@
  * The fairness drill (testkit/drills/fairnessDrill.ts), shortened: one real `gwapi serve` with its
  * default limits (in a Redis of its own) and pool, a network of 200 tubes with a year of hourly data,
  * 16 keys asking for 1-day series alone and then beside 4 keys pulling the network's year at their
- * concurrency limit. The verdict is the long run's: no small request fails, and their p99 beside the
- * heavy keys is at most twice their p99 alone. `npm run fairness` is the long run.
+ * concurrency limit. What must hold here is what the mechanism promises, not a timing: no small
+ * request fails, none waits for a connection behind the heavy keys' documents (1.3.0 kept them waiting
+ * seconds), every heavy request is whole or a 503 at its share, and waits are reported by kind. The
+ * p99 ratio, a timing that other work on the machine moves, is printed; `npm run fairness` (the long
+ * run, on a machine of its own) gives that verdict.
  */
 import t from 'tap';
 import {
@@ -18,8 +21,8 @@ import { startRedis } from '../../testkit/redis.js';
 import { freshDatabase } from '../helpers/database.js';
 import { startReplica } from '../helpers/serve.js';
 
-/** Some 320 small requests a phase, so that the p99 is the 4th slowest, not one moment's. */
-const PHASE_MS = 50_000;
+/** Some 190 small requests a phase, beside a dozen heavy pulls. */
+const PHASE_MS = 30_000;
 const METRICS_PORT = 20_000 + Math.floor(Math.random() * 20_000);
 
 t.test('small requests beside heavy keys', async (t) => {
@@ -55,7 +58,13 @@ t.test('small requests beside heavy keys', async (t) => {
     [],
     'no small request failed',
   );
-  t.ok(report.slowdown <= P99_BOUND, `p99 beside / alone ${report.slowdown.toFixed(2)} ≤ ${P99_BOUND}`);
+  t.comment(`p99 beside / alone: ${report.slowdown.toFixed(2)} (the long run's bound: ${P99_BOUND})`);
+  const shortWaits = beside.metrics.waitsByKind?.filter(({ kind }) => kind === 'series' || kind === 'key');
+  t.same(
+    shortWaits?.filter((waits) => waits.over100ms > 0),
+    [],
+    'beside the heavy keys, no key lookup or series waited 100 ms for a connection',
+  );
   const pulls = heavy.filter((r) => r.status === 200);
   t.ok(pulls.length >= HEAVY_KEYS * HEAVY_LOOPS_PER_KEY, `${pulls.length} whole network years beside them`);
   t.same(
