@@ -99,7 +99,7 @@ export const variables = {
   BULK_CONNECTIONS: {
     schema: integer(1, 1000),
     description:
-      "Of DATABASE_POOL_MAX's connections, how many bulk documents (the network's measurements) may hold at once; the rest stay free for short requests. Bulk requests beyond it wait as for a connection (DATABASE_WAIT_SECONDS). Unset: half of DATABASE_POOL_MAX, rounded down, at least 1.",
+      "Of DATABASE_POOL_MAX's connections, how many bulk documents (the network's measurements) may hold at once; the rest stay free for short requests. Bulk requests beyond it wait as for a connection (DATABASE_WAIT_SECONDS). Unset: a fifth of DATABASE_POOL_MAX, rounded down, at least 1.",
   },
   DATABASE_READ_URL: {
     schema: postgresUrl,
@@ -279,11 +279,15 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   return settings as Settings;
 }
 
-/** BULK_CONNECTIONS, or its default: half the pool, so that as many connections stay for short requests. */
+/**
+ * BULK_CONNECTIONS, or its default: a fifth of the pool. One process writes every pull's bytes on one
+ * thread, so more pulls at once divide that thread rather than add to it, while each holds a database
+ * session busy beside the short requests' (docs/decisions/0111-bulk-documents-share-of-the-pool.md).
+ */
 export const bulkConnections = (settings: {
   BULK_CONNECTIONS?: number | undefined;
   DATABASE_POOL_MAX: number;
-}) => settings.BULK_CONNECTIONS ?? Math.max(1, Math.floor(settings.DATABASE_POOL_MAX / 2));
+}) => settings.BULK_CONNECTIONS ?? Math.max(1, Math.floor(settings.DATABASE_POOL_MAX / 5));
 
 /** The settings table for `--help` and docs/operations/settings.md: name, default, description. */
 export function describeSettings(): string {

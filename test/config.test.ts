@@ -41,8 +41,9 @@ t.test('valid values are parsed to their types', async (t) => {
   t.equal(s.REDIS_SENTINEL_NAME, 'mymaster');
 });
 
-t.test('BULK_CONNECTIONS: half the pool unless set, at least 1', async (t) => {
-  t.equal(bulkConnections(loadSettings({})), 5);
+t.test('BULK_CONNECTIONS: a fifth of the pool unless set, at least 1', async (t) => {
+  t.equal(bulkConnections(loadSettings({})), 2);
+  t.equal(bulkConnections(loadSettings({ DATABASE_POOL_MAX: '40' })), 8);
   t.equal(bulkConnections(loadSettings({ DATABASE_POOL_MAX: '3' })), 1);
   t.equal(bulkConnections(loadSettings({ DATABASE_POOL_MAX: '1' })), 1);
   t.equal(bulkConnections(loadSettings({ DATABASE_POOL_MAX: '20', BULK_CONNECTIONS: '20' })), 20);

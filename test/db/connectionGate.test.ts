@@ -229,7 +229,7 @@ t.test('one gate per pool, reported together; key lookups share the reads’ gat
   t.same(
     [primary.bulkGate.within, primary.bulkGate.size],
     [primary.gate, 1],
-    'its bulk gate a share of it: half the pool by default, rounded down',
+    'its bulk gate a share of it: a fifth of the pool by default, rounded down, at least 1',
   );
   const set = openReads({ settings: { ...settings, BULK_CONNECTIONS: 3 }, primary: sql });
   t.equal(set.primary.bulkGate.size, 3, 'BULK_CONNECTIONS sets the share');
