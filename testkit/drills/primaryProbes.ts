@@ -21,6 +21,7 @@ import { type DrillFixture, drillTarget } from './drillFixture.js';
 import { type DrillRequest, steadyLoad } from './drillLoad.js';
 import { type DrillRunOptions, type PhaseWindow, phaseClock } from './phases.js';
 import { primaryTokens } from './syncTokens.js';
+import { every } from './timedLoops.js';
 
 export interface ProbeFixture {
   /** Keys no replica has seen: each is used once, so its lookup must reach a database. */
@@ -102,27 +103,6 @@ export async function addProbeFixture(
   };
 }
 
-/** Calls `work` every `periodMs` until stopped, keeping what each call recorded. */
-function every(periodMs: number, work: () => Promise<Probe>) {
-  const probes: Probe[] = [];
-  let running = true;
-  const loop = (async () => {
-    while (running) {
-      const started = performance.now();
-      probes.push(await work());
-      const wait = started + periodMs - performance.now();
-      if (wait > 0 && running) await sleep(wait);
-    }
-  })();
-  return {
-    probes,
-    async stop() {
-      running = false;
-      await loop;
-    },
-  };
-}
-
 type Judged = Omit<Probe, 'kind' | 'startedAt' | 'endedAt'>;
 
 /** A discovery request through HAProxy with `key`, judged by `judge`. */
@@ -182,7 +162,7 @@ export function unavailableAnswer(status: number, headers: Record<string, unknow
 /** A key never used before: its lookup needs a database. */
 export function freshKeyProbes(base: string, keys: string[], wells: number) {
   let next = 0;
-  return every(FRESH_PERIOD_MS, () =>
+  return every<Probe>(FRESH_PERIOD_MS, () =>
     discovery(base, keys[next++ % keys.length]!, 'fresh key', (status, headers, body) => {
       if (status !== 200) return unavailableAnswer(status, headers, body);
       const listed = (JSON.parse(body) as unknown[]).length;
@@ -195,7 +175,7 @@ export function freshKeyProbes(base: string, keys: string[], wells: number) {
 
 /** A key revoked before the drill's step: every answer must be 401, never data. */
 export function revokedKeyProbes(base: string, key: string) {
-  return every(REVOKED_PERIOD_MS, () =>
+  return every<Probe>(REVOKED_PERIOD_MS, () =>
     discovery(base, key, 'revoked key', (status) =>
       status === 401 ? { outcome: 'ok' } : { outcome: 'failed', cause: `HTTP ${status}` },
     ),
@@ -224,7 +204,7 @@ export function importProbes(databaseUrl: string, tube: string) {
   };
   process.on('uncaughtException', onUncaught);
   let round = 0;
-  const probes = every(IMPORT_PERIOD_MS, async () => {
+  const probes = every<Probe>(IMPORT_PERIOD_MS, async () => {
     const n = round++;
     const csv = Array.from({ length: IMPORT_ROWS }, (_, i) => {
       const at = new Date(Date.parse(IMPORTS_FROM) + (n * IMPORT_ROWS + i) * 60_000).toISOString();
@@ -251,7 +231,7 @@ export function importProbes(databaseUrl: string, tube: string) {
     }
   });
   return {
-    probes: probes.probes,
+    probes: probes.done,
     acknowledged,
     /** Uncaught writes to a closed connection in the import client (above). */
     writesAfterClose: () => writesAfterClose,
@@ -432,7 +412,7 @@ export async function startProbedLoad(options: ProbedLoadOptions) {
   const fresh = freshKeyProbes(base, fixture.freshKeys, fixture.wells);
   const revoked = revokedKeyProbes(base, fixture.revokedKey);
   const imports = importProbes(options.databaseUrl, fixture.importTube);
-  const probes = () => [...fresh.probes, ...revoked.probes, ...imports.probes];
+  const probes = () => [...fresh.done, ...revoked.done, ...imports.probes];
   return {
     fleet,
     base,

@@ -36,6 +36,7 @@ import { appendAuto, type Node, type ReplicationCluster } from '../replication.j
 import { type DrillFixture, drillTarget } from './drillFixture.js';
 import { type DrillRequest, steadyLoad } from './drillLoad.js';
 import { type DrillRunOptions, type PhaseWindow, phaseClock } from './phases.js';
+import { every } from './timedLoops.js';
 
 export interface RestoreFixture {
   /** Identifiers of the tubes every import writes to, whose series are kept and probed. */
@@ -177,35 +178,28 @@ export async function addRestoreFixture(sql: Sql, probes: number): Promise<Resto
 
 const minute = (round: number) => new Date(Date.parse(FROM) + round * 60_000).toISOString();
 
-/** Imports rounds `next()` one after the other, every IMPORT_PERIOD_MS, until stopped. */
+/** Imports rounds one after the other, every IMPORT_PERIOD_MS, until stopped. */
 function importLoop(url: string, tubes: string[], first: number, valueOffset: number) {
   const sql = connect(url, { max: 1, applicationName: 'restore drill (imports)' });
-  const rounds: ImportRound[] = [];
-  let running = true;
   let round = first;
-  const loop = (async () => {
-    while (running) {
-      const n = round++;
-      const csv = tubes.map((tube, i) => `${tube},${minute(n)},${n + valueOffset + i / 1000}`).join('\n');
-      const entry: ImportRound = { round: n, startedAt: performance.now() };
-      rounds.push(entry);
-      try {
-        await importMeasurements(sql, Readable.from(`tubeIdentifier,observedAt,value\n${csv}\n`), {
-          name: `round ${n}`,
-        });
-        entry.ackedAt = performance.now();
-      } catch (error) {
-        entry.failure = (error as Error).message;
-      }
-      const wait = entry.startedAt + IMPORT_PERIOD_MS - performance.now();
-      if (wait > 0 && running) await sleep(wait);
+  const imports = every<ImportRound>(IMPORT_PERIOD_MS, async () => {
+    const n = round++;
+    const csv = tubes.map((tube, i) => `${tube},${minute(n)},${n + valueOffset + i / 1000}`).join('\n');
+    const entry: ImportRound = { round: n, startedAt: performance.now() };
+    try {
+      await importMeasurements(sql, Readable.from(`tubeIdentifier,observedAt,value\n${csv}\n`), {
+        name: `round ${n}`,
+      });
+      entry.ackedAt = performance.now();
+    } catch (error) {
+      entry.failure = (error as Error).message;
     }
-  })();
+    return entry;
+  });
   return {
-    rounds,
+    rounds: imports.done,
     async stop() {
-      running = false;
-      await loop;
+      await imports.stop();
       await sql.end({ timeout: 1 });
     },
   };

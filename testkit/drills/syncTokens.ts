@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type ReplicaOptions, spawnReplica } from '../gwapi.js';
 import type { Owner } from '../processes.js';
 import { IMPORTS_FROM, IMPORTS_TO, type ProbeFixture } from './primaryProbes.js';
+import { every } from './timedLoops.js';
 
 /** A network document of the import tube, as a client keeps it. */
 export interface TakenDocument {
@@ -81,27 +82,14 @@ const rowsOf = (document: NetworkDocument) =>
 
 /** Takes the import tube's document every moment from `base` until stopped. */
 export function takeDocuments(base: string, key: string, tube: string) {
-  const taken: TakenDocument[] = [];
-  let running = true;
-  const loop = (async () => {
-    while (running) {
-      const startedAt = performance.now();
-      try {
-        const { body } = await getDocument(base, networkPath(tube), key);
-        if (body)
-          taken.push({ token: body.syncToken, rows: rowsOf(body), startedAt, endedAt: performance.now() });
-      } catch {}
-      const wait = startedAt + PERIOD_MS - performance.now();
-      if (wait > 0 && running) await sleep(wait);
-    }
-  })();
-  return {
-    taken,
-    async stop() {
-      running = false;
-      await loop;
-    },
-  };
+  return every<TakenDocument>(PERIOD_MS, async () => {
+    const startedAt = performance.now();
+    try {
+      const { body } = await getDocument(base, networkPath(tube), key);
+      if (body) return { token: body.syncToken, rows: rowsOf(body), startedAt, endedAt: performance.now() };
+    } catch {}
+    return undefined;
+  });
 }
 
 /**
@@ -177,7 +165,7 @@ export async function primaryTokens(options: {
     },
     stopTaking: async () => await documents?.stop(),
     /** The delta since each token taken, from `base` (the API fleet), against its document there now. */
-    check: (base: string) => checkTokens(base, importTubeKey, importTube, documents?.taken ?? []),
+    check: (base: string) => checkTokens(base, importTubeKey, importTube, documents?.done ?? []),
     async close() {
       await documents?.stop();
       await reader.stop();

@@ -21,6 +21,31 @@ export async function timedGet(agent: Agent, url: string, key: string): Promise<
   }
 }
 
+/**
+ * Calls `work` every `periodMs` (from one start to the next) until stopped, keeping what each call
+ * recorded (undefined: nothing).
+ */
+export function every<T>(periodMs: number, work: () => Promise<T | undefined>) {
+  const done: T[] = [];
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const started = performance.now();
+      const recorded = await work();
+      if (recorded !== undefined) done.push(recorded);
+      const wait = started + periodMs - performance.now();
+      if (wait > 0 && running) await sleep(wait);
+    }
+  })();
+  return {
+    done,
+    async stop() {
+      running = false;
+      await loop;
+    },
+  };
+}
+
 /** Loops of `request` until stopped; each loop waits `periodMs` (±20 %) from one start to the next. */
 export function loops(n: number, periodMs: number, request: (loop: number) => Promise<Timed>) {
   const done: Timed[] = [];
