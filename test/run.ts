@@ -2,6 +2,8 @@
  * `npm test`: runs the tap suite against a real PostgreSQL and a real Redis. When TEST_DATABASE_URL /
  * TEST_REDIS_URL are not given, it starts throwaway servers (an embedded PostgreSQL in a temporary
  * folder, a `redis-server` on a free port) and removes them afterwards. Extra arguments go to tap.
+ * Where native TimescaleDB is built (testkit/timescale.ts) and TEST_TIMESCALE_URL is not given, a
+ * throwaway one serves the files that need the extension; without either, those files are skipped.
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -10,6 +12,7 @@ import { join } from 'node:path';
 import { CAPTURE_DIR_VARIABLE } from '../testkit/outputCapture.js';
 import { postgresOrThrowaway } from '../testkit/postgres.js';
 import { redisOrThrowaway } from '../testkit/redis.js';
+import { startTimescale, timescaleMissing } from '../testkit/timescale.js';
 import { scanCaptures } from './helpers/secrets.js';
 
 const env = { ...process.env };
@@ -18,6 +21,9 @@ const postgres = await postgresOrThrowaway(env.TEST_DATABASE_URL, { max_connecti
 const redis = await redisOrThrowaway(env.TEST_REDIS_URL);
 env.TEST_DATABASE_URL = postgres.url;
 env.TEST_REDIS_URL = redis.url;
+const timescale = env.TEST_TIMESCALE_URL || timescaleMissing() ? undefined : await startTimescale();
+if (timescale) env.TEST_TIMESCALE_URL = timescale.url;
+if (!env.TEST_TIMESCALE_URL) console.log(`${timescaleMissing()}: its tests are skipped`);
 
 // Every log line and every gwapi process output of the suite is kept here and scanned for keys at the end.
 const captureDir = await mkdtemp(join(tmpdir(), 'gwapi-test-capture-'));
@@ -34,7 +40,7 @@ const tap = spawn(
 const code = await new Promise<number>((resolve) =>
   tap.on('exit', (c, signal) => resolve(c ?? (signal ? 1 : 0))),
 );
-for (const server of [redis, postgres]) await server.stop().catch(() => {});
+for (const server of [redis, postgres, timescale]) await server?.stop().catch(() => {});
 
 const scan = scanCaptures(captureDir);
 const scanned = `${scan.lines.toLocaleString('en-US')} lines of ${scan.files} captured logs and outputs`;

@@ -53,8 +53,9 @@ export async function runAsServerUser(file: string, args: string[]): Promise<str
   return stdout;
 }
 
-/** Runs a PostgreSQL 15 program, as `postgres` when we are root. */
-const pg = (program: string, args: string[]) => runAsServerUser(join(POSTGRES_15_BIN, program), args);
+/** Runs a program of the PostgreSQL 15 tree `bin`, as `postgres` when we are root. */
+const pg = (program: string, args: string[], bin = POSTGRES_15_BIN) =>
+  runAsServerUser(join(bin, program), args);
 
 export interface PgNode {
   name: string;
@@ -95,6 +96,8 @@ export interface ReplicationOptions {
   migrated?: boolean;
   /** More server settings, for every node. */
   settings?: Record<string, string>;
+  /** The bin folder of the PostgreSQL 15 tree to run (default Debian's; testkit/timescale.ts gives its own). */
+  bin?: string;
 }
 
 const conf = (settings: Record<string, string>) =>
@@ -140,21 +143,13 @@ export async function startReplicationCluster(options: ReplicationOptions): Prom
   };
   options.owner?.teardown(() => cluster.stop());
   try {
-    const primary = await newNode('node1', folder);
+    const primary = await newNode('node1', folder, options.bin);
     nodes.push(primary);
-    await pg('initdb', [
-      '-D',
-      primary.dir,
-      '-U',
-      SERVER_USER,
-      '-A',
-      'trust',
-      '--no-sync',
-      '-E',
-      'UTF8',
-      '--locale',
-      'C',
-    ]);
+    await pg(
+      'initdb',
+      ['-D', primary.dir, '-U', SERVER_USER, '-A', 'trust', '--no-sync', '-E', 'UTF8', '--locale', 'C'],
+      options.bin,
+    );
     await writeServerFile(
       join(primary.dir, 'postgresql.auto.conf'),
       conf({ ...settings, port: String(primary.port) }),
@@ -167,23 +162,27 @@ export async function startReplicationCluster(options: ReplicationOptions): Prom
     if (options.migrated ?? true) await primary.query((sql) => migrate(sql));
     cluster.primary = primary;
     for (let i = 0; i < options.standbys; i++) {
-      const standby = await newNode(`node${i + 2}`, folder);
-      await pg('pg_basebackup', [
-        '-h',
-        '127.0.0.1',
-        '-p',
-        String(primary.port),
-        '-U',
-        SERVER_USER,
-        '-D',
-        standby.dir,
-        '-R',
-        '-X',
-        'stream',
-        '-c',
-        'fast',
-        '--no-sync',
-      ]);
+      const standby = await newNode(`node${i + 2}`, folder, options.bin);
+      await pg(
+        'pg_basebackup',
+        [
+          '-h',
+          '127.0.0.1',
+          '-p',
+          String(primary.port),
+          '-U',
+          SERVER_USER,
+          '-D',
+          standby.dir,
+          '-R',
+          '-X',
+          'stream',
+          '-c',
+          'fast',
+          '--no-sync',
+        ],
+        options.bin,
+      );
       // -R wrote primary_conninfo there; the port is the standby's own.
       await appendAuto(standby, { port: String(standby.port), recovery_target_timeline: "'latest'" });
       await standby.start();
@@ -236,7 +235,7 @@ export async function appendAuto(node: PgNode, settings: Record<string, string>)
  * A server whose data directory is `folder`/`name` (made by the caller: initdb, pg_basebackup, a
  * restore), on a free port it must be given (appendAuto) before it is started.
  */
-export async function newNode(name: string, folder: string): Promise<Node> {
+export async function newNode(name: string, folder: string, bin = POSTGRES_15_BIN): Promise<Node> {
   const port = await freePort();
   const dir = join(folder, name);
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
@@ -245,7 +244,7 @@ export async function newNode(name: string, folder: string): Promise<Node> {
     admin ??= connect(url, { max: 1, applicationName: `testkit ${name}` });
     return admin;
   };
-  const ctl = (args: string[]) => pg('pg_ctl', ['-D', dir, ...args]);
+  const ctl = (args: string[]) => pg('pg_ctl', ['-D', dir, ...args], bin);
   const node: Node = {
     name,
     port,

@@ -1,62 +1,93 @@
 /**
- * Real TimescaleDB code without Docker: PGlite built with TimescaleDB 2.23 (PostgreSQL 17 in wasm) in a
- * child process, reachable over TCP by postgres.js (see timescaleServer.ts).
+ * Native TimescaleDB: Debian's PostgreSQL 15 with the extension built from its source archive by
+ * `testkit/build-timescaledb.sh` into a PostgreSQL tree of its own (in a cache outside the clone), run
+ * as a throwaway server with the library preloaded, as production runs it.
  *
- * What a client must know about this server (pglite-socket 0.0.20):
- * - ONE connection at a time: further connections wait in a queue (up to 60 s, then they are dropped)
- *   until the first one closes, so a pool must have `max: 1` or its second connection hangs.
- * - Each TCP read is handed to PGlite as if it were whole protocol messages: a message larger than a
- *   socket read (~64 KiB, e.g. a bulk INSERT with thousands of parameters) crashes the wasm backend.
- *   Generate bulk data on the server (`generate_series`) instead of sending it.
- * - Startup parameters are ignored (the session's TimeZone is the server's, GMT, not the UTC that
- *   connect() asks for); timestamptz text output is the same `+00` form either way.
+ * Where no build is there, `timescaleMissing()` says in one line how to make one; the tests that need it
+ * are then skipped with that line (test/helpers/timescale.ts), never passed.
  */
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { exited, untilReady } from './processes.js';
+import { accessSync, constants } from 'node:fs';
+import { homedir, userInfo } from 'node:os';
+import { join } from 'node:path';
+import type { Prerequisite } from './prerequisites.js';
+import type { Owner } from './processes.js';
+import { type PgNode, replicationMissing, startReplicationCluster } from './replication.js';
+
+/**
+ * Where build-timescaledb.sh keeps its newest build (GWAPI_TIMESCALEDB_CACHE moves the cache). As root,
+ * a system folder: the server then runs as `postgres`, which cannot enter root's home.
+ */
+export const TIMESCALEDB_TREE = join(
+  process.env.GWAPI_TIMESCALEDB_CACHE ??
+    (userInfo().uid === 0 ? '/var/cache/gwapi-timescaledb' : join(homedir(), '.cache', 'gwapi-timescaledb')),
+  'current',
+);
+export const TIMESCALEDB_BIN = join(TIMESCALEDB_TREE, 'usr', 'lib', 'postgresql', '15', 'bin');
+const LIBRARY = join(TIMESCALEDB_TREE, 'usr', 'lib', 'postgresql', '15', 'lib', 'timescaledb.so');
+
+const BUILD = 'bash testkit/build-timescaledb.sh timescaledb-2.x.tar.gz (its source archive)';
+
+/** The prerequisite, for scripts that check theirs first (testkit/prerequisites.ts). */
+export const nativeTimescale: Prerequisite = {
+  name: 'native TimescaleDB',
+  missing() {
+    try {
+      accessSync(join(TIMESCALEDB_BIN, 'postgres'), constants.X_OK);
+      accessSync(LIBRARY, constants.R_OK);
+    } catch {
+      return BUILD;
+    }
+    return replicationMissing();
+  },
+};
+
+/** Why native TimescaleDB cannot be started here, in one line; undefined when it can. */
+export function timescaleMissing(): string | undefined {
+  const fix = nativeTimescale.missing();
+  return fix && `native TimescaleDB is not built here: ${fix}`;
+}
+
+/**
+ * The settings production would give it: the library preloaded, no telemetry, background workers for
+ * its policies. The rest are the testkit's fast ones.
+ */
+const SETTINGS: Record<string, string> = {
+  shared_preload_libraries: "'timescaledb'",
+  'timescaledb.telemetry_level': "'off'",
+  'timescaledb.max_background_workers': '8',
+  max_worker_processes: '16',
+  max_connections: '300',
+  fsync: 'off',
+  full_page_writes: 'off',
+};
 
 export interface TimescaleServer {
+  /** postgres://postgres@127.0.0.1:PORT/postgres (trust authentication). */
   url: string;
+  /** The server, to stop, restart or query it as the replication tests do. */
+  node: PgNode;
   stop(): Promise<void>;
 }
 
-const SERVER_SCRIPT = fileURLToPath(new URL('./timescaleServer.ts', import.meta.url));
-/** Loading the wasm module and unpacking the extension takes a few seconds; a busy CI machine, more. */
-const START_TIMEOUT_MS = 120_000;
-const STOP_TIMEOUT_MS = 10_000;
+export interface TimescaleOptions {
+  /** Stops the server when the owner ends. */
+  owner?: Owner;
+  /** More server settings, on top of the preload and the fast ones. */
+  settings?: Record<string, string>;
+  /** Hot standbys streaming from it (default none). */
+  standbys?: number;
+}
 
-export async function startTimescale(): Promise<TimescaleServer> {
-  const child = spawn(process.execPath, ['--import', 'tsx', SERVER_SCRIPT], {
-    // stdin is the child's lifeline: when this process ends, however it ends, the child sees EOF and stops.
-    stdio: ['pipe', 'pipe', 'pipe'],
+/** A throwaway native TimescaleDB server, not migrated. Throws `timescaleMissing()` where there is none. */
+export async function startTimescale(options: TimescaleOptions = {}): Promise<TimescaleServer> {
+  const missing = timescaleMissing();
+  if (missing) throw new Error(missing);
+  const cluster = await startReplicationCluster({
+    standbys: options.standbys ?? 0,
+    migrated: false,
+    bin: TIMESCALEDB_BIN,
+    settings: { ...SETTINGS, ...options.settings },
+    ...(options.owner ? { owner: options.owner } : {}),
   });
-  let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr = (stderr + chunk.toString()).slice(-4000);
-  });
-  const port = await untilReady(child, (line) => /^listening (\d+)$/.exec(line)?.[1], {
-    what: 'PGlite/TimescaleDB',
-    timeoutMs: START_TIMEOUT_MS,
-  }).catch((error: Error) => {
-    throw new Error(`${error.message}\n${stderr}`);
-  });
-
-  let stopping = false;
-  child.once('exit', (code, signal) => {
-    // A crash of the wasm backend shows in the test only as a closed connection: say why.
-    if (!stopping) process.stderr.write(`PGlite/TimescaleDB died (${code ?? signal}): ${stderr}\n`);
-  });
-
-  return {
-    // PGlite has no authentication and one database; user and password are only there for the URL.
-    url: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
-    async stop() {
-      stopping = true;
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.stdin.end();
-      const killer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
-      await exited(child);
-      clearTimeout(killer);
-    },
-  };
+  return { url: cluster.primary.url, node: cluster.primary, stop: () => cluster.stop() };
 }

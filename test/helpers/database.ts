@@ -7,6 +7,7 @@ import type { Test } from 'tap';
 import { connect, type Sql } from '../../src/db/connect.js';
 import { migrate } from '../../src/db/migrate.js';
 import { createDatabase } from '../../testkit/postgres.js';
+import { timescaleMissing } from '../../testkit/timescale.js';
 
 export function testDatabaseUrl(): string {
   const url = process.env.TEST_DATABASE_URL;
@@ -20,11 +21,25 @@ export interface TestDatabase {
   name: string;
 }
 
+/**
+ * The suite's native TimescaleDB server (TEST_TIMESCALE_URL, started by `npm test` where it is built),
+ * or undefined after skipping `t` with the one line that says why.
+ */
+export function timescaleServerOrSkip(t: Test): string | undefined {
+  const url = process.env.TEST_TIMESCALE_URL;
+  if (!url) t.plan(0, timescaleMissing() ?? 'TEST_TIMESCALE_URL is not set: run the suite with `npm test`');
+  return url || undefined;
+}
+
 /** A new empty database (migrated unless told otherwise), dropped at the end of `t`. */
-export async function freshDatabase(t: Test, options: { migrated?: boolean } = {}): Promise<TestDatabase> {
-  const admin = connect(testDatabaseUrl(), { max: 1 });
+export async function freshDatabase(
+  t: Test,
+  options: { migrated?: boolean; server?: string } = {},
+): Promise<TestDatabase> {
+  const server = options.server ?? testDatabaseUrl();
+  const admin = connect(server, { max: 1 });
   const name = `gwtest_${randomBytes(6).toString('hex')}`;
-  const url = await createDatabase(admin, testDatabaseUrl(), name);
+  const url = await createDatabase(admin, server, name);
   const sql = connect(url, { max: 10 });
   t.teardown(async () => {
     await sql.end({ timeout: 1 });
