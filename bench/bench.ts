@@ -7,9 +7,11 @@
  *   npm run bench -- formats                  # one scenario, its defaults
  *   npm run bench -- formats 5                # one scenario with its own arguments (bench/README.md)
  *   npm run bench -- formats,network,sync     # several, one after the other, their defaults
+ *   BENCH_ENGINE=both npm run bench -- formats  # on PostgreSQL and on TimescaleDB (testkit/databaseServer.ts)
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { benchEngines } from '../testkit/databaseServer.js';
 import { RUNNER_ENV } from '../testkit/prerequisites.js';
 
 /** Each scenario is bench/scenarios/NAME.ts; its arguments are in bench/README.md. */
@@ -92,6 +94,12 @@ if (unknown.length > 0) {
 }
 if (names.length > 1 && args.length > 0) {
   console.error('arguments go to one scenario: npm run bench -- NAME [ARG...]');
+  process.exit(2);
+}
+try {
+  benchEngines();
+} catch (error) {
+  console.error((error as Error).message);
   process.exit(2);
 }
 await checkPrerequisites(names);

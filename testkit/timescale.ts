@@ -56,6 +56,10 @@ const SETTINGS: Record<string, string> = {
   'timescaledb.telemetry_level': "'off'",
   'timescaledb.max_background_workers': '8',
   max_worker_processes: '16',
+};
+
+/** Its settings that are not TimescaleDB's: plain PostgreSQL beside it takes them (testkit/databaseServer.ts). */
+export const TIMESCALE_BASE_SETTINGS: Record<string, string> = {
   max_connections: '300',
   fsync: 'off',
   full_page_writes: 'off',
@@ -86,7 +90,7 @@ export async function startTimescale(options: TimescaleOptions = {}): Promise<Ti
     standbys: options.standbys ?? 0,
     migrated: false,
     bin: TIMESCALEDB_BIN,
-    settings: { ...SETTINGS, ...options.settings },
+    settings: { ...SETTINGS, ...TIMESCALE_BASE_SETTINGS, ...options.settings },
     ...(options.owner ? { owner: options.owner } : {}),
   });
   return { url: cluster.primary.url, node: cluster.primary, stop: () => cluster.stop() };
