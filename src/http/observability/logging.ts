@@ -7,6 +7,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type DestinationStream, type Logger, pino } from 'pino';
 import type { Settings } from '../../config.js';
+import { whenResponseClosed } from '../responseClosed.js';
 import { synchronousLines } from './synchronousLines.js';
 
 declare module 'fastify' {
@@ -94,7 +95,7 @@ export function createLogger(level: Settings['LOG_LEVEL'], stream?: DestinationS
  * health checks: warn).
  */
 export function logWhenDone(request: FastifyRequest, reply: FastifyReply): void {
-  reply.raw.once('close', () => {
+  whenResponseClosed(reply.raw, () => {
     request.log.info(
       {
         method: request.method,
