@@ -33,6 +33,8 @@ const SCENARIOS: Record<string, string> = {
   import: 'How close to a bare COPY … FROM STDIN is importing a year of one tube?',
   sync: 'What does a delta of 1,000 changed rows cost on a large table against a 1,000-row series?',
   limits: 'What do the client limits add to a request, in process and in Redis?',
+  scale:
+    'Does a billion-row national network on TimescaleDB answer as a table of 10 million does, in how many bytes a row?',
   profile:
     'Where does the server spend its CPU on a year-long series, or on discovery under load? (a profile)',
 };
