@@ -3,7 +3,11 @@ import type { Settings } from '../config.js';
 import { ImportRejected } from '../importers/importErrors.js';
 import { displayName, openInput } from '../importers/inputFile.js';
 import { pruneChangeLog } from '../importers/measurements/changeLog.js';
-import { importMeasurements, vacuumMeasurements } from '../importers/measurements/measurements.js';
+import {
+  changeLogMark,
+  importMeasurements,
+  vacuumMeasurements,
+} from '../importers/measurements/measurements.js';
 import { progressLine } from '../importers/progress.js';
 import { importRegistryFile } from '../importers/registry/registryFile.js';
 import { withDatabase } from './database.js';
@@ -36,10 +40,11 @@ export async function importMeasurementsCommand(settings: Settings, file: string
   await withDatabase(settings, 'gwapi import measurements', async (sql) => {
     const started = performance.now();
     const progress = progressLine(process.stderr, name);
+    const since = await changeLogMark(sql);
     const imported = await reportingRejection(
       importMeasurements(sql, input, { name, onLines: progress.update }),
     ).finally(progress.done);
-    await vacuumMeasurements(sql);
+    await vacuumMeasurements(sql, since);
     if (settings.SYNC_HISTORY_DAYS !== undefined) await pruneChangeLog(sql, settings.SYNC_HISTORY_DAYS);
     const seconds = (performance.now() - started) / 1000;
     process.stdout.write(

@@ -23,6 +23,12 @@ export interface TransactionOptions {
    * all their rows agree.
    */
   snapshot?: boolean;
+  /**
+   * Writes that touch a few rows of `measurements` each: no JIT compilation. On a hypertable the planner
+   * costs each statement over every chunk, far above what it reads, so JIT would compile it every time
+   * (its compiling then costs more than the statement).
+   */
+  write?: boolean;
 }
 
 const modeOf = (options: TransactionOptions) =>
@@ -39,6 +45,7 @@ export function begin<T>(
 ): Promise<T> {
   return sql.begin(modeOf(options), async (tx) => {
     try {
+      if (options.write) await tx`set local jit = off`;
       return await work(tx);
     } catch (error) {
       if (isConnectionLost(error)) return neverSettles();

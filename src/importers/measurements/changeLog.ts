@@ -108,11 +108,22 @@ export const recordUpsertedRuns = (q: TransactionSql, { corrected }: { corrected
  * inserted: as the statement left them): each changed row, with its version before, read from
  * `measurements` in the same statement, whose snapshot does not see the statement's own writes. Inserted
  * rows corrected nothing (their runs list them).
+ *
+ * The stored rows are read tube by tube over the span of its changed rows (a lateral subquery the planner
+ * cannot flatten): with the tube and the bounds as its parameters, TimescaleDB opens only the compressed
+ * batches of that tube and span, where a join on the rows lets it choose to decompress every chunk.
  */
 export const recordCorrections = (q: TransactionSql) => q`
   insert into measurement_corrections (tube_id, observed_at, value_before, status_before, value_after, status_after)
   select m.tube_id, m.observed_at, m.value, m.status, w.value, w.status
-  from written w join measurements m on m.tube_id = w.tube_id and m.observed_at = w.observed_at
+  from (select tube_id, min(observed_at) as first_at, max(observed_at) as last_at
+        from written where not inserted group by tube_id) s
+  cross join lateral (
+    select m.tube_id, m.observed_at, m.value, m.status from measurements m
+    where m.tube_id = s.tube_id and m.observed_at between s.first_at and s.last_at
+    offset 0
+  ) m
+  join written w on w.tube_id = m.tube_id and w.observed_at = m.observed_at
   where not w.inserted`;
 
 /** For a CTE of a DELETE, over `removed` (tube_id, observed_at, value, status): each row as removed. */

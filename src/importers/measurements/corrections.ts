@@ -31,10 +31,12 @@ export type Tubes = readonly string[] | 'all';
 
 /** Sets `status` on the measurements of `tubes` in `interval` that have another; returns how many. */
 export function setStatus(sql: Sql, tubes: Tubes, interval: Interval, status: Status): Promise<number> {
-  return begin(sql, async (tx) => {
-    const ids = await lockKnownTubes(tx, tubes);
-    const code = statusCode(status);
-    const [row] = await tx<{ changed: string }[]>`
+  return begin(
+    sql,
+    async (tx) => {
+      const ids = await lockKnownTubes(tx, tubes);
+      const code = statusCode(status);
+      const [row] = await tx<{ changed: string }[]>`
       with written as (
         update measurements set status = ${code}
         where tube_id = any(${ids}::int[]) and ${within(tx, interval)} and status <> ${code}
@@ -42,10 +44,12 @@ export function setStatus(sql: Sql, tubes: Tubes, interval: Interval, status: St
       ), corrected as (${recordCorrections(tx)}),
       changed as (${markSeriesChanged(tx, tx`select tube_id from written`)})
       select count(*) as changed from written`;
-    await refreshLatest(tx);
-    await refreshDayRollups(tx);
-    return Number(row?.changed ?? 0);
-  });
+      await refreshLatest(tx);
+      await refreshDayRollups(tx);
+      return Number(row?.changed ?? 0);
+    },
+    { write: true },
+  );
 }
 
 /** The measurements of `tube` in `interval`, as they are now (what a removal would remove). */
@@ -60,19 +64,23 @@ export async function countMeasurements(sql: Sql, tube: string, interval: Interv
 
 /** Removes the measurements of `tube` in `interval`; returns how many. */
 export function removeMeasurements(sql: Sql, tube: string, interval: Interval): Promise<number> {
-  return begin(sql, async (tx) => {
-    const ids = await lockKnownTubes(tx, [tube]);
-    const [row] = await tx<{ removed: string }[]>`
+  return begin(
+    sql,
+    async (tx) => {
+      const ids = await lockKnownTubes(tx, [tube]);
+      const [row] = await tx<{ removed: string }[]>`
       with removed as (
         delete from measurements where tube_id = any(${ids}::int[]) and ${within(tx, interval)}
         returning tube_id, observed_at, value, status
       ), corrected as (${recordRemovals(tx)}),
       changed as (${markSeriesChanged(tx, tx`select tube_id from removed`)})
       select count(*) as removed from removed`;
-    await refreshLatest(tx);
-    await refreshDayRollups(tx);
-    return Number(row?.removed ?? 0);
-  });
+      await refreshLatest(tx);
+      await refreshDayRollups(tx);
+      return Number(row?.removed ?? 0);
+    },
+    { write: true },
+  );
 }
 
 const within = (q: TransactionSql, { from, to }: Interval) =>

@@ -26,6 +26,7 @@
 import { Readable } from 'node:stream';
 import type { TransactionSql } from 'postgres';
 import type { Sql } from '../../db/connect.js';
+import { usesTimescaleDb } from '../../db/migrate.js';
 import { begin } from '../../db/transaction.js';
 import { ErrorCollector } from '../importErrors.js';
 import { CopyFailedUnexplained, CopyIn } from './copy/copyIn.js';
@@ -59,12 +60,16 @@ export async function importMeasurements(
   const maxTubes = options.maxKeptTubes ?? MAX_KEPT_TUBES;
   try {
     try {
-      const rows = await begin(sql, (tx) => copyDirect(tx, source, { ...options, maxTubes }));
+      const rows = await begin(sql, (tx) => copyDirect(tx, source, { ...options, maxTubes }), {
+        write: true,
+      });
       return { rows, inserted: rows, updated: 0, unchanged: 0 };
     } catch (error) {
       if (!givesWay(error)) throw error;
     }
-    return await begin(sql, (tx) => importStaged(tx, source.read(), { ...options, maxTubes }));
+    return await begin(sql, (tx) => importStaged(tx, source.read(), { ...options, maxTubes }), {
+      write: true,
+    });
   } finally {
     await source.close();
   }
@@ -105,6 +110,16 @@ function givesWay(error: unknown): boolean {
 }
 
 /**
+ * Where the change history stands before a write: every transaction that starts after this records its
+ * change rows and corrections (changeLog.ts) with an xid at or above it. `vacuumMeasurements` takes it to
+ * maintain only what was written since.
+ */
+export async function changeLogMark(sql: Sql): Promise<string> {
+  const [row] = await sql<{ mark: string }[]>`select pg_snapshot_xmax(pg_current_snapshot())::text as mark`;
+  return row!.mark;
+}
+
+/**
  * Keeps the statistics and the visibility map of `measurements` current after an import. Index-only
  * scans skip the heap only on pages the visibility map marks all-visible, and without that the
  * planner prefers a bitmap scan plus a sort for a series. Runs outside any transaction (VACUUM must).
@@ -114,8 +129,36 @@ function givesWay(error: unknown): boolean {
  * the rest of the table (it then reads the tail to see that it is empty). So a second VACUUM, which
  * skips every page the first one marked, removes them; it reads a few dozen pages. That one analyzes:
  * the row count is then ANALYZE's, not the extrapolation of a VACUUM that read a few pages.
+ *
+ * `since` (changeLogMark, taken before the writes): only what was written since, as the change history
+ * records it. On a hypertable that is the chunks whose ranges hold a change row or a correction of a
+ * transaction since (another writer's among them, which needs the same); VACUUM and ANALYZE of the
+ * hypertable would read every chunk, a cost that grows with the history. A plain table is one
+ * relation, and needs nothing when nothing was written.
  */
-export async function vacuumMeasurements(sql: Sql): Promise<void> {
-  await sql`vacuum measurements`;
-  await sql`vacuum (analyze) measurements`;
+export async function vacuumMeasurements(sql: Sql, since?: string): Promise<void> {
+  const relations = since === undefined ? ['measurements'] : await writtenRelations(sql, since);
+  if (relations.length === 0) return;
+  const list = relations.join(', ');
+  await sql.unsafe(`vacuum ${list}`);
+  await sql.unsafe(`vacuum (analyze) ${list}`);
+}
+
+/** The relations of `measurements` that hold what was written since `since`, quoted. */
+async function writtenRelations(sql: Sql, since: string): Promise<string[]> {
+  const written = sql`
+    select first_at, last_at from measurement_changes where xid >= ${since}::xid8
+    union all
+    select observed_at, observed_at from measurement_corrections where xid >= ${since}::xid8`;
+  if (!(await usesTimescaleDb(sql))) {
+    const [any] = await sql`select from (${written}) w limit 1`;
+    return any ? ['measurements'] : [];
+  }
+  const chunks = await sql<{ name: string }[]>`
+    select format('%I.%I', c.chunk_schema, c.chunk_name) as name
+    from timescaledb_information.chunks c
+    where c.hypertable_name = 'measurements'
+      and exists (select from (${written}) w where w.first_at < c.range_end and w.last_at >= c.range_start)
+    order by c.range_start`;
+  return chunks.map((chunk) => chunk.name);
 }

@@ -168,8 +168,8 @@ async function insertIfAllNew(
       from (select tube, min(observed_at) as first, max(observed_at) as last
             from measurement_staging group by tube) r
       join tubes t on t.identifier = r.tube
-      where exists (select from measurements m
-                    where m.tube_id = t.id and m.observed_at between r.first and r.last)
+      cross join lateral (select from measurements m
+                          where m.tube_id = t.id and m.observed_at between r.first and r.last limit 1) stored
     ) as overlaps`;
   if (range?.overlaps) return undefined;
   try {
