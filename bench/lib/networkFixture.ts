@@ -4,7 +4,7 @@
  * (NETWORK_WELLS × TUBES_PER_WELL tubes with a year of 15-minute data each, 35,136 rows per tube), each
  * with a key of its own; and the URLs of both endpoints over them.
  */
-import { startDatabaseServer } from '../../testkit/databaseServer.js';
+import { type Engine, startDatabaseServer } from '../../testkit/databaseServer.js';
 import {
   addNetworkFixture,
   addSeriesFixture,
@@ -14,6 +14,7 @@ import {
   SERIES_START,
   type SeriesFixture,
 } from '../../testkit/seriesFixture.js';
+import { asThePolicyLeavesIt } from './engines.js';
 
 export const YEAR_ROWS = 366 * MINUTES_PER_DAY;
 export const TUBES_PER_WELL = 4;
@@ -27,13 +28,22 @@ export interface BenchDatabase {
   network: NetworkFixture;
   /** How long the fixtures took to write, s. */
   setupSeconds: number;
+  engine: Engine;
+  /** The server, and on TimescaleDB what the compression policy did. */
   description: string;
   stop(): Promise<void>;
 }
 
-/** A fresh database with both fixtures: the long series first, then `wells` wells of the network. */
-export async function startNetworkDatabase(name: string, wells: number): Promise<BenchDatabase> {
-  const pg = await startDatabaseServer();
+/**
+ * A fresh database with both fixtures: the long series first, then `wells` wells of the network; on
+ * TimescaleDB, compressed as the policy leaves it (all of it: the year is 2024).
+ */
+export async function startNetworkDatabase(
+  name: string,
+  wells: number,
+  engine: Engine = 'postgres',
+): Promise<BenchDatabase> {
+  const pg = await startDatabaseServer({}, engine);
   try {
     const { url, sql } = await pg.database(name);
     const started = performance.now();
@@ -43,8 +53,10 @@ export async function startNetworkDatabase(name: string, wells: number): Promise
       tubesPerWell: TUBES_PER_WELL,
       stepMinutes: NETWORK_STEP_MINUTES,
     });
+    const compression = await asThePolicyLeavesIt(pg, sql);
     const setupSeconds = (performance.now() - started) / 1000;
-    return { url, series, network, setupSeconds, description: pg.description, stop: () => pg.stop() };
+    const description = compression ? `${pg.description}; ${compression}` : pg.description;
+    return { url, series, network, setupSeconds, engine, description, stop: () => pg.stop() };
   } catch (error) {
     await pg.stop();
     throw error;

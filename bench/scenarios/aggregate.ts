@@ -13,23 +13,37 @@
  * the load average is printed before and after, and a busy machine reads as a better ratio than a quiet
  * one (docs/decisions/0016-aggregate-ratio-and-free-cores.md).
  *
- *   npm run bench -- aggregate [ROUNDS]     (DATABASE_URL, or an embedded PostgreSQL)
+ * On each engine of BENCH_ENGINE (lib/engines.ts), the year compressed on TimescaleDB as its policy
+ * leaves it; with both, each figure on TimescaleDB over the same on PostgreSQL (goal: P1D ≤ 1.3×).
+ *
+ *   npm run bench -- aggregate [ROUNDS]     (DATABASE_URL, or an embedded PostgreSQL; BENCH_ENGINE)
  */
 
 import { AGGREGATE_SECONDS, type Aggregate } from '../../src/contract.js';
+import type { Sql } from '../../src/db/connect.js';
 import { aggregateSelect, bucketFunctionOf, seriesSelect } from '../../src/engine/read/selects.js';
-import { startDatabaseServer } from '../../testkit/databaseServer.js';
-import { requirePrerequisites, throwawayPostgres } from '../../testkit/prerequisites.js';
+import { type DatabaseServer, enginePrerequisites } from '../../testkit/databaseServer.js';
+import { requirePrerequisites } from '../../testkit/prerequisites.js';
 import { loadLine, machineLine, median, ms, printTable, ratio } from '../../testkit/report.js';
 import { addSeriesFixture, dayAfterStart, SERIES_START } from '../../testkit/seriesFixture.js';
 import { backendCpuMeter, ownCpuMs } from '../lib/cpu.js';
+import {
+  asThePolicyLeavesIt,
+  benchEngines,
+  ENGINE_NAMES,
+  type Engine,
+  printEngineRatios,
+  startEngineServers,
+} from '../lib/engines.js';
 import { timedGet } from '../lib/http.js';
-import { SERVER_APPLICATION_NAME, startServerProcess } from '../lib/serverProcess.js';
+import { SERVER_APPLICATION_NAME, type ServerProcess, startServerProcess } from '../lib/serverProcess.js';
 
-requirePrerequisites([throwawayPostgres]);
+requirePrerequisites(enginePrerequisites(benchEngines()));
 
 const ROUNDS = Number(process.argv[2] ?? 7);
 const FLOOR = 'rows read (count, sum)';
+/** Issue 36's goal for P1D on TimescaleDB (compressed chunks) over the same on PostgreSQL. */
+const ENGINE_BOUND = 1.3;
 /**
  * P1D from a UTC midnight (its days from the daily rollups), from an hour after one (computed, over all
  * but the first hour's rows: the interval may not exceed 366 days), PT1H.
@@ -40,45 +54,61 @@ const VARIANTS: { name: string; aggregate?: Aggregate; from: string }[] = [
   { name: 'P1D from 01:00', aggregate: 'P1D', from: '2024-01-01T01:00:00Z' },
   { name: 'PT1H', aggregate: 'PT1H', from: SERIES_START },
 ];
+type Variant = (typeof VARIANTS)[number];
+type Sample = { ms: number; serverMs: number; databaseCpuMs: number; clientMs: number; explainMs: number };
+const names = [...VARIANTS.map((variant) => variant.name), FLOOR];
+// The series starts at SERIES_START: its 527,040 rows.
+const to = dayAfterStart(366);
 
-const pg = await startDatabaseServer();
+/**
+ * The database's own time for a select (EXPLAIN ANALYZE without per-row timing, which would add a
+ * clock reading to each of the year's rows), without parallel workers, as the endpoints' COPY runs.
+ */
+const databaseMs = (sql: Sql, select: string) =>
+  sql.begin(async (tx) => {
+    await tx`set local max_parallel_workers_per_gather = 0`;
+    const [row] = await tx.unsafe(`explain (analyze, timing off, format json) ${select}`);
+    return (row!['QUERY PLAN'] as { 'Execution Time': number }[])[0]!['Execution Time'];
+  });
+
+console.log(`Aggregate benchmark — ${await machineLine()}\n`);
+const { servers, stop } = await startEngineServers();
+const processes: ServerProcess[] = [];
 try {
-  console.log(`Aggregate benchmark — ${await machineLine()}\n${pg.description}\n`);
-  const { url, sql } = await pg.database('bench_aggregate');
-  const fixture = await addSeriesFixture(sql);
-  // The series starts at SERIES_START: its 527,040 rows.
-  const to = dayAfterStart(366);
-  type Variant = (typeof VARIANTS)[number];
-  const seriesUrl = (base: string, { aggregate, from }: Variant) =>
-    `${base}/v1/groundwater-monitoring-tubes/${fixture.identifier}/measurements` +
-    `?from=${from}&to=${to}${aggregate ? `&aggregate=${aggregate}` : ''}`;
-  const bucketFunction = await bucketFunctionOf(sql, sql);
-  const selectOf = ({ aggregate, from }: Variant) =>
-    aggregate
-      ? aggregateSelect(fixture.tubeId, from, to, { bucketFunction, seconds: AGGREGATE_SECONDS[aggregate] })
-      : seriesSelect(fixture.tubeId, from, to);
-  const floorSelect = `select count(*), sum(value) from measurements
-    where tube_id = ${fixture.tubeId} and observed_at >= '${SERIES_START}' and observed_at < '${to}'`;
-
-  /**
-   * The database's own time for a select (EXPLAIN ANALYZE without per-row timing, which would add a
-   * clock reading to each of the year's rows), without parallel workers, as the endpoints' COPY runs.
-   */
-  const databaseMs = (select: string) =>
-    sql.begin(async (tx) => {
-      await tx`set local max_parallel_workers_per_gather = 0`;
-      const [row] = await tx.unsafe(`explain (analyze, timing off, format json) ${select}`);
-      return (row!['QUERY PLAN'] as { 'Execution Time': number }[])[0]!['Execution Time'];
-    });
-
-  const server = await startServerProcess('api', url);
-  const backends = backendCpuMeter(sql, SERVER_APPLICATION_NAME);
-  type Sample = { ms: number; serverMs: number; databaseCpuMs: number; clientMs: number; explainMs: number };
-  const names = [...VARIANTS.map((variant) => variant.name), FLOOR];
-  const samples = new Map<string, Sample[]>(names.map((name) => [name, []]));
+  const engines: Awaited<ReturnType<typeof onEngine>>[] = [];
+  for (const pg of servers) engines.push(await onEngine(pg));
+  async function onEngine(pg: DatabaseServer) {
+    const { url, sql } = await pg.database('bench_aggregate');
+    const fixture = await addSeriesFixture(sql);
+    const compression = await asThePolicyLeavesIt(pg, sql);
+    console.log(`${pg.description}${compression ? `; ${compression}` : ''}`);
+    const bucketFunction = await bucketFunctionOf(sql, sql);
+    const server = await startServerProcess('api', url);
+    processes.push(server);
+    return {
+      engine: pg.engine,
+      sql,
+      fixture,
+      server,
+      backends: backendCpuMeter(sql, SERVER_APPLICATION_NAME),
+      samples: new Map<string, Sample[]>(names.map((name) => [name, []])),
+      seriesUrl: (base: string, { aggregate, from }: Variant) =>
+        `${base}/v1/groundwater-monitoring-tubes/${fixture.identifier}/measurements` +
+        `?from=${from}&to=${to}${aggregate ? `&aggregate=${aggregate}` : ''}`,
+      selectOf: ({ aggregate, from }: Variant) =>
+        aggregate
+          ? aggregateSelect(fixture.tubeId, from, to, {
+              bucketFunction,
+              seconds: AGGREGATE_SECONDS[aggregate],
+            })
+          : seriesSelect(fixture.tubeId, from, to),
+      floorSelect: `select count(*), sum(value) from measurements
+        where tube_id = ${fixture.tubeId} and observed_at >= '${SERIES_START}' and observed_at < '${to}'`,
+    };
+  }
   const loadBefore = await loadLine();
-  try {
-    for (let round = -1; round < ROUNDS; round++) {
+  for (let round = -1; round < ROUNDS; round++) {
+    for (const { sql, fixture, server, backends, samples, seriesUrl, selectOf, floorSelect } of engines) {
       for (const name of names) {
         const variant = VARIANTS.find((v) => v.name === name);
         const serverBefore = server.cpuMs();
@@ -103,53 +133,77 @@ try {
             databaseCpuMs: await backends.stop(),
           };
         }
-        const explainMs = await databaseMs(variant ? selectOf(variant) : floorSelect);
+        const explainMs = await databaseMs(sql, variant ? selectOf(variant) : floorSelect);
         // Round -1 warms up.
         if (round >= 0) samples.get(name)!.push({ ...sample, explainMs });
       }
     }
-  } finally {
-    await server.stop();
   }
-  const medianOf = (name: string, field: keyof Sample) => median(samples.get(name)!.map((s) => s[field]));
-  const raw = samples.get('raw')!;
-  const perRound = (name: string) => samples.get(name)!.map((s, round) => s.ms / raw[round]!.ms);
   console.log(
-    `366 days of 1-minute data; median of ${ROUNDS} rounds; before: ${loadBefore}, after: ${await loadLine()}\n`,
+    `\n366 days of 1-minute data; median of ${ROUNDS} rounds; before: ${loadBefore}, after: ${await loadLine()}\n`,
   );
-  printTable(
-    [
-      'variant',
-      'to last byte',
-      'server CPU',
-      'database CPU',
-      'client CPU',
-      'cores busy',
-      'EXPLAIN',
-      'vs raw',
-    ],
-    names.map((name) => {
-      const wall = medianOf(name, 'ms');
-      const cpu = medianOf(name, 'serverMs') + medianOf(name, 'databaseCpuMs') + medianOf(name, 'clientMs');
-      const ratios = perRound(name);
-      return [
+  for (const { engine, samples } of engines) {
+    const medianOf = (name: string, field: keyof Sample) => median(samples.get(name)!.map((s) => s[field]));
+    const raw = samples.get('raw')!;
+    const perRound = (name: string) => samples.get(name)!.map((s, round) => s.ms / raw[round]!.ms);
+    console.log(`${ENGINE_NAMES[engine]}\n`);
+    printTable(
+      [
+        'variant',
+        'to last byte',
+        'server CPU',
+        'database CPU',
+        'client CPU',
+        'cores busy',
+        'EXPLAIN',
+        'vs raw',
+      ],
+      names.map((name) => {
+        const wall = medianOf(name, 'ms');
+        const cpu = medianOf(name, 'serverMs') + medianOf(name, 'databaseCpuMs') + medianOf(name, 'clientMs');
+        const ratios = perRound(name);
+        return [
+          name,
+          ms(wall),
+          ms(medianOf(name, 'serverMs')),
+          name === FLOOR ? '' : ms(medianOf(name, 'databaseCpuMs')),
+          ms(medianOf(name, 'clientMs')),
+          name === FLOOR ? '' : (cpu / wall).toFixed(2),
+          ms(medianOf(name, 'explainMs')),
+          `${ratio(median(ratios))} (${ratio(Math.min(...ratios))}–${ratio(Math.max(...ratios))})`,
+        ];
+      }),
+    );
+  }
+  for (const [field, title] of [
+    ['ms', 'to the last byte'],
+    ['explainMs', 'EXPLAIN'],
+  ] as const) {
+    printEngineRatios(
+      `TimescaleDB over PostgreSQL, ${title}`,
+      names.map((name) => ({
         name,
-        ms(wall),
-        ms(medianOf(name, 'serverMs')),
-        name === FLOOR ? '' : ms(medianOf(name, 'databaseCpuMs')),
-        ms(medianOf(name, 'clientMs')),
-        name === FLOOR ? '' : (cpu / wall).toFixed(2),
-        ms(medianOf(name, 'explainMs')),
-        `${ratio(median(ratios))} (${ratio(Math.min(...ratios))}–${ratio(Math.max(...ratios))})`,
-      ];
-    }),
-  );
-
-  const plan = await sql.begin(async (tx) => {
-    await tx`set local max_parallel_workers_per_gather = 0`;
-    return tx.unsafe(`explain (analyze, buffers, costs off, timing off) ${selectOf(VARIANTS[1]!)}`);
-  });
-  console.log(`Plan of the P1D select:\n${plan.map((row) => row['QUERY PLAN']).join('\n')}`);
+        samples: Object.fromEntries(
+          engines.map(({ engine, samples }) => [engine, samples.get(name)!.map((s) => s[field])]),
+        ) as Partial<Record<Engine, number[]>>,
+        ...(name === 'P1D' && field === 'ms' ? { bound: ENGINE_BOUND } : {}),
+      })),
+      ms,
+    );
+  }
+  for (const { engine, sql, selectOf } of engines) {
+    const plan = await sql.begin(async (tx) => {
+      await tx`set local max_parallel_workers_per_gather = 0`;
+      return tx.unsafe(`explain (analyze, buffers, costs off, timing off) ${selectOf(VARIANTS[1]!)}`);
+    });
+    // The whole plan names every chunk on TimescaleDB: its times say where the select's time goes.
+    const lines = plan.map((row) => row['QUERY PLAN'] as string);
+    console.log(
+      `Plan of the P1D select, ${ENGINE_NAMES[engine]}: ${lines.length} lines; ` +
+        lines.filter((line) => /^(Planning|Execution) Time/.test(line)).join(', '),
+    );
+  }
 } finally {
-  await pg.stop();
+  for (const server of processes) await server.stop().catch(() => {});
+  await stop();
 }

@@ -5,20 +5,28 @@
  * STDOUT` of the same rows, streamed into the server process (lib/floor.ts). Also the endpoints' row
  * source alone (binary COPY, decoded), so that what a format adds above it shows.
  *
- * Each round runs every variant once, one after the other, so drift of a shared machine hits all of them
- * alike; the table gives the median of the rounds and the range of the per-round ratios. The server's
- * CPU over the floor's (Node receiving the COPY's bytes) drifts less than the wall clock on a busy machine.
+ * On each engine of BENCH_ENGINE (lib/engines.ts): on TimescaleDB the year (2024) lies in chunks the
+ * compression policy compressed, and with both engines a last table gives each figure on TimescaleDB
+ * over the same on PostgreSQL (goal: a year in every format ≤ 1.2×).
+ *
+ * Each round runs every variant on every engine once, one after the other, so drift of a shared machine
+ * hits all of them alike; the table gives the median of the rounds and the range of the per-round ratios.
+ * The server's CPU over the floor's (Node receiving the COPY's bytes) drifts less than the wall clock on a
+ * busy machine.
  *
  *   npm run bench -- formats [ROUNDS] [WELLS]     (defaults 5 rounds, 50 wells = 200 tubes)
- *   (DATABASE_URL, or an embedded PostgreSQL)
+ *   (DATABASE_URL, or an embedded PostgreSQL; BENCH_ENGINE)
  */
-import { requirePrerequisites, throwawayPostgres } from '../../testkit/prerequisites.js';
+import { enginePrerequisites } from '../../testkit/databaseServer.js';
+import { requirePrerequisites } from '../../testkit/prerequisites.js';
 import { count, loadLine, machineLine, mb, median, ms, printTable, ratio } from '../../testkit/report.js';
 import { dayAfterStart, SERIES_START } from '../../testkit/seriesFixture.js';
 import { rowCounter } from '../lib/bodyRows.js';
+import { benchEngines, ENGINE_NAMES, type Engine, printEngineRatios } from '../lib/engines.js';
 import type { FloorMethod } from '../lib/floor.js';
 import { timedGet } from '../lib/http.js';
 import {
+  type BenchDatabase,
   FORMATS,
   type Format,
   networkUrl,
@@ -28,7 +36,7 @@ import {
 } from '../lib/networkFixture.js';
 import { type ServerProcess, startServerProcess } from '../lib/serverProcess.js';
 
-requirePrerequisites([throwawayPostgres]);
+requirePrerequisites(enginePrerequisites(benchEngines()));
 
 const ROUNDS = Number(process.argv[2] ?? 5);
 const WELLS = Number(process.argv[3] ?? 50);
@@ -36,6 +44,8 @@ const FLOOR = 'COPY text into Node (the floor)';
 const ROW_SOURCE = 'binary COPY, decoded (the row source)';
 /** Issue 23's bounds for the series, as a multiple of the floor. */
 const SERIES_BOUNDS: Record<Format, number> = { json: 1.5, csv: 1.2, arrow: 1.0 };
+/** Issue 36's goal for a year from compressed chunks, TimescaleDB over PostgreSQL, in every format. */
+const ENGINE_BOUND = 1.2;
 
 type Rows = 'series' | 'network';
 interface Sample {
@@ -44,135 +54,182 @@ interface Sample {
   firstByteMs?: number;
   bytes?: number;
 }
+type Run = () => Promise<Omit<Sample, 'cpuMs'>>;
 
-const db = await startNetworkDatabase('bench_formats', WELLS);
-try {
-  const { series, network } = db;
-  console.log(`Formats — ${await machineLine()}\n${db.description}; ${await loadLine()}\n`);
-  console.log(
-    `series: 1 tube × ${count(YEAR_ROWS)} rows (1-minute data, a year); network: ${network.tubes.length} ` +
-      `tubes × ${count(network.rows / network.tubes.length)} rows (15-minute data, a year) = ` +
-      `${count(network.rows)} rows; written in ${db.setupSeconds.toFixed(0)} s; ${ROUNDS} rounds\n`,
-  );
-  const rowsOf = (kind: Rows) => (kind === 'series' ? YEAR_ROWS : network.rows);
-  const floorRequest = (kind: Rows, method: FloorMethod) => ({
-    method,
-    tubeIds: kind === 'series' ? [series.tubeId] : network.tubes.map((tube) => tube.id),
-    from: SERIES_START,
-    to: dayAfterStart(366),
-  });
-  const urlOf = (base: string, kind: Rows, format: Format) =>
-    kind === 'series' ? seriesUrl(base, series.identifier, format) : networkUrl(base, format);
-  const headersOf = (kind: Rows) => ({ 'x-api-key': kind === 'series' ? series.key : network.key });
+/** One engine's database, its server process, and the variants run on it. */
+interface OnEngine {
+  engine: Engine;
+  db: BenchDatabase;
+  server: ServerProcess;
+  variants: [Rows, string, Run][];
+}
 
-  const server = await startServerProcess('api', db.url);
-  const samples = new Map<string, Sample[]>();
-  const variants: [Rows, string, () => Promise<Omit<Sample, 'cpuMs'>>][] = (
-    ['series', 'network'] as const
-  ).flatMap((kind) => [
-    [kind, FLOOR, () => server.floor(floorRequest(kind, 'copyText'))],
-    [kind, ROW_SOURCE, () => server.floor(floorRequest(kind, 'copyBinary'))],
+const rowsOf = (db: BenchDatabase, kind: Rows) => (kind === 'series' ? YEAR_ROWS : db.network.rows);
+const floorRequest = (db: BenchDatabase, kind: Rows, method: FloorMethod) => ({
+  method,
+  tubeIds: kind === 'series' ? [db.series.tubeId] : db.network.tubes.map((tube) => tube.id),
+  from: SERIES_START,
+  to: dayAfterStart(366),
+});
+const urlOf = (db: BenchDatabase, base: string, kind: Rows, format: Format) =>
+  kind === 'series' ? seriesUrl(base, db.series.identifier, format) : networkUrl(base, format);
+const headersOf = (db: BenchDatabase, kind: Rows) => ({
+  'x-api-key': kind === 'series' ? db.series.key : db.network.key,
+});
+
+function variantsOf(db: BenchDatabase, server: ServerProcess): [Rows, string, Run][] {
+  return (['series', 'network'] as const).flatMap((kind) => [
+    [kind, FLOOR, () => server.floor(floorRequest(db, kind, 'copyText'))],
+    [kind, ROW_SOURCE, () => server.floor(floorRequest(db, kind, 'copyBinary'))],
     ...FORMATS.map(
       (format) =>
-        [kind, format, () => httpSample(urlOf(server.base, kind, format), headersOf(kind))] as [
+        [kind, format, () => httpSample(urlOf(db, server.base, kind, format), headersOf(db, kind))] as [
           Rows,
           string,
-          () => Promise<Omit<Sample, 'cpuMs'>>,
+          Run,
         ],
     ),
   ]);
-  try {
-    await checkBodies(server);
-    for (let round = -1; round < ROUNDS; round++) {
+}
+
+console.log(`Formats — ${await machineLine()}\n`);
+const engines: OnEngine[] = [];
+try {
+  for (const engine of benchEngines()) {
+    const db = await startNetworkDatabase('bench_formats', WELLS, engine);
+    const server = await startServerProcess('api', db.url).catch(async (error) => {
+      await db.stop();
+      throw error;
+    });
+    engines.push({ engine, db, server, variants: variantsOf(db, server) });
+    const { network } = db;
+    console.log(
+      `${db.description}\nseries: 1 tube × ${count(YEAR_ROWS)} rows (1-minute data, a year); network: ` +
+        `${network.tubes.length} tubes × ${count(network.rows / network.tubes.length)} rows (15-minute data, ` +
+        `a year) = ${count(network.rows)} rows; written in ${db.setupSeconds.toFixed(0)} s\n`,
+    );
+  }
+  console.log(`${ROUNDS} rounds; ${await loadLine()}\n`);
+  const samples = new Map<string, Sample[]>();
+  for (const { db, server } of engines) await checkBodies(db, server);
+  for (let round = -1; round < ROUNDS; round++) {
+    for (const { engine, server, variants } of engines) {
       for (const [kind, name, run] of variants) {
         const before = server.cpuMs();
         const sample = { ...(await run()), cpuMs: 0 };
         sample.cpuMs = server.cpuMs() - before;
+        const key = `${engine} ${kind} ${name}`;
         // Round -1 warms up.
-        if (round >= 0) samples.set(`${kind} ${name}`, [...(samples.get(`${kind} ${name}`) ?? []), sample]);
+        if (round >= 0) samples.set(key, [...(samples.get(key) ?? []), sample]);
       }
     }
-  } finally {
-    await server.stop();
   }
-
-  const of = (kind: Rows, name: string) => samples.get(`${kind} ${name}`)!;
-  const medianOf = (kind: Rows, name: string, field: keyof Sample) =>
-    median(of(kind, name).map((sample) => sample[field]));
-  /** This variant's time over the floor's, one per round. */
-  const roundRatios = (kind: Rows, name: string) =>
-    of(kind, name).map((sample, round) => sample.ms / of(kind, FLOOR)[round]!.ms);
-  const vsFloor = (kind: Rows, name: string) => medianOf(kind, name, 'ms') / medianOf(kind, FLOOR, 'ms');
+  const of = (engine: Engine, kind: Rows, name: string) => samples.get(`${engine} ${kind} ${name}`)!;
 
   console.log(`${await loadLine()} after the rounds\n`);
-  for (const kind of ['series', 'network'] as const) {
+  for (const { engine, db, variants } of engines) {
+    const medianOf = (kind: Rows, name: string, field: keyof Sample) =>
+      median(of(engine, kind, name).map((sample) => sample[field]));
+    /** This variant's time over the floor's, one per round. */
+    const roundRatios = (kind: Rows, name: string) =>
+      of(engine, kind, name).map((sample, round) => sample.ms / of(engine, kind, FLOOR)[round]!.ms);
+    const vsFloor = (kind: Rows, name: string) => medianOf(kind, name, 'ms') / medianOf(kind, FLOOR, 'ms');
+    console.log(`${ENGINE_NAMES[engine]}\n`);
+    for (const kind of ['series', 'network'] as const) {
+      printTable(
+        [
+          kind,
+          'total',
+          'server CPU',
+          'first byte',
+          'body',
+          'rows/s',
+          'vs COPY',
+          'rounds',
+          'server CPU vs COPY',
+        ],
+        variants
+          .filter(([rows]) => rows === kind)
+          .map(([, name]) => {
+            const total = medianOf(kind, name, 'ms');
+            const firstByte = medianOf(kind, name, 'firstByteMs');
+            const bytes = medianOf(kind, name, 'bytes');
+            const ratios = roundRatios(kind, name);
+            return [
+              name,
+              ms(total),
+              ms(medianOf(kind, name, 'cpuMs')),
+              Number.isNaN(firstByte) ? '' : ms(firstByte),
+              Number.isNaN(bytes) ? '' : mb(bytes / 1e6),
+              count(rowsOf(db, kind) / (total / 1000)),
+              ratio(vsFloor(kind, name)),
+              `${ratio(Math.min(...ratios))} – ${ratio(Math.max(...ratios))}`,
+              ratio(medianOf(kind, name, 'cpuMs') / medianOf(kind, FLOOR, 'cpuMs')),
+            ];
+          }),
+      );
+    }
     printTable(
-      [
-        kind,
-        'total',
-        'server CPU',
-        'first byte',
-        'body',
-        'rows/s',
-        'vs COPY',
-        'rounds',
-        'server CPU vs COPY',
-      ],
-      variants
-        .filter(([rows]) => rows === kind)
-        .map(([, name]) => {
-          const total = medianOf(kind, name, 'ms');
-          const firstByte = medianOf(kind, name, 'firstByteMs');
-          const bytes = medianOf(kind, name, 'bytes');
-          const ratios = roundRatios(kind, name);
-          return [
-            name,
-            ms(total),
-            ms(medianOf(kind, name, 'cpuMs')),
-            Number.isNaN(firstByte) ? '' : ms(firstByte),
-            Number.isNaN(bytes) ? '' : mb(bytes / 1e6),
-            count(rowsOf(kind) / (total / 1000)),
-            ratio(vsFloor(kind, name)),
-            `${ratio(Math.min(...ratios))} – ${ratio(Math.max(...ratios))}`,
-            ratio(medianOf(kind, name, 'cpuMs') / medianOf(kind, FLOOR, 'cpuMs')),
-          ];
-        }),
+      ['format', 'series vs COPY', 'bound', 'met', 'network vs COPY'],
+      FORMATS.map((format) => [
+        format,
+        ratio(vsFloor('series', format)),
+        `≤ ${ratio(SERIES_BOUNDS[format])}`,
+        vsFloor('series', format) <= SERIES_BOUNDS[format] ? 'yes' : 'NO',
+        ratio(vsFloor('network', format)),
+      ]),
     );
   }
-  printTable(
-    ['format', 'series vs COPY', 'bound', 'met', 'network vs COPY'],
-    FORMATS.map((format) => [
-      format,
-      ratio(vsFloor('series', format)),
-      `≤ ${ratio(SERIES_BOUNDS[format])}`,
-      vsFloor('series', format) <= SERIES_BOUNDS[format] ? 'yes' : 'NO',
-      ratio(vsFloor('network', format)),
-    ]),
-  );
-  console.log(`${await loadLine()} at the end`);
-
-  /** Before timing: each format's body holds every row of the year, series and network. */
-  async function checkBodies(server: ServerProcess): Promise<void> {
-    for (const kind of ['series', 'network'] as const) {
-      for (const format of FORMATS) {
-        const counter = rowCounter(format);
-        const response = await timedGet(
-          urlOf(server.base, kind, format),
-          headersOf(kind),
-          false,
-          counter.onChunk,
-        );
-        if (response.status !== 200) throw new Error(`${kind} ${format}: ${response.status}`);
-        const { rows } = counter.done();
-        if (rows !== rowsOf(kind)) throw new Error(`${kind} ${format}: ${rows} rows, not ${rowsOf(kind)}`);
-      }
-      const floor = await server.floor(floorRequest(kind, 'copyText'));
-      if (floor.rows !== rowsOf(kind))
-        throw new Error(`${kind} COPY: ${floor.rows} rows, not ${rowsOf(kind)}`);
-    }
+  const byEngine = (kind: Rows, name: string, field: keyof Sample) =>
+    Object.fromEntries(
+      engines.map(({ engine }) => [engine, of(engine, kind, name).map((sample) => sample[field] as number)]),
+    );
+  for (const [field, title] of [
+    ['ms', 'to the last byte'],
+    ['cpuMs', 'server CPU'],
+  ] as const) {
+    printEngineRatios(
+      `TimescaleDB over PostgreSQL, ${title}`,
+      (['series', 'network'] as const).flatMap((kind) =>
+        engines[0]!.variants
+          .filter(([rows]) => rows === kind)
+          .map(([, name]) => ({
+            name: `${kind} ${name}`,
+            samples: byEngine(kind, name, field),
+            ...((FORMATS as readonly string[]).includes(name) && field === 'ms'
+              ? { bound: ENGINE_BOUND }
+              : {}),
+          })),
+      ),
+      ms,
+    );
   }
+  console.log(`${await loadLine()} at the end`);
 } finally {
-  await db.stop();
+  for (const { server } of engines) await server.stop().catch(() => {});
+  for (const { db } of engines) await db.stop();
+}
+
+/** Before timing: each format's body holds every row of the year, series and network. */
+async function checkBodies(db: BenchDatabase, server: ServerProcess): Promise<void> {
+  for (const kind of ['series', 'network'] as const) {
+    for (const format of FORMATS) {
+      const counter = rowCounter(format);
+      const response = await timedGet(
+        urlOf(db, server.base, kind, format),
+        headersOf(db, kind),
+        false,
+        counter.onChunk,
+      );
+      if (response.status !== 200) throw new Error(`${kind} ${format}: ${response.status}`);
+      const { rows } = counter.done();
+      if (rows !== rowsOf(db, kind))
+        throw new Error(`${kind} ${format}: ${rows} rows, not ${rowsOf(db, kind)}`);
+    }
+    const floor = await server.floor(floorRequest(db, kind, 'copyText'));
+    if (floor.rows !== rowsOf(db, kind))
+      throw new Error(`${kind} COPY: ${floor.rows} rows, not ${rowsOf(db, kind)}`);
+  }
 }
 
 async function httpSample(url: string, headers: Record<string, string>) {
