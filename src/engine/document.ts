@@ -29,6 +29,15 @@ export const BATCH_SIZE = 2000;
  */
 export const READ_BEFORE_SENDING_BYTES = 64 * 1024;
 
+/**
+ * The first statement of a document's transaction. TimescaleDB rewrites a chunk (compresses it, or
+ * recompresses it after a correction) only under an ACCESS EXCLUSIVE lock of it, which waits for this
+ * one; a snapshot taken before such a rewrite and reading the chunk after it would see its rows moved
+ * out of reach or changed after the snapshot. Every chunk, as the document's chunks are not known
+ * before its snapshot. On plain PostgreSQL, one lock of one table.
+ */
+export const LOCK_MEASUREMENTS = 'lock table measurements in access share mode';
+
 /** What a document holds, read in its snapshot before any measurement. */
 export interface DocumentPlan extends DocumentLayout {
   /** The rows: the columns of read/selects.ts, ordered by tube then time. */
@@ -93,7 +102,10 @@ async function* planThenChunks<P extends Planned>(
 ): AsyncGenerator<{ plan: P } | Buffer> {
   // This runs inside the transaction: the connection is ours until the transaction is over.
   request.connection?.held();
-  const plan = await request.plan(pool, tx);
+  // Sent first, and a lock takes no snapshot: the chunks are held before the snapshot is, so no
+  // compression can rewrite one between the snapshot and the rows (docs/decisions/0114).
+  const locked = tx.unsafe(LOCK_MEASUREMENTS).execute();
+  const [, plan] = await Promise.all([locked, request.plan(pool, tx)]);
   if (!plan) return;
   yield { plan };
   const { select, shape } = plan.document;
