@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds TimescaleDB from a source archive for Debian's PostgreSQL 15 and installs it into a copy of
-# that PostgreSQL tree, in a cache outside the clone (testkit/timescaleNative.ts starts servers from it).
+# that PostgreSQL tree, in a cache outside the clone (testkit/timescale.ts starts servers from it).
 #
 #   bash testkit/build-timescaledb.sh ARCHIVE.tar.gz
 #

@@ -4,7 +4,7 @@
  * as a throwaway server with the library preloaded, as production runs it.
  *
  * Where no build is there, `timescaleMissing()` says in one line how to make one; the tests that need it
- * are then skipped with that line (test/helpers/timescale.ts), never passed.
+ * are then skipped with that line (test/helpers/database.ts), never passed.
  */
 import { accessSync, constants } from 'node:fs';
 import { homedir, userInfo } from 'node:os';

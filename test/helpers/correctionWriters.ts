@@ -10,7 +10,7 @@ import { removeMeasurements, setStatus } from '../../src/importers/measurements/
 import { importMeasurements } from '../../src/importers/measurements/measurements.js';
 import { markSeriesChanged } from '../../src/importers/measurements/seriesChanged.js';
 import { instant, type Operation, type Writers } from './corrections.js';
-import { importStaged } from './importFixtures.js';
+import { compressChunks } from './timescale.js';
 
 type Of<K extends Operation['kind']> = Extract<Operation, { kind: K }>;
 
@@ -60,36 +60,13 @@ export function realWriters(sql: Sql): Writers {
   };
 }
 
-/**
- * The same writers for a server that takes no COPY FROM STDIN (PGlite): the import stages its rows with
- * an INSERT and runs the staging path's SQL half; `compress` compresses every chunk (TimescaleDB).
- */
-export function stagedWriters(sql: Sql): Writers {
-  const real = realWriters(sql);
+/** The real writers, and `compress`, which compresses every chunk of the TimescaleDB hypertable. */
+export function compressingWriters(sql: Sql): Writers {
   return {
-    ...real,
-    async import(tubeIds, op) {
-      const ids = op.rows.map((row) => tubeIds[row.tube]!);
-      const identifiers = await sql<{ identifier: string }[]>`
-        select t.identifier::text from unnest(${ids}::int[]) with ordinality l (id, n)
-        join tubes t on t.id = l.id order by l.n`;
-      const tubes = identifiers.map((row) => row.identifier);
-      await importStaged(
-        sql,
-        [...new Set(tubes)],
-        op.rows.length,
-        (tx) => tx`
-          insert into measurement_staging (line, tube, observed_at, value, status)
-          select n + 1, tube, observed_at, value, coalesce(status, 1)
-          from unnest(${tubes}::uuid[], ${op.rows.map((row) => instant(row.at))}::timestamptz[],
-                      ${op.rows.map((row) => row.value)}::float8[],
-                      ${op.rows.map((row) => row.status ?? null)}::int2[]) with ordinality
-                 as r (tube, observed_at, value, status, n)`,
-        op.withStatus,
-      );
-    },
+    ...realWriters(sql),
     async compress() {
-      await sql`select compress_chunk(c, if_not_compressed => true) from show_chunks('measurements') c`;
+      const { uncompressed } = await compressChunks(sql);
+      if (uncompressed > 0) throw new Error(`${uncompressed} chunks left uncompressed`);
     },
   };
 }

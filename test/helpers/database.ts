@@ -23,12 +23,16 @@ export interface TestDatabase {
 
 /**
  * The suite's native TimescaleDB server (TEST_TIMESCALE_URL, started by `npm test` where it is built),
- * or undefined after skipping `t` with the one line that says why.
+ * or undefined after skipping `t` with the one line that says why. In CI, where .ci/run builds it, a
+ * missing server fails instead.
  */
 export function timescaleServerOrSkip(t: Test): string | undefined {
   const url = process.env.TEST_TIMESCALE_URL;
-  if (!url) t.plan(0, timescaleMissing() ?? 'TEST_TIMESCALE_URL is not set: run the suite with `npm test`');
-  return url || undefined;
+  if (url) return url;
+  const why = timescaleMissing() ?? 'TEST_TIMESCALE_URL is not set: run the suite with `npm test`';
+  if (process.env.CI) throw new Error(`${why} (.ci/run builds it, and under CI its tests must run)`);
+  t.plan(0, why);
+  return undefined;
 }
 
 /** A new empty database (migrated unless told otherwise), dropped at the end of `t`. */

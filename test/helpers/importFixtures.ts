@@ -1,16 +1,10 @@
 /** The registry the measurements import tests share: one well with two tubes. */
 
 import { Readable } from 'node:stream';
-import type { TransactionSql } from 'postgres';
 import type { Test } from 'tap';
 import type { Sql } from '../../src/db/connect.js';
-import { ErrorCollector } from '../../src/importers/importErrors.js';
 import type { ImportInput } from '../../src/importers/measurements/importInput.js';
-import {
-  importMeasurements,
-  type MeasurementsImported,
-} from '../../src/importers/measurements/measurements.js';
-import { createStaging, writeStaged } from '../../src/importers/measurements/stagedMeasurements.js';
+import { importMeasurements } from '../../src/importers/measurements/measurements.js';
 import { type RegistryWell, upsertRegistry } from '../../src/importers/registry/registry.js';
 import { freshDatabase } from './database.js';
 
@@ -41,31 +35,11 @@ export const TWO_TUBES: RegistryWell[] = [
   },
 ];
 
-/** A fresh database with TWO_TUBES registered. */
-export async function registeredDatabase(t: Test): Promise<Sql> {
-  const { sql } = await freshDatabase(t);
+/** A fresh database with TWO_TUBES registered, on the suite's PostgreSQL or on `server`. */
+export async function registeredDatabase(t: Test, server?: string): Promise<Sql> {
+  const { sql } = await freshDatabase(t, server ? { server } : {});
   await upsertRegistry(sql, TWO_TUBES);
   return sql;
-}
-
-/**
- * The staging path's SQL half (stagedMeasurements.ts) on `rows` rows of `tubes` that `stage` puts into
- * the staging table (line, tube, observed_at, value, and status when `hasStatus`, as a file with that
- * column): for servers that take no COPY FROM STDIN (PGlite).
- */
-export function importStaged(
-  sql: Sql,
-  tubes: string[],
-  rows: number,
-  stage: (tx: TransactionSql) => Promise<unknown>,
-  hasStatus = false,
-): Promise<MeasurementsImported> {
-  return sql.begin(async (tx) => {
-    await createStaging(tx);
-    await stage(tx);
-    const identifiers = new Set(tubes.map((tube) => tube.replaceAll('-', '')));
-    return await writeStaged(tx, { rows, tubes: identifiers, hasStatus }, new ErrorCollector(), 'data.csv');
-  });
 }
 
 /** Rows imported by the real importer, each call one import (file) of its own, as an operator runs them. */

@@ -1,8 +1,7 @@
 /**
  * sql/008_locations.sql on a migrated database, the same on plain PostgreSQL and on TimescaleDB: the
  * checks of locations and elevations, and which change times and versions a change of either moves
- * (discovery's) and which it leaves (a series', a network's, a sync token's view). One connection at a
- * time, as PGlite serves.
+ * (discovery's) and which it leaves (a series', a network's, a sync token's view).
  */
 import type { Test } from 'tap';
 import type { Sql } from '../../src/db/connect.js';

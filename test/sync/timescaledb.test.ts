@@ -1,106 +1,103 @@
 /**
- * Sync on a TimescaleDB hypertable (PGlite built with TimescaleDB, testkit/timescale.ts): the change log
- * written by the staging path's INSERT and upsert, a correction in a compressed chunk, and the raw and
- * aggregated (time_bucket) deltas, each bucket the same numbers as the whole series' bucket. PGlite takes
- * no COPY FROM STDIN, so rows are staged on the server, and it serves one connection (no concurrency
- * here: test/sync/sync.test.ts covers it on plain PostgreSQL).
+ * Sync on a native TimescaleDB hypertable (testkit/timescale.ts): the change log written by the import's
+ * plain INSERT and upsert, a correction in a compressed chunk, and the raw and aggregated (time_bucket)
+ * deltas, each bucket the same numbers as the whole series' bucket. Concurrency is test/sync/sync.test.ts's.
  */
+import { Readable } from 'node:stream';
 import t from 'tap';
-import { connect } from '../../src/db/connect.js';
-import { migrate, usesTimescaleDb } from '../../src/db/migrate.js';
-import { upsertRegistry } from '../../src/importers/registry/registry.js';
+import { usesTimescaleDb } from '../../src/db/migrate.js';
+import { importMeasurements } from '../../src/importers/measurements/measurements.js';
 import { changedMeasurementsSelect } from '../../src/sync/sql.js';
-import { startTimescale } from '../../testkit/timescale.js';
-import { importStaged, TUBE, TWO_TUBES } from '../helpers/importFixtures.js';
+import { timescaleServerOrSkip } from '../helpers/database.js';
+import { HEADER, registeredDatabase, TUBE } from '../helpers/importFixtures.js';
 import { bucketLine, point, syncDelta, wholeBuckets } from '../helpers/sync.js';
+import { compressChunks } from '../helpers/timescale.js';
 
 const FROM = '2024-01-01T00:00:00Z';
 const TO = '2024-04-01T00:00:00Z';
 
-const timescale = await startTimescale();
-t.teardown(() => timescale.stop());
-// pglite-socket serves one connection at a time.
-const sql = connect(timescale.url, { max: 1 });
-t.teardown(() => sql.end({ timeout: 5 }));
+const server = timescaleServerOrSkip(t);
+if (server) {
+  const sql = await registeredDatabase(t, server);
 
-/** Imports `hours` hourly rows of TUBE from FROM, value: the hour's index, or -5 for `corrected` ones. */
-const importHours = (hours: number, corrected: number[] = []) =>
-  importStaged(
-    sql,
-    [TUBE],
-    hours,
-    (tx) => tx`
-      insert into measurement_staging
-      select n + 2, ${TUBE}::uuid, ${FROM}::timestamptz + n * interval '1 hour',
-             case when n = any(${corrected}::int[]) then -5 else n end
-      from generate_series(0, ${hours - 1}) n`,
-  );
-
-t.test('raw and aggregated deltas on a hypertable, across a compressed chunk', async (t) => {
-  await migrate(sql);
-  t.ok(await usesTimescaleDb(sql), 'measurements is a hypertable');
-  await upsertRegistry(sql, TWO_TUBES);
-  const ids = await sql<{ id: number }[]>`select id from tubes order by identifier`;
-  const [tube, other] = ids.map((r) => r.id) as [number, number];
-  const delta = (since: Parameters<typeof syncDelta>[1], aggregateSeconds?: number) =>
-    syncDelta(sql, since, [tube, other], {
-      from: FROM,
-      to: TO,
-      ...(aggregateSeconds && { aggregateSeconds, bucketFunction: 'time_bucket' as const }),
+  /** Imports `hours` hourly rows of TUBE from FROM, value: the hour's index, or -5 for `corrected` ones. */
+  const importHours = (hours: number, corrected: number[] = []) => {
+    const lines = Array.from({ length: hours }, (_, n) => {
+      const at = new Date(Date.parse(FROM) + n * 3_600_000).toISOString();
+      return `${TUBE},${at},${corrected.includes(n) ? -5 : n}\n`;
     });
+    return importMeasurements(sql, Readable.from([HEADER, ...lines]), { name: 'hours.csv' });
+  };
 
-  const start = await point(sql);
-  // 60 days: three 30-day chunks.
-  t.same(await importHours(24 * 60), { rows: 1440, inserted: 1440, updated: 0, unchanged: 0 });
-  const runs = await sql<
-    { run: string }[]
-  >`select tube_id || ' ' || first_at || ' ' || last_at as run from measurement_changes`;
-  t.same(
-    runs.map((r) => r.run),
-    [`${tube} 2024-01-01 00:00:00+00 2024-02-29 23:00:00+00`],
-    'the plain INSERT: one run',
-  );
-  t.equal((await delta(start)).rows.length, 1440);
-  const token = await point(sql);
-  await sql`select compress_chunk(c) from show_chunks('measurements') c`;
-
-  // The same rows again, two of them corrected (one in the compressed January chunk), one day added.
-  t.same(await importHours(24 * 61, [100, 1000]), { rows: 1464, inserted: 24, updated: 2, unchanged: 1438 });
-  const changed = (await delta(token)).rows;
-  t.same(changed.slice(0, 2), ['0 2024-01-05T04:00:00.000Z -5', '0 2024-02-11T16:00:00.000Z -5']);
-  t.same(changed.length, 26, 'the two corrections and the 24 new rows, nothing else');
-
-  const bucketing = { bucketFunction: 'time_bucket' as const, seconds: 86_400 };
-  const days = await wholeBuckets(sql, tube, FROM, TO, bucketing);
-  const touched = days.filter((d) =>
-    ['2024-01-05', '2024-02-11', '2024-03-01'].includes(d.observedAt.slice(0, 10)),
-  );
-  t.equal(touched.length, 3);
-  t.same(
-    (await delta(token, 86_400)).rows,
-    touched.map((d) => bucketLine(0, d)),
-    'whole days, recomputed',
-  );
-  t.same((await delta(await point(sql), 86_400)).rows, [], 'nothing since now');
-
-  // Each changed run is read from its own chunks only: excluded at run time, as its bounds are known.
-  for (const aggregate of [undefined, { bucketFunction: 'time_bucket' as const, seconds: 86_400 }]) {
-    const plan = await sql.begin('isolation level repeatable read read only', async (tx) => {
-      const select = changedMeasurementsSelect({
-        tubeIds: [tube, other],
+  t.test('raw and aggregated deltas on a hypertable, across a compressed chunk', async (t) => {
+    t.ok(await usesTimescaleDb(sql), 'measurements is a hypertable');
+    const ids = await sql<{ id: number }[]>`select id from tubes order by identifier`;
+    const [tube, other] = ids.map((r) => r.id) as [number, number];
+    const delta = (since: Parameters<typeof syncDelta>[1], aggregateSeconds?: number) =>
+      syncDelta(sql, since, [tube, other], {
         from: FROM,
         to: TO,
-        since: token,
-        aggregate,
+        ...(aggregateSeconds && { aggregateSeconds, bucketFunction: 'time_bucket' as const }),
       });
-      return (await tx.unsafe(`explain (analyze, costs off, timing off) ${select}`)).map((r) =>
-        String(r['QUERY PLAN']),
-      );
-    });
-    t.match(
-      plan.join('\n'),
-      /ChunkAppend\) on measurements[\s\S]*Chunks excluded during runtime: [1-9]/,
-      aggregate ? 'buckets' : 'rows',
+
+    const start = await point(sql);
+    // 60 days: three 30-day chunks.
+    t.same(await importHours(24 * 60), { rows: 1440, inserted: 1440, updated: 0, unchanged: 0 });
+    const runs = await sql<
+      { run: string }[]
+    >`select tube_id || ' ' || first_at || ' ' || last_at as run from measurement_changes`;
+    t.same(
+      runs.map((r) => r.run),
+      [`${tube} 2024-01-01 00:00:00+00 2024-02-29 23:00:00+00`],
+      'the plain INSERT: one run',
     );
-  }
-});
+    t.equal((await delta(start)).rows.length, 1440);
+    const token = await point(sql);
+    t.same(await compressChunks(sql), { compressed: 3, uncompressed: 0 }, 'every chunk compressed');
+
+    // The same rows again, two of them corrected (one in the compressed January chunk), one day added.
+    t.same(await importHours(24 * 61, [100, 1000]), {
+      rows: 1464,
+      inserted: 24,
+      updated: 2,
+      unchanged: 1438,
+    });
+    const changed = (await delta(token)).rows;
+    t.same(changed.slice(0, 2), ['0 2024-01-05T04:00:00.000Z -5', '0 2024-02-11T16:00:00.000Z -5']);
+    t.same(changed.length, 26, 'the two corrections and the 24 new rows, nothing else');
+
+    const bucketing = { bucketFunction: 'time_bucket' as const, seconds: 86_400 };
+    const days = await wholeBuckets(sql, tube, FROM, TO, bucketing);
+    const touched = days.filter((d) =>
+      ['2024-01-05', '2024-02-11', '2024-03-01'].includes(d.observedAt.slice(0, 10)),
+    );
+    t.equal(touched.length, 3);
+    t.same(
+      (await delta(token, 86_400)).rows,
+      touched.map((d) => bucketLine(0, d)),
+      'whole days, recomputed',
+    );
+    t.same((await delta(await point(sql), 86_400)).rows, [], 'nothing since now');
+
+    // Each changed run is read from its own chunks only: excluded at run time, as its bounds are known.
+    for (const aggregate of [undefined, { bucketFunction: 'time_bucket' as const, seconds: 86_400 }]) {
+      const plan = await sql.begin('isolation level repeatable read read only', async (tx) => {
+        const select = changedMeasurementsSelect({
+          tubeIds: [tube, other],
+          from: FROM,
+          to: TO,
+          since: token,
+          aggregate,
+        });
+        return (await tx.unsafe(`explain (analyze, costs off, timing off) ${select}`)).map((r) =>
+          String(r['QUERY PLAN']),
+        );
+      });
+      t.match(
+        plan.join('\n'),
+        /ChunkAppend\) on measurements[\s\S]*Chunks excluded during runtime: [1-9]/,
+        aggregate ? 'buckets' : 'rows',
+      );
+    }
+  });
+}

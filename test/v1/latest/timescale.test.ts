@@ -1,23 +1,22 @@
 /**
- * Latest with measurements in a TimescaleDB hypertable whose chunks are compressed (PGlite with
- * TimescaleDB, see testkit/timescale.ts): each tube's latest, with and without a status filter, the
+ * Latest with measurements in a native TimescaleDB hypertable whose chunks are compressed
+ * (testkit/timescale.ts): each tube's latest, with and without a status filter, the
  * same in JSON, CSV, Arrow and GeoJSON, read by their readers, as the measurements themselves say.
  */
 import t from 'tap';
-import { migrate, usesTimescaleDb } from '../../../src/db/migrate.js';
+import { usesTimescaleDb } from '../../../src/db/migrate.js';
 import { addKey, addMeasurements, addRegularSeries, addWell } from '../../../testkit/fixtures.js';
-import { startTimescale } from '../../../testkit/timescale.js';
 import { startApi } from '../../helpers/api.js';
+import { freshDatabase, timescaleServerOrSkip } from '../../helpers/database.js';
 import { expectedLatest, provesLatestFormats, refreshLatest, withoutStatus } from '../../helpers/latest.js';
-
-const timescale = await startTimescale();
-t.teardown(() => timescale.stop());
+import { compressChunks } from '../../helpers/timescale.js';
 
 t.test('latest on TimescaleDB with compressed chunks', async (t) => {
-  // pglite-socket serves one connection at a time: the test writes through the app's own pool of one.
-  const api = await startApi(t, { databaseUrl: timescale.url, poolMax: 1, env: { LIMITS_ENABLED: 'false' } });
-  const sql = api.appSql;
-  await migrate(sql);
+  const server = timescaleServerOrSkip(t);
+  if (!server) return;
+  const db = await freshDatabase(t, { server });
+  const api = await startApi(t, { db, env: { LIMITS_ENABLED: 'false' } });
+  const { sql } = db;
   t.ok(await usesTimescaleDb(sql), 'measurements is a hypertable');
   const [second, tenth, empty] = await addWell(sql, 'T 1', [
     { number: '2' },
@@ -36,11 +35,8 @@ t.test('latest on TimescaleDB with compressed chunks', async (t) => {
   await sql`update measurements set status = 2 where observed_at >= '2024-02-01'`;
   await sql`update measurements set status = 0 where observed_at < '2024-01-10'`;
   await refreshLatest(sql);
-  await sql`select compress_chunk(c) from show_chunks('measurements') c`;
-  const [compressed] = await sql<{ count: number }[]>`
-    select count(*)::int as count from timescaledb_information.chunks
-    where hypertable_name = 'measurements' and not is_compressed`;
-  t.equal(compressed!.count, 0, 'every chunk compressed');
+  const { compressed, uncompressed } = await compressChunks(sql);
+  t.ok(compressed > 0 && uncompressed === 0, `every chunk compressed (${compressed})`);
   const { key } = await addKey(sql, { tubeIds: [second!.id, tenth!.id, empty!.id, other!.id] });
   const inOrder = [other!, second!, empty!, tenth!].map((tube) => tube.identifier);
 
