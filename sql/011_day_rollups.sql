@@ -1,3 +1,5 @@
+-- gwapi:no-transaction
+-- gwapi:replaces 89c6bc51c6ba93cf7eee74c0b99352ddea18d81142a1859a3d58a4ed98365dd6
 -- Daily rollups: the aggregates of each tube's UTC days, kept by every writer in its transaction
 -- (refresh_measurement_day_rollups), so that `aggregate=P1D` from a UTC midnight reads one small row
 -- per day rather than every measurement of the interval.
@@ -15,8 +17,12 @@
 -- value beyond 1e140, or not finite, where they might, has a row for `present` with no mean and no
 -- others: its buckets are computed when read, as before, and a writer never fails on the rollups.
 --
+-- Online: statement by statement, outside a transaction, and the days stored before summed a tube's
+-- month at a time (below). 1.3.1's text, which this replaces with the same end state, summed them all in
+-- one transaction that made every writer wait (decision 0116).
+--
 -- Columns ordered for alignment: 8-byte ones first (no padding inside the tuple).
-create table measurement_day_rollups (
+create table if not exists measurement_day_rollups (
   day timestamptz not null,
   count bigint not null,
   mean double precision,
@@ -29,12 +35,12 @@ create table measurement_day_rollups (
 );
 
 -- The UTC midnight that starts the day of `instant`.
-create function measurement_day(instant timestamptz) returns timestamptz language sql immutable as $$
+create or replace function measurement_day(instant timestamptz) returns timestamptz language sql immutable as $$
   select date_bin(make_interval(secs => 86400), instant, '2000-01-01 00:00:00+00'::timestamptz)
 $$;
 
 -- Computes again, from the measurements, the rollups of `tube` on `days` (UTC midnights).
-create function rollup_measurement_days(tube integer, days timestamptz[]) returns void language sql as $$
+create or replace function rollup_measurement_days(tube integer, days timestamptz[]) returns void language sql as $$
   delete from measurement_day_rollups where tube_id = tube and day = any(days);
 
   insert into measurement_day_rollups (tube_id, day, statuses, present, count, mean, min, max)
@@ -71,7 +77,7 @@ $$;
 -- its change rows span, or that holds a measurement it corrected (another value or status, or removed).
 -- Every writer of measurements calls it after its change rows and corrections, as it calls
 -- refresh_latest_measurements().
-create function refresh_measurement_day_rollups() returns void language plpgsql as $$
+create or replace function refresh_measurement_day_rollups() returns void language plpgsql as $$
 begin
   perform rollup_measurement_days(tube_id, array_agg(day))
   from (
@@ -91,7 +97,7 @@ $$;
 
 -- Computes again every rollup of `tube`: for measurements written by other means than the writers (a
 -- demo's or a test's data), and for the measurements stored before this migration.
-create function rollup_tube_measurements(tube integer) returns void language sql as $$
+create or replace function rollup_tube_measurements(tube integer) returns void language sql as $$
   delete from measurement_day_rollups where tube_id = tube;
   select rollup_measurement_days(tube, array(
     select generate_series(measurement_day(min(observed_at)), measurement_day(max(observed_at)),
@@ -100,8 +106,42 @@ create function rollup_tube_measurements(tube integer) returns void language sql
     where tube_id = tube));
 $$;
 
--- No writer may commit between the reading of the measurements stored before and the first writer that
--- keeps the rollups, so writers wait for this (readers do not).
-lock table measurements in share mode;
-
-select rollup_tube_measurements(id) from tubes;
+-- The days stored before, summed a tube's 31 days at a time, each in a transaction of its own that holds
+-- SHARE on measurements: no writer may commit between the reading of a tube's days and the writing of
+-- their rollups, so writers wait for one such batch (readers do not wait at all). A batch that finds
+-- the lock taken gives up at lock_timeout, lets the writers in, and is tried again; run again after a
+-- failure, this sums every day again (the same rows).
+do $$
+declare
+  tube integer;
+  first_day timestamptz;
+  last_day timestamptz;
+  batch timestamptz;
+  attempt integer;
+begin
+  for tube in select id from tubes order by id loop
+    select measurement_day(min(observed_at)), measurement_day(max(observed_at)) into first_day, last_day
+    from measurements where tube_id = tube;
+    continue when first_day is null;
+    for batch in select generate_series(first_day, last_day, make_interval(secs => 31 * 86400)) loop
+      attempt := 1;
+      loop
+        begin
+          lock table measurements in share mode;
+          perform rollup_measurement_days(tube, array(
+            select generate_series(batch, least(batch + make_interval(secs => 30 * 86400), last_day),
+                                   make_interval(secs => 86400))));
+          exit;
+        exception when lock_not_available then
+          if attempt >= 20 then
+            raise;
+          end if;
+          perform pg_sleep(least(0.05 * 2 ^ attempt, 5) * (0.5 + random()));
+          attempt := attempt + 1;
+        end;
+      end loop;
+      commit;
+    end loop;
+  end loop;
+end
+$$;

@@ -5,7 +5,7 @@
  * clone (a full clone, not a shallow one).
  */
 import { execFile } from 'node:child_process';
-import { readFile, rm, symlink, unlink } from 'node:fs/promises';
+import { mkdir, readFile, rm, symlink, unlink, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -16,7 +16,25 @@ const run = promisify(execFile);
 /** 1.2.0, the release before the one that added sql/007. */
 export const PREVIOUS_RELEASE = { version: '1.2.0', commit: '3392ad4ca1a7d6897fbc632021334f3c4ec1457a' };
 
+/** The releases whose databases this one upgrades: each commit that published one. */
+export const RELEASES = [
+  PREVIOUS_RELEASE,
+  { version: '1.3.0', commit: '8a78c0d8e9f87ba86e9c32f77394e9cd6a0ad1a1' },
+  { version: '1.3.1', commit: 'db69bbd0ac593e6625d67fb03c304b8cba6858c3' },
+] as const;
+
 const HERE = fileURLToPath(new URL('..', import.meta.url));
+
+/** The migrations (`sql/`) of `commit`, written into `folder`: what `migrate(sql, { dir })` reads. */
+export async function releaseMigrations(commit: string, folder: string): Promise<string> {
+  const git = (...args: string[]) => run('git', args, { cwd: HERE, encoding: 'utf8', maxBuffer: 1 << 24 });
+  const files = (await git('ls-tree', '--name-only', `${commit}:sql`)).stdout.trim().split('\n');
+  await mkdir(folder, { recursive: true });
+  for (const file of files) {
+    await writeFile(join(folder, file), (await git('show', `${commit}:sql/${file}`)).stdout);
+  }
+  return folder;
+}
 
 export interface ReleaseCheckout {
   /** The worktree's root: what `spawnGwapi`/`spawnReplica` take as `root`. */

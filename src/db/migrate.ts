@@ -9,10 +9,13 @@
  *   reader of that table queue behind it, so it must give up soon rather than stall the API. It is tried
  *   again with backoff, and after the last attempt fails with a message naming the oldest transaction.
  * - A file whose first lines hold `-- gwapi:no-transaction` runs outside a transaction, one statement
- *   at a time (CREATE INDEX CONCURRENTLY cannot run in one). Its statements must be safe to repeat
- *   (`if not exists`): a failed run is resumed from the start. Such a file has no dollar-quoted bodies.
+ *   at a time (CREATE INDEX CONCURRENTLY cannot run in one; a DO block may COMMIT between batches). Its
+ *   statements must be safe to repeat (`if not exists`): a failed run is resumed from the start.
  *   An INVALID index left by a failed concurrent build is dropped before the statement builds it again
  *   (`create index concurrently if not exists` would otherwise keep the broken one).
+ * - A file whose first lines hold `-- gwapi:replaces SHA256` took the place of an earlier text of the
+ *   same migration, with the same end state once the migrations after it have run: a database that
+ *   applied that text is not refused.
  */
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
@@ -39,6 +42,8 @@ export const MIGRATION_RETRY_BACKOFF_MS = 500;
 
 /** The marker of a migration that runs outside a transaction. */
 const NO_TRANSACTION = /^--\s*gwapi:no-transaction\s*$/m;
+/** The checksum of an earlier text of the migration, which this one replaces. */
+const REPLACES = /^--\s*gwapi:replaces\s+([0-9a-f]{64})\s*$/gm;
 /** SQLSTATE lock_not_available: lock_timeout expired. */
 const LOCK_NOT_AVAILABLE = '55P03';
 
@@ -47,6 +52,8 @@ export interface Migration {
   name: string;
   sql: string;
   checksum: string;
+  /** Checksums of earlier texts it replaces (`-- gwapi:replaces`): applied, they count as this one. */
+  replaces: string[];
   /** false: `-- gwapi:no-transaction`, run statement by statement. */
   transactional: boolean;
 }
@@ -79,12 +86,14 @@ export async function readMigrations(dir = MIGRATIONS_DIR): Promise<Migration[]>
   return Promise.all(
     files.map(async (file) => {
       const text = await readFile(`${dir}/${file}`, 'utf8');
+      const header = leadingComments(text);
       return {
         version: Number(file.slice(0, 3)),
         name: file.slice(4, -4),
         sql: text,
         checksum: createHash('sha256').update(text).digest('hex'),
-        transactional: !NO_TRANSACTION.test(leadingComments(text)),
+        replaces: [...header.matchAll(REPLACES)].map((match) => match[1]!),
+        transactional: !NO_TRANSACTION.test(header),
       };
     }),
   );
@@ -92,12 +101,21 @@ export async function readMigrations(dir = MIGRATIONS_DIR): Promise<Migration[]>
 
 const leadingComments = (text: string) => /^(?:\s*--[^\n]*\n)*/.exec(text)![0];
 
-/** The statements of a non-transactional migration: split at each `;` that ends a line. */
+/** The statements of a non-transactional migration: split at each `;` that ends a line outside a `$tag$` body. */
 export function statementsOf(text: string): string[] {
-  return text
-    .split(/;[ \t]*(?:\n|$)/)
-    .map((part) => part.trim())
-    .filter((part) => withoutComments(part) !== '');
+  const parts: string[] = [];
+  let start = 0;
+  let body: string | undefined;
+  for (const match of text.matchAll(/\$(?:[A-Za-z_]\w*)?\$|;[ \t]*(?:\n|$)/g)) {
+    const token = match[0];
+    if (token.startsWith('$')) body = body === undefined ? token : body === token ? undefined : body;
+    else if (body === undefined) {
+      parts.push(text.slice(start, match.index));
+      start = match.index + token.length;
+    }
+  }
+  parts.push(text.slice(start));
+  return parts.map((part) => part.trim()).filter((part) => withoutComments(part) !== '');
 }
 
 const migrationName = (m: Migration) => `${String(m.version).padStart(3, '0')}_${m.name}`;
@@ -148,7 +166,8 @@ export async function migrate(sql: Sql, options: MigrateOptions = {}): Promise<M
         const [done] = await session<{ checksum: string }[]>`
           select checksum from schema_migrations where version = ${migration.version}`;
         if (done) {
-          if (done.checksum !== migration.checksum) throw new MigrationChangedError(migration);
+          if (done.checksum !== migration.checksum && !migration.replaces.includes(done.checksum))
+            throw new MigrationChangedError(migration);
           continue;
         }
         const record = (q: Queryable) => q`

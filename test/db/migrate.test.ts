@@ -84,6 +84,16 @@ t.test('an edited migration that was already applied is refused', async (t) => {
   await t.rejects(migrate(sql), /migration 001_schema was changed after it was applied/);
 });
 
+t.test('an earlier text that a migration declares it replaces is taken for it, no other', async (t) => {
+  const { sql } = await freshDatabase(t);
+  const status = (await readMigrations()).find((m) => m.version === 9)!;
+  t.equal(status.replaces.length, 1, "009 replaces 1.3.1's text");
+  await sql`update schema_migrations set checksum = ${status.replaces[0]!} where version = 9`;
+  t.same((await migrate(sql)).applied, [], 'accepted, and not applied again');
+  await sql`update schema_migrations set checksum = 'edited' where version = 9`;
+  await t.rejects(migrate(sql), /migration 009_status was changed after it was applied/);
+});
+
 t.test('the plain table answers one tube and one time range with an index-only scan', async (t) => {
   const { sql } = await freshDatabase(t);
   if (await usesTimescaleDb(sql)) return t.pass('hypertable: covered by the TimescaleDB suite');
@@ -257,11 +267,21 @@ t.test('a non-transactional migration is split into its statements', async (t) =
     ),
     ['-- gwapi:no-transaction\n-- why\ncreate index concurrently a on t (x)', '-- next\ndrop index b'],
   );
+  t.same(
+    statementsOf(
+      'create function f() returns int language sql as $$ select 1; $$;\ndo $b$ begin\n  perform 1;\nend $b$;\n',
+    ),
+    [
+      'create function f() returns int language sql as $$ select 1; $$',
+      'do $b$ begin\n  perform 1;\nend $b$',
+    ],
+    'not inside a dollar-quoted body',
+  );
   const all = await readMigrations();
   t.same(
     all.filter((m) => !m.transactional).map((m) => m.version),
-    [7],
-    'only 007 runs outside a transaction',
+    [7, 9, 11],
+    '007, 009 and 011 run outside a transaction',
   );
 });
 
