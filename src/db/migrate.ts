@@ -148,9 +148,6 @@ export async function migrate(sql: Sql, options: MigrateOptions = {}): Promise<M
       const lockTimeoutMs = options.lockTimeoutMs ?? MIGRATION_LOCK_TIMEOUT_MS;
       await session`select set_config('lock_timeout', ${`${lockTimeoutMs}ms`}, false)`;
       const retrying = retryOnLockTimeout(session, options, lockTimeoutMs);
-      // PGlite (the tests' TimescaleDB) runs one backend without a postmaster, whose pid reads 0: it
-      // cannot build concurrently, and has no other session that could wait for a build.
-      const [{ alone }] = (await session`select pg_backend_pid() = 0 as alone`) as [{ alone: boolean }];
       await retrying(
         'schema_migrations',
         () => session`
@@ -185,7 +182,7 @@ export async function migrate(sql: Sql, options: MigrateOptions = {}): Promise<M
             const what = `migration ${migrationName(migration)} (${withoutComments(statement).slice(0, 60)}…)`;
             await retrying(what, async () => {
               await dropInvalidIndex(session, statement);
-              await session.unsafe(alone ? statement.replace(/\bconcurrently\s+/i, '') : statement);
+              await session.unsafe(statement);
             });
           }
           await record(session);
