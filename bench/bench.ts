@@ -30,7 +30,9 @@ const SCENARIOS: Record<string, string> = {
   geojson: 'How long does GeoJSON discovery of 3,000 wells take against JSON discovery?',
   latest:
     'How long does the latest of 3,000 tubes in 10 million rows take against discovery, and against the naive select?',
-  import: 'How close to a bare COPY … FROM STDIN is importing a year of one tube?',
+  import:
+    'How close to a bare COPY … FROM STDIN is importing a year of one tube, and a day into compressed history?',
+  corrections: 'What does a status change or removal of a month inside compressed history cost?',
   sync: 'What does a delta of 1,000 changed rows cost on a large table against a 1,000-row series?',
   limits: 'What do the client limits add to a request, in process and in Redis?',
   scale:

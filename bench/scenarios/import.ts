@@ -10,6 +10,12 @@
  *
  *   npm run bench -- import [ROWS] [RUNS]      (DATABASE_URL, or an embedded PostgreSQL)
  *
+ * Then, on each engine BENCH_ENGINE names (testkit/databaseServer.ts), writes into history as the
+ * compression policy leaves it (bench/lib/history.ts): a day of the year's tube imported again with
+ * other values, and again unchanged, and a day of one tube of the 1,000 in a chunk with other values;
+ * each as `gwapi import measurements` runs it (its own connection), then its maintenance
+ * (`vacuumMeasurements` of what it wrote). With both engines, TimescaleDB / PostgreSQL of the medians.
+ *
  * Each run imports into an empty measurements table, and each variant starts after a checkpoint.
  * Prints the best and the median of the runs: the machine is shared, and noise only ever adds time. For the bare COPY and the direct path also what
  * does not depend on the machine's load: the server backends' CPU time, this process's (the import's
@@ -29,11 +35,18 @@ import { openInput } from '../../src/importers/inputFile.js';
 import { COPY_HEADER, COPY_TRAILER } from '../../src/importers/measurements/copy/copyBinary.js';
 import { MeasurementCsv } from '../../src/importers/measurements/csv/measurementCsv.js';
 import { DirectRows } from '../../src/importers/measurements/directRows.js';
-import { importMeasurements, vacuumMeasurements } from '../../src/importers/measurements/measurements.js';
+import {
+  changeLogMark,
+  importMeasurements,
+  vacuumMeasurements,
+} from '../../src/importers/measurements/measurements.js';
 import { upsertRegistry } from '../../src/importers/registry/registry.js';
+import type { Engine } from '../../testkit/databaseServer.js';
 import { postgresOrThrowaway } from '../../testkit/postgres.js';
-import { requirePrerequisites, throwawayPostgres } from '../../testkit/prerequisites.js';
+import { throwawayPostgres } from '../../testkit/prerequisites.js';
+import { dayAfterStart } from '../../testkit/seriesFixture.js';
 import { backendCpuMeter, ownCpuMs } from '../lib/cpu.js';
+import { historyOn, onEachEngine, requireEngines, timedOnItsOwn } from '../lib/history.js';
 import {
   DURABLE_SETTINGS,
   IMPORT_REGISTRY,
@@ -44,7 +57,7 @@ import {
   YEAR_ROWS,
 } from '../lib/importFixture.js';
 
-requirePrerequisites([throwawayPostgres]);
+requireEngines([throwawayPostgres]);
 
 const ROWS = Number(process.argv[2] ?? YEAR_ROWS);
 const RUNS = Number(process.argv[3] ?? 3);
@@ -212,6 +225,78 @@ try {
   await postgres.stop();
   await rm(dir, { recursive: true, force: true });
 }
+
+const HISTORY = {
+  day: 'a day of one tube again, other values (1,440 rows)',
+  dayMaintenance: '  its maintenance',
+  unchanged: 'the same day again, unchanged',
+  networkDay: 'a day of 1 of 1,000 tubes, other values (24 rows)',
+  networkMaintenance: '  its maintenance',
+};
+type HistoryWrite = keyof typeof HISTORY;
+
+/** A day of `tube` from `day` (RFC 3339 midnight), one row every `stepMinutes`, values shifted by `shift`. */
+function dayCsv(tube: string, day: string, stepMinutes: number, shift: number): Readable {
+  const start = Date.parse(day);
+  const lines = ['tubeIdentifier,observedAt,value'];
+  for (let minute = 0; minute < 1440; minute += stepMinutes) {
+    const at = formatInstant({ seconds: start / 1000 + minute * 60, micros: 0 });
+    lines.push(`${tube},${at},${(shift + minute / 1000).toFixed(3)}`);
+  }
+  return Readable.from([`${lines.join('\n')}\n`]);
+}
+
+/** The import of `csv` on its own connection, then its maintenance: seconds of each. */
+async function importThenMaintain(url: string, csv: () => Readable): Promise<[number, number]> {
+  let since = '';
+  const writing = await timedOnItsOwn(url, async (sql) => {
+    since = await changeLogMark(sql);
+    await importMeasurements(sql, csv(), { name: 'day.csv' });
+  });
+  const maintaining = await timedOnItsOwn(url, (sql) => vacuumMeasurements(sql, since));
+  return [writing, maintaining];
+}
+
+/** Each write RUNS times, each run in another chunk (another tube of the network), all compressed before. */
+async function intoHistory(engine: Engine): Promise<Record<HistoryWrite, number[]>> {
+  const { server, history } = await historyOn(engine, 'bench_import_history', DURABLE_SETTINGS);
+  const times: Record<HistoryWrite, number[]> = {
+    day: [],
+    dayMaintenance: [],
+    unchanged: [],
+    networkDay: [],
+    networkMaintenance: [],
+  };
+  try {
+    for (let run = 0; run < RUNS; run++) {
+      // A month apart: each run's day in a chunk of its own.
+      const day = dayAfterStart(40 + run * 30);
+      await history.assertCompressed(day, dayAfterStart(41 + run * 30));
+      const [writing, maintaining] = await importThenMaintain(history.url, () =>
+        dayCsv(history.year, day, 1, 5 + run),
+      );
+      times.day.push(writing);
+      times.dayMaintenance.push(maintaining);
+      times.unchanged.push(
+        (await importThenMaintain(history.url, () => dayCsv(history.year, day, 1, 5 + run)))[0],
+      );
+      const networkDay = new Date(Date.parse(history.networkMonths.from) + 10 * 86_400_000).toISOString();
+      await history.assertCompressed(networkDay, history.networkMonths.to);
+      const tube = history.network[(run * 97) % history.network.length]!;
+      const [networkWriting, networkMaintaining] = await importThenMaintain(history.url, () =>
+        dayCsv(tube, networkDay, 60, 5 + run),
+      );
+      times.networkDay.push(networkWriting);
+      times.networkMaintenance.push(networkMaintaining);
+    }
+  } finally {
+    await server.stop();
+  }
+  return times;
+}
+
+console.log('\nInto history');
+await onEachEngine(HISTORY, intoHistory);
 
 /** `indexed`: with the primary key measurements has, most of an import's cost (bench/README.md). */
 async function plainCopy(sql: Sql, file: string, indexed: boolean): Promise<void> {
