@@ -9,6 +9,7 @@ import { Readable } from 'node:stream';
 import type { Queryable, Sql } from '../db/connect.js';
 import { begin, iterate } from '../db/transaction.js';
 import type { BatchShape } from './batch.js';
+import { type ChunkList, ChunksChanged, chunkList, lockChunks } from './chunkLocks.js';
 import { readBatches } from './read/binaryCopy.js';
 import { type Interval, measurementsSelect, type StatusRequest, shapeOf } from './read/selects.js';
 import { seriesHead, type TubeRow } from './read/tubes.js';
@@ -29,14 +30,8 @@ export const BATCH_SIZE = 2000;
  */
 export const READ_BEFORE_SENDING_BYTES = 64 * 1024;
 
-/**
- * The first statement of a document's transaction. TimescaleDB rewrites a chunk (compresses it, or
- * recompresses it after a correction) only under an ACCESS EXCLUSIVE lock of it, which waits for this
- * one; a snapshot taken before such a rewrite and reading the chunk after it would see its rows moved
- * out of reach or changed after the snapshot. Every chunk, as the document's chunks are not known
- * before its snapshot. On plain PostgreSQL, one lock of one table.
- */
-export const LOCK_MEASUREMENTS = 'lock table measurements in access share mode';
+/** Starts of a document whose chunks changed since its pool listed them, each with a new list. */
+const CHUNK_LIST_ATTEMPTS = 3;
 
 /** What a document holds, read in its snapshot before any measurement. */
 export interface DocumentPlan extends DocumentLayout {
@@ -58,6 +53,11 @@ export type Planner<P extends Planned> = (pool: Sql, tx: Queryable) => Promise<P
 
 export interface DocumentRequest<P extends Planned> {
   plan: Planner<P>;
+  /**
+   * The interval of measurements its select reads: their chunks are locked before its snapshot
+   * (chunkLocks.ts). None for a document that reads no measurements.
+   */
+  interval?: { from: string; to: string };
   /** Told how many measurements each chunk holds. */
   onRows?: (count: number) => void;
   /**
@@ -99,12 +99,12 @@ async function* planThenChunks<P extends Planned>(
   request: DocumentRequest<P>,
   writer: SeriesWriter | LatestWriter,
   guard: CutOffGuard,
+  chunks: ChunkList | undefined,
 ): AsyncGenerator<{ plan: P } | Buffer> {
   // This runs inside the transaction: the connection is ours until the transaction is over.
   request.connection?.held();
-  // Sent first, and a lock takes no snapshot: the chunks are held before the snapshot is, so no
-  // compression can rewrite one between the snapshot and the rows (docs/decisions/0114).
-  const locked = tx.unsafe(LOCK_MEASUREMENTS).execute();
+  // Sent first (a lock takes no snapshot), then the plan, pipelined.
+  const locked = chunks && request.interval && lockChunks(tx, chunks, request.interval);
   const [, plan] = await Promise.all([locked, request.plan(pool, tx)]);
   if (!plan) return;
   yield { plan };
@@ -130,18 +130,31 @@ export async function openDocument<P extends Planned>(
   writer: SeriesWriter | LatestWriter,
 ): Promise<OpenedDocument<P> | undefined> {
   const guard = new CutOffGuard(writer);
-  // One read-only snapshot for the whole document: its plan, its tubes and all their rows agree.
-  const items = iterate(sql, (tx) => planThenChunks(sql, tx, request, writer, guard), { snapshot: true });
   // Called once the iteration has returned, which it does with the connection back in the pool.
   const released = () => request.connection?.released();
+  let items: AsyncGenerator<{ plan: P } | Buffer, void, undefined>;
   let plan: P | undefined;
   const head: Buffer[] = [];
   let headBytes = 0;
   let whole = false;
   try {
-    const first = await items.next();
-    if (!first.done) plan = (first.value as { plan: P }).plan;
-    else whole = true;
+    let chunks = request.interval && (await chunkList(sql));
+    for (let attempt = 1; ; attempt++) {
+      // One read-only snapshot for the whole document: its plan, its tubes and all their rows agree.
+      const listed = chunks;
+      items = iterate(sql, (tx) => planThenChunks(sql, tx, request, writer, guard, listed), {
+        snapshot: true,
+      });
+      try {
+        const first = await items.next();
+        if (!first.done) plan = (first.value as { plan: P }).plan;
+        else whole = true;
+        break;
+      } catch (error) {
+        if (!(error instanceof ChunksChanged) || attempt === CHUNK_LIST_ATTEMPTS) throw error;
+        chunks = await chunkList(sql, chunks);
+      }
+    }
     while (plan && headBytes < READ_BEFORE_SENDING_BYTES) {
       await request.beforeChunk?.();
       const next = await items.next();

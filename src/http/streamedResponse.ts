@@ -86,6 +86,8 @@ export interface StreamedDocument<
   plan(source: ReadSource, tx: Queryable, negotiated: Negotiated<W, F>): Promise<P | undefined>;
   /** What a plan of nothing is answered with. */
   notFound(): Error;
+  /** The interval of measurements its body reads, whose chunks it locks first; none for no measurements. */
+  interval?: { from: string; to: string };
   /**
    * A file's name, for a format that comes as a file: `<stem>_<from>_<to>.<extension>`, or
    * `<stem>.<extension>` for a document without an interval.
@@ -230,11 +232,21 @@ export async function sendDocument<P extends ResponsePlan, W extends AnyWriter, 
   }
 
   const opened = await reads.read((source) =>
-    openGatedDocument(source, metrics, { plan: (_pool, tx) => planOn(source, tx), onRows }, writer, {
-      signal,
-      kind,
-      turns: endpoint.bulk ? turns : undefined,
-    }),
+    openGatedDocument(
+      source,
+      metrics,
+      {
+        plan: (_pool, tx) => planOn(source, tx),
+        onRows,
+        ...(endpoint.interval && { interval: endpoint.interval }),
+      },
+      writer,
+      {
+        signal,
+        kind,
+        turns: endpoint.bulk ? turns : undefined,
+      },
+    ),
   );
   if (!opened) throw endpoint.notFound();
   const { plan, body } = opened;

@@ -109,7 +109,8 @@ const chunkStates = (f: Fixture) =>
  * A document of both tubes over [FROM, TO) with its sync token, whose body waits after its plan (its
  * snapshot taken, no row read) until `resume`.
  */
-function heldDocument(f: Fixture) {
+function heldDocument(f: Fixture, to = TO) {
+  const interval = { from: FROM, to };
   let planned!: () => void;
   const isPlanned = new Promise<void>((resolve) => (planned = resolve));
   let resume!: () => void;
@@ -118,8 +119,8 @@ function heldDocument(f: Fixture) {
   const opened = openDocument(
     f.sql,
     {
+      interval,
       async plan(pool, tx) {
-        const interval = { from: FROM, to: TO };
         const select = await measurementsSelect(pool, tx, LISTED_TUBE, interval);
         const token = await currentSyncPoint(tx, ALL);
         const document: DocumentPlan = {
@@ -148,13 +149,13 @@ function heldDocument(f: Fixture) {
 }
 
 /** The document read now, at once: its body and its token. */
-function readNow(f: Fixture) {
-  const held = heldDocument(f);
+function readNow(f: Fixture, to = TO) {
+  const held = heldDocument(f, to);
   held.resume();
   return held.read;
 }
 
-const wholeBody = async (f: Fixture) => (await readNow(f)).body;
+const wholeBody = async (f: Fixture, to = TO) => (await readNow(f, to)).body;
 
 /**
  * Until the job's session waits for a lock (the document's, or a writer's), or the compression is
@@ -346,6 +347,36 @@ if (server) {
     const [approved] = await f.sql<{ count: number }[]>`
       select count(*)::int as count from measurements where status = 0`;
     t.equal(approved!.count, 24, 'the status change is stored');
+  });
+
+  t.test('a chunk created or dropped after the pool listed the chunks', async (t) => {
+    const f = await fixture(t, server);
+    const later = '2020-03-01T00:00:00Z';
+    await byJob(f);
+    await readNow(f, later);
+    // A chunk the list lacks, the one the job compresses next: the document finds its list behind,
+    // lists again and locks it too.
+    await f.load(hourRows(OTHER, '2020-02-15T00:00:00Z', 24, 1000));
+    const before = await wholeBody(f, later);
+    t.match(before, /1 2020-02-15T23:00:00.000Z 1023\n/, 'the new chunk’s rows are read');
+    const held = heldDocument(f, later);
+    await held.isPlanned;
+    await f.load(hourRows(OTHER, '2020-02-15T00:00:00Z', 1, -9000));
+    const compressing = byJob(f);
+    await jobWaitsForLock(f, compressing);
+    held.resume();
+    t.equal((await held.read).body, before, 'the body is its snapshot’s, the new chunk’s rows too');
+    await compressing;
+    t.same(
+      (await chunkStates(f)).map((c) => c.compressed),
+      [true, true, true],
+      'the three chunks compressed after it',
+    );
+    // A chunk the list holds that is gone: its lock fails, and the document lists again.
+    await f.job`select drop_chunks('measurements', older_than => '2020-01-09T00:00:00Z'::timestamptz)`;
+    const after = await wholeBody(f, later);
+    t.notMatch(after, /2020-01-08/, 'the dropped chunk’s rows are gone');
+    t.match(after, /0 2020-01-09T00:00:00.000Z 192\n/, 'the next chunk’s are read');
   });
 
   t.test('validators before and after compression, with no change of content', async (t) => {

@@ -98,6 +98,7 @@ export async function networkRoute(
         },
         // Every plan of this endpoint is a document, if only of no tube.
         notFound: () => new Error('a network plan found nothing to write'),
+        interval,
         file: { stem: FILE_NAME_STEM, ...interval },
       });
     },

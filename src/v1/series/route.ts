@@ -57,6 +57,7 @@ export async function seriesRoute(app: FastifyInstance, options: StreamDependenc
           };
         },
         notFound: tubeNotFound,
+        interval,
         file: { stem: tubeIdentifier, ...interval },
       });
     },
