@@ -47,13 +47,7 @@ async function start(): Promise<void> {
     return;
   }
   if (kind !== 'api' || !databaseUrl) throw new Error('usage: benchServer.ts api DATABASE_URL | bare');
-  // A pool of one for a server that takes one connection at a time (PGlite with TimescaleDB).
-  const poolMax = process.env.BENCH_POOL_MAX;
-  const settings = loadSettings({
-    LOG_LEVEL: 'info',
-    LIMITS_ENABLED: 'false',
-    ...(poolMax && { DATABASE_POOL_MAX: poolMax }),
-  });
+  const settings = loadSettings({ LOG_LEVEL: 'info', LIMITS_ENABLED: 'false' });
   const sql = connect(databaseUrl, {
     max: settings.DATABASE_POOL_MAX,
     applicationName: SERVER_APPLICATION_NAME,

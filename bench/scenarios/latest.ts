@@ -6,30 +6,37 @@
  * limit 1" per tube on measurements. With and without a status filter (`approved`, whose latest lies
  * some 270 rows back in each tube: the rows of the last month are provisional).
  *
- * On plain PostgreSQL, and on TimescaleDB with every chunk compressed: PGlite with TimescaleDB (one
- * connection at a time, in wasm) with a smaller store (TIMESCALE_ROWS_PER_TUBE rows a tube), so its
- * figures are for the ratios, not the absolute times. latest_measurements is filled as the migration's
- * backfill fills it (rows written by SQL, not by the importer).
+ * On each engine of BENCH_ENGINE (lib/engines.ts): on TimescaleDB the store (2024) is compressed as the
+ * policy leaves it. latest_measurements is filled as the migration's backfill fills it (rows written by
+ * SQL, not by the importer). With both engines, the requests of every engine run in the same rounds and
+ * a last table gives each on TimescaleDB over the same on PostgreSQL (goal: ≤ 1.3×).
  *
- *   npm run bench -- latest [ROUNDS] [REQUESTS] [ROWS_PER_TUBE]        (5, 40, 3,334)
+ *   npm run bench -- latest [ROUNDS] [REQUESTS] [ROWS_PER_TUBE]        (5, 40, 3,334; BENCH_ENGINE)
  */
-import { connect, type Sql } from '../../src/db/connect.js';
-import { migrate } from '../../src/db/migrate.js';
+import type { Sql } from '../../src/db/connect.js';
 import { latestSelect } from '../../src/v1/latest/sql.js';
-import { startDatabaseServer } from '../../testkit/databaseServer.js';
+import { enginePrerequisites } from '../../testkit/databaseServer.js';
 import { addKey } from '../../testkit/fixtures.js';
-import { requirePrerequisites, throwawayPostgres } from '../../testkit/prerequisites.js';
-import { count, machineLine, median, ms, printTable, ratio } from '../../testkit/report.js';
-import { startTimescale } from '../../testkit/timescale.js';
+import { requirePrerequisites } from '../../testkit/prerequisites.js';
+import { count, loadLine, machineLine, median, ms, printTable, ratio } from '../../testkit/report.js';
+import {
+  asThePolicyLeavesIt,
+  benchEngines,
+  ENGINE_NAMES,
+  type Engine,
+  printEngineRatios,
+  startEngineServers,
+} from '../lib/engines.js';
 import { timedGet } from '../lib/http.js';
-import { startServerProcess } from '../lib/serverProcess.js';
+import { type ServerProcess, startServerProcess } from '../lib/serverProcess.js';
 
-requirePrerequisites([throwawayPostgres]);
+requirePrerequisites(enginePrerequisites(benchEngines()));
 
 const ROUNDS = Number(process.argv[2] ?? 5);
 const REQUESTS = Number(process.argv[3] ?? 40);
 const ROWS_PER_TUBE = Number(process.argv[4] ?? 3334);
-const TIMESCALE_ROWS_PER_TUBE = 120;
+/** Issue 36's goal for latest on TimescaleDB over the same on PostgreSQL. */
+const ENGINE_BOUND = 1.3;
 const WELLS = 1000;
 const TUBES_PER_WELL = 3;
 const TUBES = WELLS * TUBES_PER_WELL;
@@ -106,51 +113,75 @@ async function timeSelects(sql: Sql, rounds: number) {
 /** A box around every well, a little larger each time: a request no kept document answers. */
 let boxes = 0;
 const newBox = () => `bbox=-${10 + ++boxes / 1e6},40,20,60`;
+const LATEST = '/v1/groundwater-monitoring-measurements/latest';
+const DISCOVERY = '/v1/groundwater-monitoring-wells';
 
 /**
- * Medians over rounds of REQUESTS sequential requests of discovery and of latest, alternating. Asked
- * again, a latest document is kept (its state unchanged); the new-box target reads it every time, as
- * the first request after an import does.
+ * Medians over rounds of REQUESTS sequential requests of discovery and of latest, alternating, on every
+ * engine in the same rounds. Asked again, a latest document is kept (its state unchanged); the new-box
+ * target reads it every time, as the first request after an import does.
  */
-async function timeRequests(base: string, key: string) {
-  const headers = { 'x-api-key': key };
-  const latest = `${base}/v1/groundwater-monitoring-measurements/latest`;
-  const discovery = `${base}/v1/groundwater-monitoring-wells`;
+async function timeRequests(services: { engine: Engine; base: string; key: string }[]) {
   // Each latest beside discovery in the same kind of body: GeoJSON beside GeoJSON, the rest beside JSON.
-  const targets: [string, () => string, string][] = [
-    ['discovery (JSON)', () => discovery, 'discovery (JSON)'],
-    ['discovery (GeoJSON)', () => `${discovery}?format=geojson`, 'discovery (GeoJSON)'],
-    ['latest (JSON)', () => latest, 'discovery (JSON)'],
-    ['latest, status=approved', () => `${latest}?status=approved`, 'discovery (JSON)'],
-    ['latest (Arrow)', () => `${latest}?format=arrow`, 'discovery (JSON)'],
-    ['latest (GeoJSON)', () => `${latest}?format=geojson`, 'discovery (GeoJSON)'],
-    ['latest (JSON), not kept', () => `${latest}?${newBox()}`, 'discovery (JSON)'],
+  const targets: [string, (base: string) => string, string][] = [
+    ['discovery (JSON)', (base) => `${base}${DISCOVERY}`, 'discovery (JSON)'],
+    ['discovery (GeoJSON)', (base) => `${base}${DISCOVERY}?format=geojson`, 'discovery (GeoJSON)'],
+    ['latest (JSON)', (base) => `${base}${LATEST}`, 'discovery (JSON)'],
+    ['latest, status=approved', (base) => `${base}${LATEST}?status=approved`, 'discovery (JSON)'],
+    ['latest (Arrow)', (base) => `${base}${LATEST}?format=arrow`, 'discovery (JSON)'],
+    ['latest (GeoJSON)', (base) => `${base}${LATEST}?format=geojson`, 'discovery (GeoJSON)'],
+    ['latest (JSON), not kept', (base) => `${base}${LATEST}?${newBox()}`, 'discovery (JSON)'],
   ];
   const times = new Map<string, number[]>();
   const bytes = new Map<string, number>();
-  for (const [name, url] of targets) {
-    const first = await timedGet(url(), headers, true);
-    if (first.status !== 200) throw new Error(`${name}: ${first.status}`);
-    if (name.startsWith('latest (JSON)') && JSON.parse(first.body!.toString()).length !== TUBES)
-      throw new Error(`${name}: not one row per tube`);
-    bytes.set(name, first.bytes);
+  const keyOf = (engine: Engine, name: string) => `${engine}|${name}`;
+  for (const { engine, base, key } of services) {
+    for (const [name, url] of targets) {
+      const first = await timedGet(url(base), { 'x-api-key': key }, true);
+      if (first.status !== 200) throw new Error(`${ENGINE_NAMES[engine]}, ${name}: ${first.status}`);
+      if (name.startsWith('latest (JSON)') && JSON.parse(first.body!.toString()).length !== TUBES)
+        throw new Error(`${name}: not one row per tube`);
+      bytes.set(keyOf(engine, name), first.bytes);
+    }
   }
   for (let round = -1; round < ROUNDS; round++) {
     for (let i = 0; i < REQUESTS; i++) {
-      const order = (round + i) % 2 === 0 ? targets : [...targets].reverse();
-      for (const [name, url] of order) {
-        const timed = await timedGet(url(), headers);
-        if (timed.bytes !== bytes.get(name)) throw new Error(`${name}: ${timed.bytes} bytes`);
-        if (round >= 0) times.set(name, [...(times.get(name) ?? []), timed.totalMs]);
+      for (const { engine, base, key } of (round + i) % 2 === 0 ? services : [...services].reverse()) {
+        const order = (round + i) % 2 === 0 ? targets : [...targets].reverse();
+        for (const [name, url] of order) {
+          const timed = await timedGet(url(base), { 'x-api-key': key });
+          if (timed.bytes !== bytes.get(keyOf(engine, name)))
+            throw new Error(`${name}: ${timed.bytes} bytes`);
+          if (round >= 0)
+            times.set(keyOf(engine, name), [...(times.get(keyOf(engine, name)) ?? []), timed.totalMs]);
+        }
       }
     }
   }
-  printTable(
-    ['request', 'median', 'body', 'vs discovery (bound ≤ 2×)', 'discovery'],
-    targets.map(([name, , against]) => {
-      const m = median(times.get(name)!);
-      return [name, ms(m), `${count(bytes.get(name)!)} B`, ratio(m / median(times.get(against)!)), against];
-    }),
+  for (const { engine } of services) {
+    console.log(`${ENGINE_NAMES[engine]}\n`);
+    printTable(
+      ['request', 'median', 'body', 'vs discovery (bound ≤ 2×)', 'discovery'],
+      targets.map(([name, , against]) => {
+        const m = median(times.get(keyOf(engine, name))!);
+        return [
+          name,
+          ms(m),
+          `${count(bytes.get(keyOf(engine, name))!)} B`,
+          ratio(m / median(times.get(keyOf(engine, against))!)),
+          against,
+        ];
+      }),
+    );
+  }
+  printEngineRatios(
+    'TimescaleDB over PostgreSQL, requests',
+    targets.map(([name]) => ({
+      name,
+      samples: Object.fromEntries(services.map(({ engine }) => [engine, times.get(keyOf(engine, name))!])),
+      ...(name.startsWith('latest') ? { bound: ENGINE_BOUND } : {}),
+    })),
+    ms,
   );
 }
 
@@ -168,60 +199,30 @@ function printSelects(median: (kind: string, status: string) => number) {
 
 console.log(`Latest — ${await machineLine()}\n`);
 
-const pg = await startDatabaseServer();
+const { servers, stop } = await startEngineServers();
+const apis: ServerProcess[] = [];
 try {
-  const { url, sql } = await pg.database('bench_latest');
-  const started = performance.now();
-  const key = await addStore(sql, ROWS_PER_TUBE);
-  await sql`vacuum analyze`;
-  const [{ rows }] = (await sql`select count(*)::int8 as rows from measurements`) as [{ rows: string }];
-  console.log(
-    `${pg.description}: ${count(TUBES)} tubes, ${count(Number(rows))} rows ` +
-      `(written in ${((performance.now() - started) / 1000).toFixed(0)} s); ${ROUNDS} rounds of ${REQUESTS} requests each\n`,
-  );
-  printSelects(await timeSelects(sql, ROUNDS));
-  const api = await startServerProcess('api', url);
-  try {
-    await timeRequests(api.base, key);
-  } finally {
-    await api.stop();
-  }
-} finally {
-  await pg.stop();
-}
-
-const timescale = await startTimescale();
-try {
-  const sql = connect(timescale.url, { max: 1, applicationName: 'gwapi bench setup' });
-  let key: string;
-  try {
-    await migrate(sql);
+  const services: { engine: Engine; base: string; key: string }[] = [];
+  for (const pg of servers) {
+    const { url, sql } = await pg.database('bench_latest');
     const started = performance.now();
-    key = await addStore(sql, TIMESCALE_ROWS_PER_TUBE);
-    await sql`select compress_chunk(c) from show_chunks('measurements') c`;
-    const [{ rows, compressed }] = (await sql`
-      select (select count(*)::int8 from measurements) as rows,
-             (select count(*)::int from timescaledb_information.chunks
-              where hypertable_name = 'measurements' and is_compressed) as compressed`) as [
-      { rows: string; compressed: number },
-    ];
+    const key = await addStore(sql, ROWS_PER_TUBE);
+    await sql`vacuum analyze`;
+    const compression = await asThePolicyLeavesIt(pg, sql);
+    const [{ rows }] = (await sql`select count(*)::int8 as rows from measurements`) as [{ rows: string }];
     console.log(
-      `\nPGlite with TimescaleDB (wasm, one connection; a smaller store): ${count(TUBES)} tubes, ` +
-        `${count(Number(rows))} rows, every chunk compressed (${compressed}) ` +
-        `(written in ${((performance.now() - started) / 1000).toFixed(0)} s)\n`,
+      `${pg.description}${compression ? `; ${compression}` : ''}\n${count(TUBES)} tubes, ${count(Number(rows))} rows ` +
+        `(written in ${((performance.now() - started) / 1000).toFixed(0)} s); ${ROUNDS} rounds of ${REQUESTS} requests each\n`,
     );
     printSelects(await timeSelects(sql, ROUNDS));
-  } finally {
-    // Its one connection is the server's from now on.
-    await sql.end();
+    const api = await startServerProcess('api', url);
+    apis.push(api);
+    services.push({ engine: pg.engine, base: api.base, key });
   }
-  process.env.BENCH_POOL_MAX = '1';
-  const api = await startServerProcess('api', timescale.url);
-  try {
-    await timeRequests(api.base, key);
-  } finally {
-    await api.stop();
-  }
+  console.log(`${await loadLine()}\n`);
+  await timeRequests(services);
+  console.log(`${await loadLine()} at the end`);
 } finally {
-  await timescale.stop();
+  for (const api of apis) await api.stop().catch(() => {});
+  await stop();
 }

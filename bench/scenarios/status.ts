@@ -8,12 +8,15 @@
  * interleave the variants, so drift of the shared machine hits all alike; the table gives medians and
  * the range of the per-round ratios to the floor of the same format.
  *
- *   npm run bench -- status [ROUNDS]     (DATABASE_URL, or an embedded PostgreSQL)
+ * On each engine of BENCH_ENGINE (lib/engines.ts), the year compressed on TimescaleDB as its policy
+ * leaves it; with both, each variant on TimescaleDB over the same on PostgreSQL, in the same rounds.
+ *
+ *   npm run bench -- status [ROUNDS]     (DATABASE_URL, or an embedded PostgreSQL; BENCH_ENGINE)
  */
 
 import { vacuumMeasurements } from '../../src/importers/measurements/measurements.js';
-import { startDatabaseServer } from '../../testkit/databaseServer.js';
-import { requirePrerequisites, throwawayPostgres } from '../../testkit/prerequisites.js';
+import { type DatabaseServer, enginePrerequisites } from '../../testkit/databaseServer.js';
+import { requirePrerequisites } from '../../testkit/prerequisites.js';
 import { loadLine, machineLine, mb, median, ms, printTable, ratio } from '../../testkit/report.js';
 import {
   addSeriesFixture,
@@ -23,11 +26,19 @@ import {
 } from '../../testkit/seriesFixture.js';
 import { rowCounter } from '../lib/bodyRows.js';
 import { backendCpuMeter } from '../lib/cpu.js';
+import {
+  asThePolicyLeavesIt,
+  benchEngines,
+  ENGINE_NAMES,
+  type Engine,
+  printEngineRatios,
+  startEngineServers,
+} from '../lib/engines.js';
 import { timedGet } from '../lib/http.js';
 import type { Format } from '../lib/networkFixture.js';
-import { SERVER_APPLICATION_NAME, startServerProcess } from '../lib/serverProcess.js';
+import { SERVER_APPLICATION_NAME, type ServerProcess, startServerProcess } from '../lib/serverProcess.js';
 
-requirePrerequisites([throwawayPostgres]);
+requirePrerequisites(enginePrerequisites(benchEngines()));
 
 const ROUNDS = Number(process.argv[2] ?? 7);
 const FORMATS: Format[] = ['json', 'csv', 'arrow'];
@@ -40,9 +51,12 @@ const VARIANTS = {
 type Variant = keyof typeof VARIANTS;
 const ROWS = 366 * MINUTES_PER_DAY;
 
-const pg = await startDatabaseServer();
-try {
-  console.log(`Status benchmark — ${await machineLine()}\n${pg.description}\n`);
+/** One request: to its last byte, the server's CPU, its database backends' CPU, its body's bytes. */
+type Sample = { ms: number; serverMs: number; databaseMs: number; bytes: number };
+const name = (format: Format, variant: Variant) => `${format} ${variant}`;
+
+/** The year on `pg`, statuses by turns, compressed on TimescaleDB; its server process and samples. */
+async function onEngine(pg: DatabaseServer) {
   const { url, sql } = await pg.database('bench_status');
   const fixture = await addSeriesFixture(sql);
   // Every other minute approved: both statuses in every batch, and a filter of both passes every row.
@@ -50,19 +64,31 @@ try {
     update measurements set status = (extract(minute from observed_at)::int % 2)::int2
     where tube_id = ${fixture.tubeId}`;
   await vacuumMeasurements(sql);
-  const seriesUrl = (base: string, format: Format, variant: Variant) =>
-    `${base}/v1/groundwater-monitoring-tubes/${fixture.identifier}/measurements` +
-    `?from=${SERIES_START}&to=${dayAfterStart(366)}&format=${format}${VARIANTS[variant]}`;
-
+  const compression = await asThePolicyLeavesIt(pg, sql);
+  console.log(`${pg.description}${compression ? `; ${compression}` : ''}`);
   const server = await startServerProcess('api', url);
-  const backends = backendCpuMeter(sql, SERVER_APPLICATION_NAME);
-  /** One request: to its last byte, the server's CPU, its database backends' CPU, its body's bytes. */
-  type Sample = { ms: number; serverMs: number; databaseMs: number; bytes: number };
-  const samples = new Map<string, Sample[]>();
-  const name = (format: Format, variant: Variant) => `${format} ${variant}`;
+  processes.push(server);
+  return {
+    engine: pg.engine,
+    fixture,
+    server,
+    backends: backendCpuMeter(sql, SERVER_APPLICATION_NAME),
+    samples: new Map<string, Sample[]>(),
+    seriesUrl: (base: string, format: Format, variant: Variant) =>
+      `${base}/v1/groundwater-monitoring-tubes/${fixture.identifier}/measurements` +
+      `?from=${SERIES_START}&to=${dayAfterStart(366)}&format=${format}${VARIANTS[variant]}`,
+  };
+}
+
+console.log(`Status benchmark — ${await machineLine()}\n`);
+const { servers, stop } = await startEngineServers();
+const processes: ServerProcess[] = [];
+try {
+  const engines: Awaited<ReturnType<typeof onEngine>>[] = [];
+  for (const pg of servers) engines.push(await onEngine(pg));
   const loadBefore = await loadLine();
-  try {
-    for (let round = -1; round < ROUNDS; round++) {
+  for (let round = -1; round < ROUNDS; round++) {
+    for (const { fixture, server, backends, samples, seriesUrl } of engines) {
       for (const format of FORMATS) {
         for (const variant of Object.keys(VARIANTS) as Variant[]) {
           // Round -1 warms up, and checks every body's rows as it streams; the timed rounds only read.
@@ -88,46 +114,63 @@ try {
         }
       }
     }
-  } finally {
-    await server.stop();
   }
   console.log(
-    `366 days of 1-minute data, one tube; median of ${ROUNDS} rounds; before: ${loadBefore}, after: ${await loadLine()}\n`,
+    `\n366 days of 1-minute data, one tube; median of ${ROUNDS} rounds; before: ${loadBefore}, after: ${await loadLine()}\n`,
   );
   const range = (ratios: number[]) =>
     `${ratio(median(ratios))} (${ratio(Math.min(...ratios))}–${ratio(Math.max(...ratios))})`;
   const cpuOf = (sample: Sample) => sample.serverMs + sample.databaseMs;
-  printTable(
-    [
-      'variant',
-      'to last byte',
-      'server CPU',
-      'database CPU',
-      'body',
-      'vs plain: time',
-      'server CPU',
-      'server + database CPU',
-    ],
+  for (const { engine, samples } of engines) {
+    console.log(`${ENGINE_NAMES[engine]}\n`);
+    printTable(
+      [
+        'variant',
+        'to last byte',
+        'server CPU',
+        'database CPU',
+        'body',
+        'vs plain: time',
+        'server CPU',
+        'server + database CPU',
+      ],
+      FORMATS.flatMap((format) =>
+        (Object.keys(VARIANTS) as Variant[]).map((variant) => {
+          const these = samples.get(name(format, variant))!;
+          const floor = samples.get(name(format, 'plain'))!;
+          const of = (measure: (sample: Sample) => number) => median(these.map(measure));
+          const perRound = (measure: (sample: Sample) => number) =>
+            range(these.map((sample, round) => measure(sample) / measure(floor[round]!)));
+          return [
+            name(format, variant),
+            ms(of((s) => s.ms)),
+            ms(of((s) => s.serverMs)),
+            ms(of((s) => s.databaseMs)),
+            mb(of((s) => s.bytes) / 1e6),
+            ...(variant === 'plain'
+              ? ['', '', '']
+              : [perRound((s) => s.ms), perRound((s) => s.serverMs), perRound(cpuOf)]),
+          ];
+        }),
+      ),
+    );
+  }
+  printEngineRatios(
+    'TimescaleDB over PostgreSQL, to the last byte',
     FORMATS.flatMap((format) =>
-      (Object.keys(VARIANTS) as Variant[]).map((variant) => {
-        const these = samples.get(name(format, variant))!;
-        const floor = samples.get(name(format, 'plain'))!;
-        const of = (measure: (sample: Sample) => number) => median(these.map(measure));
-        const perRound = (measure: (sample: Sample) => number) =>
-          range(these.map((sample, round) => measure(sample) / measure(floor[round]!)));
-        return [
-          name(format, variant),
-          ms(of((s) => s.ms)),
-          ms(of((s) => s.serverMs)),
-          ms(of((s) => s.databaseMs)),
-          mb(of((s) => s.bytes) / 1e6),
-          ...(variant === 'plain'
-            ? ['', '', '']
-            : [perRound((s) => s.ms), perRound((s) => s.serverMs), perRound(cpuOf)]),
-        ];
-      }),
+      (Object.keys(VARIANTS) as Variant[]).map((variant) => ({
+        name: name(format, variant),
+        samples: Object.fromEntries(
+          engines.map(({ engine, samples }) => [
+            engine,
+            samples.get(name(format, variant))!.map((s) => s.ms),
+          ]),
+        ) as Partial<Record<Engine, number[]>>,
+      })),
     ),
+    ms,
   );
 } finally {
-  await pg.stop();
+  for (const server of processes) await server.stop().catch(() => {});
+  await stop();
 }
