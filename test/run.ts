@@ -4,6 +4,7 @@
  * folder, a `redis-server` on a free port) and removes them afterwards. Extra arguments go to tap.
  * Where native TimescaleDB is built (testkit/timescale.ts) and TEST_TIMESCALE_URL is not given, a
  * throwaway one serves the files that need the extension; without either, those files are skipped.
+ * `--fast` (`npm run test:fast`) stands for FAST_TIER.
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -14,6 +15,25 @@ import { postgresOrThrowaway } from '../testkit/postgres.js';
 import { redisOrThrowaway } from '../testkit/redis.js';
 import { startTimescale, timescaleMissing } from '../testkit/timescale.js';
 import { scanCaptures } from './helpers/secrets.js';
+
+/**
+ * The files a change can run in a few minutes (CONTRIBUTING): the checks of code and pages, the domain,
+ * the engine, keys, limits, the importer and sync at their core, and the TimescaleDB path's own. Not
+ * here: drills, deployment, replicas, faults, the CLI's processes, HTTP end to end and long properties.
+ */
+const FAST_TIER = [
+  'test/*.test.ts',
+  'test/domain/*.test.ts',
+  'test/engine/!(dayRollups).test.ts',
+  'test/keys/*.test.ts',
+  'test/limits/{clientAddress,memory,redis,settings}.test.ts',
+  'test/importers/progress.test.ts',
+  'test/importers/registry/registry.test.ts',
+  'test/importers/measurements/{corrections,decimal.property,measurements,status,timescaledb}.test.ts',
+  'test/sync/{sync,timescaledb,token}.test.ts',
+  'test/db/{aggregateBuckets,timescaledb}.test.ts',
+];
+const args = process.argv.slice(2).flatMap((arg) => (arg === '--fast' ? FAST_TIER : [arg]));
 
 const env = { ...process.env };
 // Test files run in parallel, each with databases of its own on this one server.
@@ -29,14 +49,10 @@ if (!env.TEST_TIMESCALE_URL) console.log(`${timescaleMissing()}: its tests are s
 const captureDir = await mkdtemp(join(tmpdir(), 'gwapi-test-capture-'));
 env[CAPTURE_DIR_VARIABLE] = captureDir;
 
-const tap = spawn(
-  process.execPath,
-  [join('node_modules', 'tap', 'dist', 'esm', 'run.mjs'), ...process.argv.slice(2)],
-  {
-    env,
-    stdio: 'inherit',
-  },
-);
+const tap = spawn(process.execPath, [join('node_modules', 'tap', 'dist', 'esm', 'run.mjs'), ...args], {
+  env,
+  stdio: 'inherit',
+});
 const code = await new Promise<number>((resolve) =>
   tap.on('exit', (c, signal) => resolve(c ?? (signal ? 1 : 0))),
 );
