@@ -1,8 +1,9 @@
 /**
  * A failed connection to PostgreSQL or Redis told in the operator's terms: which setting points where
- * (never its credentials), what failed, and what to check. An error that is not about reaching or
- * entering the server is left as it is.
+ * (never its credentials), what failed, and what to check; or that a connection in use was lost. An
+ * error that is not about reaching, entering or keeping the server is left as it is.
  */
+import { isWriteOnClosedConnection, meaningOf } from './db/errorCodes.js';
 import { hostLabel, parsePostgresUrl } from './db/postgresUrl.js';
 import { UserError } from './errors.js';
 
@@ -132,8 +133,36 @@ export function explainConnectionFailure(
   );
 }
 
-/** `error` as a UserError in the operator's terms when it is a failure to connect; else as it is. */
+/** What ended a connection that was open, in a few words. */
+function howLost(error: unknown): string {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  if (isWriteOnClosedConnection(error) || code === 'CONNECTION_CLOSED') return 'the server closed it';
+  if (code === 'ECONNRESET' || code === 'EPIPE') return 'reset by the server or the network';
+  if (code === 'CONNECTION_ENDED' || code === 'CONNECTION_DESTROYED') return 'closed while a query waited';
+  // The server's own words: terminating connection due to administrator command, …
+  return typeof message === 'string' && message !== '' ? message : String(code);
+}
+
+/**
+ * `connection to … lost: how`, in one line, when `error` says that a connection the command was using is
+ * gone (errorCodes.ts: 'lost'): the server restarted, shut down or ended the session. undefined else.
+ */
+export function explainLostConnection(error: unknown, target: ConnectionTarget): string | undefined {
+  if (meaningOf(error) !== 'lost') return undefined;
+  const database = target.database ? `, database "${target.database}"` : '';
+  return (
+    `connection to ${target.service} at ${target.address} (${target.setting}${database}) lost: ` +
+    `${howLost(error)}. What the command had not committed is rolled back; run it again once ` +
+    `${target.service} answers.`
+  );
+}
+
+/**
+ * `error` as a UserError in the operator's terms when it is a failure to connect or a connection lost
+ * in the middle of a command; else as it is.
+ */
 export function explainedError(error: unknown, target: ConnectionTarget): unknown {
-  const explained = explainConnectionFailure(error, target);
+  if (error instanceof UserError) return error;
+  const explained = explainConnectionFailure(error, target) ?? explainLostConnection(error, target);
   return explained ? new UserError(explained, { cause: error }) : error;
 }

@@ -3,6 +3,7 @@
  * and maps outcomes to exit codes; each command lives in `commands/`.
  */
 import { Argument, Command, Option } from 'commander';
+import { databaseTarget } from './commands/database.js';
 import { demoCommand } from './commands/demo.js';
 import { importMeasurementsCommand, importRegistryCommand } from './commands/import.js';
 import { createKeyCommand, grantKeyCommand, listKeysCommand, revokeKeyCommand } from './commands/keys.js';
@@ -10,24 +11,47 @@ import { removeCommand, setStatusCommand } from './commands/measurements.js';
 import { migrateCommand } from './commands/migrate.js';
 import { serveCommand } from './commands/serve.js';
 import { describeSettings, loadSettings, type Settings, SettingsError } from './config.js';
+import { explainedError } from './connectionFailure.js';
+import { isWriteOnClosedConnection } from './db/errorCodes.js';
 import { MIGRATION_LOCK_TIMEOUT_MS } from './db/migrate.js';
 import { DEFAULT_STATUS, STATUSES } from './domain/status.js';
 import { UserError } from './errors.js';
 
-/** Wraps a command: settings first (a bad one is one line and exit 2), then one-line errors, exit 1. */
+/** One line on standard error and exit 1; the whole error too with LOG_LEVEL=debug when it is no UserError. */
+function fail(error: unknown): never {
+  const message = error instanceof Error ? error.message : String(error);
+  process.stderr.write(`gwapi: ${error instanceof UserError ? '' : 'unexpected error: '}${message}\n`);
+  if (!(error instanceof UserError) && process.env.LOG_LEVEL === 'debug') console.error(error);
+  process.exit(1);
+}
+
+/**
+ * Wraps a command: settings first (a bad one is one line and exit 2), then one-line errors, exit 1. A
+ * connection to the database lost in the middle is told as such, also when postgres.js throws it from
+ * a timer of its own (isWriteOnClosedConnection), where no caller can catch it.
+ */
 function run<A extends unknown[]>(command: (settings: Settings, ...args: A) => Promise<void>) {
   return async (...args: A) => {
+    let settings: Settings | undefined;
+    const explained = (error: unknown) =>
+      settings ? explainedError(error, databaseTarget(settings)) : error;
+    process.on('uncaughtException', (error) => {
+      if (!isWriteOnClosedConnection(error)) {
+        // As Node itself answers an uncaught exception.
+        console.error(error);
+        process.exit(1);
+      }
+      fail(explained(error));
+    });
     try {
-      await command(loadSettings(), ...args);
+      settings = loadSettings();
+      await command(settings, ...args);
     } catch (error) {
       if (error instanceof SettingsError) {
         process.stderr.write(`gwapi: ${error.message}\n`);
         process.exit(2);
       }
-      const message = error instanceof Error ? error.message : String(error);
-      process.stderr.write(`gwapi: ${error instanceof UserError ? '' : 'unexpected error: '}${message}\n`);
-      if (!(error instanceof UserError) && process.env.LOG_LEVEL === 'debug') console.error(error);
-      process.exit(1);
+      fail(explained(error));
     }
   };
 }
@@ -46,7 +70,13 @@ program
     'Bring the database schema up to date. Safe to run again and from several replicas at once; ' +
       'uses a TimescaleDB hypertable when the extension is available, plain PostgreSQL otherwise. ' +
       `Each statement waits at most lock_timeout (${MIGRATION_LOCK_TIMEOUT_MS / 1000} s) for a lock and is retried; run it against ` +
-      'PostgreSQL itself, not through PgBouncer in transaction mode.',
+      'PostgreSQL itself, not through PgBouncer in transaction mode. Where TimescaleDB is installed but not ' +
+      'in shared_preload_libraries it refuses, and says how to preload it.',
+  )
+  .option(
+    '--without-timescaledb',
+    'keep measurements a plain PostgreSQL table for good, even where TimescaleDB is installed',
+    false,
   )
   .action(run(migrateCommand));
 

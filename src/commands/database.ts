@@ -31,6 +31,13 @@ const poolOptions = (settings: Settings, applicationName: string): ConnectOption
   prepare: settings.DATABASE_PREPARE,
 });
 
+/** Where the commands' database is, for their errors: DATABASE_URL, or the embedded server's folder. */
+export function databaseTarget(settings: Settings): ConnectionTarget {
+  return settings.DATABASE_URL
+    ? connectionTarget('DATABASE_URL', 'PostgreSQL', settings.DATABASE_URL)
+    : { setting: 'GWAPI_DATA_DIR', service: 'PostgreSQL', address: `${settings.GWAPI_DATA_DIR}/postgres` };
+}
+
 export async function openDatabase(
   settings: Settings,
   applicationName: string,
@@ -51,7 +58,7 @@ export async function openDatabase(
     stopEmbedded = server.stop;
   }
   const sql = connect(url, poolOptions(settings, applicationName));
-  if (settings.DATABASE_URL) await reachable(sql, connectionTarget('DATABASE_URL', 'PostgreSQL', url));
+  if (settings.DATABASE_URL) await reachable(sql, databaseTarget(settings));
   return {
     sql,
     readUrl,

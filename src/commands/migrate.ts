@@ -3,10 +3,14 @@ import { migrate } from '../db/migrate.js';
 import { historyReader } from '../db/walHistory.js';
 import { openDatabase } from './database.js';
 
-export async function migrateCommand(settings: Settings): Promise<void> {
+export async function migrateCommand(
+  settings: Settings,
+  options: { withoutTimescaledb: boolean },
+): Promise<void> {
   const db = await openDatabase(settings, 'gwapi migrate');
   try {
     const { applied, timescaledb } = await migrate(db.sql, {
+      withoutTimescaleDb: options.withoutTimescaledb,
       onLockTimeout: ({ what, attempt, attempts, oldest }) =>
         process.stderr.write(
           `gwapi migrate: ${what}: gave up waiting for a lock (attempt ${attempt} of ${attempts}), ` +

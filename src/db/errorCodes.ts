@@ -59,8 +59,21 @@ export const CONSEQUENCES: Readonly<
   elsewhere: { retrySameSource: false, tryElsewhere: true, tellClientToRetry: false },
 };
 
+/**
+ * postgres.js (3.4.9, issues #1154 and #1208) sends a small write from a timer; when its connection
+ * closed in between (a reserved connection or a transaction's, which the pool cannot hand elsewhere),
+ * it throws this TypeError from that timer, beyond any caller's reach: a lost connection.
+ */
+export function isWriteOnClosedConnection(error: unknown): boolean {
+  return (
+    error instanceof TypeError &&
+    /\bat \S*nextWrite \(.*[\\/]postgres[\\/](?:cjs[\\/])?src[\\/]connection\.js/.test(error.stack ?? '')
+  );
+}
+
 /** What `error` means, by its code; undefined for a failure of the query itself. */
 export function meaningOf(error: unknown): ErrorMeaning | undefined {
+  if (isWriteOnClosedConnection(error)) return 'lost';
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code !== 'string') return undefined;
   const sqlClass = code.slice(0, 2);

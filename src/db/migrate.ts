@@ -23,6 +23,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { UserError } from '../errors.js';
 import type { Queryable, Sql } from './connect.js';
+import { isConnectionLost } from './errorCodes.js';
+import { refuseUnloadableTimescaleDb, TIMESCALEDB_MIGRATION } from './timescaleDbPreload.js';
 import { beginReserved } from './transaction.js';
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../sql/', import.meta.url));
@@ -79,6 +81,11 @@ export interface MigrateOptions {
   backoffMs?: number;
   /** Told of each attempt that gave up waiting and will be retried. */
   onLockTimeout?: (timeout: LockTimeout) => void;
+  /**
+   * Record 002_timescaledb without running it: measurements stays a plain table even where TimescaleDB
+   * is installed but not preloaded, which is otherwise refused (timescaleDbPreload.ts).
+   */
+  withoutTimescaleDb?: boolean;
 }
 
 export async function readMigrations(dir = MIGRATIONS_DIR): Promise<Migration[]> {
@@ -142,6 +149,9 @@ export class MigrationLockTimeoutError extends UserError {
 export async function migrate(sql: Sql, options: MigrateOptions = {}): Promise<MigrateResult> {
   const migrations = await readMigrations(options.dir);
   const session = await sql.reserve();
+  // A session that is gone took its lock and settings with it: writing to it again would throw
+  // postgres.js's uncaught TypeError (errorCodes.ts), and releasing it would hand it back to the pool.
+  let lost = false;
   try {
     await takeRunnerLock(session);
     try {
@@ -158,19 +168,24 @@ export async function migrate(sql: Sql, options: MigrateOptions = {}): Promise<M
           applied_at timestamptz not null default now()
         )`,
       );
-      const applied: Migration[] = [];
+      const pending: Migration[] = [];
       for (const migration of migrations) {
         const [done] = await session<{ checksum: string }[]>`
           select checksum from schema_migrations where version = ${migration.version}`;
-        if (done) {
-          if (done.checksum !== migration.checksum && !migration.replaces.includes(done.checksum))
-            throw new MigrationChangedError(migration);
-          continue;
-        }
+        if (!done) pending.push(migration);
+        else if (done.checksum !== migration.checksum && !migration.replaces.includes(done.checksum))
+          throw new MigrationChangedError(migration);
+      }
+      const timescale = pending.some((m) => m.name === TIMESCALEDB_MIGRATION);
+      if (timescale && !options.withoutTimescaleDb) await refuseUnloadableTimescaleDb(session);
+      const applied: Migration[] = [];
+      for (const migration of pending) {
         const record = (q: Queryable) => q`
           insert into schema_migrations (version, name, checksum)
           values (${migration.version}, ${migration.name}, ${migration.checksum})`;
-        if (migration.transactional) {
+        if (migration.name === TIMESCALEDB_MIGRATION && options.withoutTimescaleDb) {
+          await record(session);
+        } else if (migration.transactional) {
           await retrying(`migration ${migrationName(migration)}`, () =>
             beginReserved(session, async () => {
               await session.unsafe(migration.sql);
@@ -190,13 +205,20 @@ export async function migrate(sql: Sql, options: MigrateOptions = {}): Promise<M
         applied.push(migration);
       }
       return { applied, timescaledb: await usesTimescaleDb(session) };
+    } catch (error) {
+      lost = isConnectionLost(error);
+      throw error;
     } finally {
-      // A lost connection took its lock and settings with it; the error that ended the run matters.
-      await session`select pg_advisory_unlock(${MIGRATION_LOCK})`.catch(() => {});
-      await session`reset lock_timeout`.catch(() => {});
+      if (!lost) {
+        await session`select pg_advisory_unlock(${MIGRATION_LOCK})`.catch(() => {});
+        await session`reset lock_timeout`.catch(() => {});
+      }
     }
+  } catch (error) {
+    lost ||= isConnectionLost(error);
+    throw error;
   } finally {
-    session.release();
+    if (!lost) session.release();
   }
 }
 

@@ -60,7 +60,9 @@ export async function beginReserved(session: postgres.ReservedSql, work: () => P
   try {
     await work();
   } catch (error) {
-    await session.unsafe('rollback');
+    // A lost session's transaction is rolled back already; a ROLLBACK written to it would be thrown
+    // from postgres.js's timer, like begin's.
+    if (!isConnectionLost(error)) await session.unsafe('rollback');
     throw error;
   }
   await session.unsafe('commit');

@@ -2,14 +2,19 @@
  * A database or Redis that cannot be reached or entered: every command that connects says which
  * setting points where, what failed and what to check, in two lines, and never shows the password.
  * Real failures: a closed port, a host name that cannot resolve, a wrong password, a missing database,
- * TLS against a server without it.
+ * TLS against a server without it. And a connection that dies in the middle of a command (its session
+ * ended, the server stopped or killed): one line that says so, exit 1, never a driver's stack.
  */
 import { createServer } from 'node:net';
 import t, { type Test } from 'tap';
-import { logged } from '../../testkit/gwapi.js';
-import { runCli } from '../helpers/cli.js';
+import type { Sql } from '../../src/db/connect.js';
+import { addKey, addRegularSeries, addWell } from '../../testkit/fixtures.js';
+import { logged, outcome } from '../../testkit/gwapi.js';
+import { startOwnPostgres } from '../../testkit/postgres.js';
+import { runCli, spawnCli } from '../helpers/cli.js';
 import { freshDatabase, testDatabaseUrl } from '../helpers/database.js';
 import { startReplica } from '../helpers/serve.js';
+import { until } from '../helpers/until.js';
 
 const PASSWORD = 'n0t-to-be-5hown';
 
@@ -160,5 +165,120 @@ t.test('Redis: gwapi serve starts, limiting on its own, and says which setting p
     const [line] = logged(replica, /Redis is unavailable/);
     t.match(line?.msg, `limits: Redis is unavailable (cannot connect to Redis ${expected}`);
     t.notMatch(JSON.stringify(replica.logs), PASSWORD, 'the password is not logged');
+  }
+});
+
+/** How long a `gwapi` process may take to reach its first statement on a busy machine. */
+const STARTED_WITHIN_MS = 60_000;
+
+/** Arbitrary but fixed in src/db/migrate.ts: the runner lock of `gwapi migrate`. */
+const MIGRATION_LOCK = 0x6777617069;
+
+/** The one line of a command whose connection was lost, and its exit code 1. */
+function saysLost(t: Test, what: string, result: { code: number | null; stderr: string }): void {
+  t.equal(result.code, 1, `${what}: exit code 1`);
+  t.match(
+    result.stderr,
+    /^gwapi: connection to PostgreSQL at 127\.0\.0\.1:\d+ \(DATABASE_URL, database "\w+"\) lost: [^\n]+\. What the command had not committed is rolled back; run it again once PostgreSQL answers\.\n$/,
+    `${what}: one line\n${result.stderr}`,
+  );
+  t.notMatch(result.stderr, /TypeError|unexpected error/, `${what}: no driver error`);
+}
+
+/**
+ * Waits until the session of `applicationName` whose last statement is like `statement` waits on
+ * `waitEvent` ('Lock', or 'Client' for the client's next message), then ends it (FATAL 57P01).
+ */
+async function terminateWhen(
+  sql: Sql,
+  applicationName: string,
+  statement: string,
+  waitEvent: 'Lock' | 'Client',
+): Promise<void> {
+  const [backend] = await until(
+    `${applicationName} waits (${waitEvent}) in ${statement}`,
+    () => sql<{ pid: number }[]>`
+      select pid from pg_stat_activity
+      where application_name = ${applicationName} and query ilike ${statement}
+        and wait_event_type = ${waitEvent}`,
+    (rows) => rows.length > 0,
+    STARTED_WITHIN_MS,
+  );
+  await sql`select pg_terminate_backend(${backend!.pid})`;
+}
+
+t.test('a session ended in the middle of a command: one line, exit 1', async (t) => {
+  const db = await freshDatabase(t);
+  const env = { DATABASE_URL: db.url };
+  const [tube] = await addWell(db.sql, 'Well', [{ number: '1' }]);
+  await addRegularSeries(db.sql, tube!.id, '2024-01-01T00:00:00Z', '2024-01-02T00:00:00Z', '1 hour');
+  const { keyId } = await addKey(db.sql, { allTubes: true });
+  // The test's own session holds what each command needs, so the command waits where it is ended.
+  const holder = await db.sql.reserve();
+  t.teardown(() => holder.release());
+
+  t.test('gwapi migrate, waiting for the runner lock on its reserved session', async (t) => {
+    await holder`select pg_advisory_lock(${MIGRATION_LOCK})`;
+    t.teardown(() => holder`select pg_advisory_unlock(${MIGRATION_LOCK})`);
+    const run = outcome(spawnCli(['migrate'], { env }));
+    // Between two polls for the lock: the next poll is written to a closed connection.
+    await terminateWhen(db.sql, 'gwapi migrate', '%pg_try_advisory_lock%', 'Client');
+    saysLost(t, 'migrate', await run);
+  });
+
+  const interval = ['--from', '2024-01-01T00:00:00Z', '--to', '2024-01-02T00:00:00Z'];
+  const waitingForATable = [
+    { table: 'api_keys', args: ['keys', 'revoke', keyId], statement: '%update api_keys%' },
+    // Its statements run in one transaction (src/db/transaction.ts).
+    {
+      table: 'measurements',
+      args: ['measurements', 'status', 'rejected', '--all-tubes', ...interval],
+      statement: '%',
+    },
+  ];
+  for (const { table, args, statement } of waitingForATable) {
+    const command = args.slice(0, 2).join(' ');
+    t.test(`gwapi ${command}, waiting for a lock on ${table}`, async (t) => {
+      await holder`begin`;
+      await holder`lock table ${holder(table)} in access exclusive mode`;
+      t.teardown(() => holder`rollback`);
+      const run = outcome(spawnCli(args, { env }));
+      await terminateWhen(db.sql, `gwapi ${command}`, statement, 'Lock');
+      saysLost(t, command, await run);
+    });
+  }
+
+  t.test('gwapi import measurements, copying from standard input', async (t) => {
+    const child = spawnCli(['import', 'measurements', '-'], { env });
+    child.stdin.write(`tubeIdentifier,observedAt,value\n${tube!.identifier},2024-02-01T00:00:00Z,1.5\n`);
+    // Its transaction waits for more input: a session that is ended meanwhile.
+    await terminateWhen(db.sql, 'gwapi import measurements', 'copy%', 'Client');
+    const run = outcome(child, `${tube!.identifier},2024-02-01T01:00:00Z,1.6\n`);
+    saysLost(t, 'import measurements', await run);
+    t.same(
+      await db.sql`select 1 from measurements where observed_at >= '2024-02-01'`,
+      [],
+      'nothing of the file is imported',
+    );
+  });
+});
+
+t.test('the server stopped or killed under gwapi migrate: one line, exit 1', async (t) => {
+  const own = await startOwnPostgres(t);
+  for (const end of ['stop', 'kill'] as const) {
+    const holder = await own.admin.reserve();
+    await holder`select pg_advisory_lock(${MIGRATION_LOCK})`;
+    const run = outcome(spawnCli(['migrate'], { env: { DATABASE_URL: own.url } }));
+    await until(
+      'gwapi migrate polls for the runner lock',
+      () => holder`
+        select 1 from pg_stat_activity
+        where application_name = 'gwapi migrate' and query like '%pg_try_advisory_lock%'`,
+      (rows) => rows.length > 0,
+      STARTED_WITHIN_MS,
+    );
+    await own[end]();
+    saysLost(t, `migrate, server ${end === 'stop' ? 'stopped' : 'killed'}`, await run);
+    await own.start();
   }
 });

@@ -10,6 +10,7 @@ import {
   type ErrorMeaning,
   isConnectionLost,
   isDatabaseUnavailable,
+  isWriteOnClosedConnection,
   mayTryElsewhere,
   meaningOf,
 } from '../../src/db/errorCodes.js';
@@ -77,4 +78,16 @@ t.test('the same codes as before the table: retried, elsewhere, 503', async (t) 
     codesWhere(isDatabaseUnavailable),
     [...lost, ...unreachable, '08006', '25006', 'NO_SUITABLE_HOST'].sort(),
   );
+});
+
+t.test("postgres.js's write to a closed connection is a lost one, and only that TypeError", async (t) => {
+  // The real one is thrown by the driver when a session dies under a command
+  // (test/commands/connectionFailures.test.ts); the same message from anywhere else means nothing.
+  const elsewhere = new TypeError("Cannot read properties of null (reading 'write')");
+  t.equal(isWriteOnClosedConnection(elsewhere), false);
+  t.equal(meaningOf(elsewhere), undefined);
+  const driver = new TypeError("Cannot read properties of null (reading 'write')");
+  driver.stack = `${driver.message}\n    at Immediate.nextWrite (file:///srv/app/node_modules/postgres/src/connection.js:255:22)`;
+  t.equal(isWriteOnClosedConnection(driver), true);
+  t.equal(meaningOf(driver), 'lost');
 });

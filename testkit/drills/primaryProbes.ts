@@ -10,7 +10,7 @@ import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadSettings } from '../../src/config.js';
 import { connect, type Sql } from '../../src/db/connect.js';
-import { isDatabaseUnavailable } from '../../src/db/errorCodes.js';
+import { isDatabaseUnavailable, isWriteOnClosedConnection } from '../../src/db/errorCodes.js';
 import { importMeasurements } from '../../src/importers/measurements/measurements.js';
 import { hashApiKey } from '../../src/keys/format.js';
 import { WELLS_PATH } from '../apiPaths.js';
@@ -191,15 +191,12 @@ export function importProbes(databaseUrl: string, tube: string) {
   const sql = connect(databaseUrl, { max: 1, applicationName: 'drill imports' });
   const acknowledged: AcknowledgedImport[] = [];
   // postgres.js 3.4.9 (issues #1154, #1208) can write to a connection the server closed a moment
-  // before, from a timer: an uncaught TypeError that ends the process, as it would end `gwapi import`.
+  // before, from a timer: an uncaught TypeError that ends the process (`gwapi import` then says in one
+  // line that its connection was lost: src/program.ts).
   // The import it belonged to has already failed (CONNECTION_CLOSED); counted, so the drill goes on.
   let writesAfterClose = 0;
   const onUncaught = (error: Error) => {
-    if (
-      !(error instanceof TypeError && /nextWrite[\s\S]*postgres\/src\/connection\.js/.test(error.stack ?? ''))
-    ) {
-      throw error;
-    }
+    if (!isWriteOnClosedConnection(error)) throw error;
     writesAfterClose++;
   };
   process.on('uncaughtException', onUncaught);
