@@ -12,6 +12,7 @@
  * segment by segment, the body misses the corrected segments' rows (migration 013).
  */
 import { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import t, { type Test } from 'tap';
 import { connect, type Sql } from '../../src/db/connect.js';
 import { type Instant, parseDateTime } from '../../src/domain/datetime.js';
@@ -29,6 +30,7 @@ import { startApi } from '../helpers/api.js';
 import { freshDatabase, type TestDatabase, timescaleServerOrSkip } from '../helpers/database.js';
 import { get } from '../helpers/http.js';
 import { csvOf, heldImport, OTHER, TUBE, TWO_TUBES } from '../helpers/importFixtures.js';
+import { seededRandom } from '../helpers/random.js';
 import { ALL, syncDelta } from '../helpers/sync.js';
 import { until } from '../helpers/until.js';
 
@@ -377,6 +379,56 @@ if (server) {
     const after = await wholeBody(f, later);
     t.notMatch(after, /2020-01-08/, 'the dropped chunk’s rows are gone');
     t.match(after, /0 2020-01-09T00:00:00.000Z 192\n/, 'the next chunk’s are read');
+  });
+
+  // Not an interleaving forced, but all of them at random: documents that wait a little after their
+  // plan, beside a writer and a compressor that never stop. Each copy and the delta since its token must
+  // be a full read at the end. The naive designs fail it in most runs, not all: the tests above are the
+  // proof, this one the check that nothing else falls between them.
+  t.test('under load: documents, imports, corrections and compressions at once', async (t) => {
+    const f = await fixture(t, server);
+    await byJob(f);
+    const ROUNDS = 12;
+    const random = seededRandom(36);
+    const hour = (n: number) => new Date(Date.parse(FROM) + n * 3_600_000).toISOString();
+    let writing = true;
+    const writes = (async () => {
+      for (let i = 0; writing; i++) {
+        const tube = random() < 0.5 ? TUBE : OTHER;
+        await f.load([`${tube},${hour(Math.floor(random() * TUBE_HOURS))},${-i - 1}`]);
+      }
+    })();
+    const compressing = (async () => {
+      for (let i = 0; writing; i++) await (i % 2 ? byHand(f) : byJob(f));
+    })();
+    // Each document waits a little between its plan and its rows, as a bulk document's turns do.
+    const documents = await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        const read: { body: string; token: SyncPoint }[] = [];
+        for (let i = 0; i < ROUNDS; i++) {
+          const held = heldDocument(f);
+          await held.isPlanned;
+          await sleep(random() * 300);
+          held.resume();
+          read.push(await held.read);
+        }
+        return read;
+      }),
+    );
+    writing = false;
+    await Promise.all([writes, compressing]);
+    const whole = await wholeBody(f);
+    const [recompressions] = await f.sql<{ count: number }[]>`
+      select count(*)::int as count from measurement_corrections`;
+    t.ok(recompressions!.count > 0, `${recompressions!.count} corrections met the compressions`);
+    let copies = 0;
+    for (const { body, token } of documents.flat()) {
+      t.equal(body.split('\n').length - 1, TUBE_HOURS + HOURS, 'every row in the copy');
+      const delta = await syncDelta(f.sql, token, f.tubeIds, { from: FROM, to: TO });
+      if (applyDelta(body, delta.rows) === whole) copies++;
+      else t.fail('a copy and its delta are not a full read');
+    }
+    t.equal(copies, 4 * ROUNDS, `each of ${4 * ROUNDS} copies and its delta is a full read now`);
   });
 
   t.test('validators before and after compression, with no change of content', async (t) => {
