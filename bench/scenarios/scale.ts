@@ -24,7 +24,8 @@
  *
  *   npm run bench -- scale [TUBES] [YEARS] [WRITERS] [ROUNDS]        (1,000, 6, 2, 5)
  *
- * 20,000 tubes × 6 years is 1.05 billion rows: some 15 GB at its peak on disk, about 10 GB after.
+ * 20,000 tubes × 6 years is 1.05 billion rows. The disk holds the compressed store and, at most,
+ * WRITERS chunks uncompressed.
  */
 import { Readable } from 'node:stream';
 import { connect, type Sql } from '../../src/db/connect.js';
