@@ -32,6 +32,9 @@ export function sampleLockWaits(sql: Sql, periodMs = SAMPLE_MS) {
                  coalesce(' ' || l.relation::regclass::text, '') as what
         from pg_locks l join pg_stat_activity a using (pid)
         where not l.granted and l.waitstart is not null and a.datname = current_database()
+          -- A concurrent index build waiting for an older transaction to end: it queues for no lock,
+          -- so no one waits behind it (src/db/migrate.ts, CONCURRENT_BUILD_LOCK_TIMEOUT_MS).
+          and l.locktype <> 'virtualxid'
         order by l.waitstart limit 1`;
       if (wait && wait.ms > longest.ms) longest = wait;
       await sleep(periodMs);

@@ -11,6 +11,7 @@
  * - A file whose first lines hold `-- gwapi:no-transaction` runs outside a transaction, one statement
  *   at a time (CREATE INDEX CONCURRENTLY cannot run in one; a DO block may COMMIT between batches). Its
  *   statements must be safe to repeat (`if not exists`): a failed run is resumed from the start.
+ *   A concurrent build waits longer (CONCURRENT_BUILD_LOCK_TIMEOUT_MS): no reader or writer waits for it.
  *   An INVALID index left by a failed concurrent build is dropped before the statement builds it again
  *   (`create index concurrently if not exists` would otherwise keep the broken one).
  * - A file whose first lines hold `-- gwapi:replaces SHA256` took the place of an earlier text of the
@@ -37,6 +38,13 @@ const MIGRATION_LOCK = 0x6777617069;
  * it at most this long; the API's answers are then late, never failed.
  */
 export const MIGRATION_LOCK_TIMEOUT_MS = 1000;
+/**
+ * The lock_timeout of a concurrent index build. Its lock (SHARE UPDATE EXCLUSIVE) conflicts with no read
+ * and no write, so no request and no import queues behind it; it then waits for each older transaction
+ * to end, which under a steady run of transactions longer than MIGRATION_LOCK_TIMEOUT_MS would never
+ * end in time.
+ */
+export const CONCURRENT_BUILD_LOCK_TIMEOUT_MS = 60_000;
 /** Attempts of a migration (or of one statement of a non-transactional one) that hit lock_timeout. */
 export const MIGRATION_LOCK_ATTEMPTS = 6;
 /** Wait before the second attempt; doubled before each further one, with jitter. */
@@ -77,6 +85,7 @@ export interface LockTimeout {
 export interface MigrateOptions {
   dir?: string;
   lockTimeoutMs?: number;
+  concurrentBuildLockTimeoutMs?: number;
   attempts?: number;
   backoffMs?: number;
   /** Told of each attempt that gave up waiting and will be retried. */
@@ -156,7 +165,7 @@ export async function migrate(sql: Sql, options: MigrateOptions = {}): Promise<M
     await takeRunnerLock(session);
     try {
       const lockTimeoutMs = options.lockTimeoutMs ?? MIGRATION_LOCK_TIMEOUT_MS;
-      await session`select set_config('lock_timeout', ${`${lockTimeoutMs}ms`}, false)`;
+      await setLockTimeout(session, lockTimeoutMs);
       const retrying = retryOnLockTimeout(session, options, lockTimeoutMs);
       await retrying(
         'schema_migrations',
@@ -195,10 +204,24 @@ export async function migrate(sql: Sql, options: MigrateOptions = {}): Promise<M
         } else {
           for (const statement of statementsOf(migration.sql)) {
             const what = `migration ${migrationName(migration)} (${withoutComments(statement).slice(0, 60)}…)`;
-            await retrying(what, async () => {
-              await dropInvalidIndex(session, statement);
-              await session.unsafe(statement);
-            });
+            if (!CONCURRENT_INDEX.test(withoutComments(statement))) {
+              await retrying(what, () => session.unsafe(statement));
+              continue;
+            }
+            const buildTimeoutMs = options.concurrentBuildLockTimeoutMs ?? CONCURRENT_BUILD_LOCK_TIMEOUT_MS;
+            await setLockTimeout(session, buildTimeoutMs);
+            try {
+              await retrying(
+                what,
+                async () => {
+                  await dropInvalidIndex(session, statement);
+                  await session.unsafe(statement);
+                },
+                buildTimeoutMs,
+              );
+            } finally {
+              await setLockTimeout(session, lockTimeoutMs);
+            }
           }
           await record(session);
         }
@@ -239,17 +262,20 @@ async function takeRunnerLock(session: Sql): Promise<void> {
   }
 }
 
+const setLockTimeout = (session: Sql, ms: number) =>
+  session`select set_config('lock_timeout', ${`${ms}ms`}, false)`;
+
 function retryOnLockTimeout(session: Sql, options: MigrateOptions, lockTimeoutMs: number) {
   const attempts = options.attempts ?? MIGRATION_LOCK_ATTEMPTS;
   const backoffMs = options.backoffMs ?? MIGRATION_RETRY_BACKOFF_MS;
-  return async <T>(what: string, work: () => Promise<T>): Promise<T> => {
+  return async <T>(what: string, work: () => Promise<T>, timeoutMs = lockTimeoutMs): Promise<T> => {
     for (let attempt = 1; ; attempt++) {
       try {
         return await work();
       } catch (error) {
         if ((error as { code?: string }).code !== LOCK_NOT_AVAILABLE) throw error;
         const timeout = { what, attempt, attempts, oldest: await oldestTransaction(session) };
-        if (attempt >= attempts) throw new MigrationLockTimeoutError(timeout, lockTimeoutMs);
+        if (attempt >= attempts) throw new MigrationLockTimeoutError(timeout, timeoutMs);
         options.onLockTimeout?.(timeout);
         await sleep(backoffMs * 2 ** (attempt - 1) * (0.5 + Math.random()));
       }

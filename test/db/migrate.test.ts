@@ -232,6 +232,7 @@ t.test('a concurrent index build that gave up is dropped and built again, not le
   const migrating = migrate(sql, {
     dir,
     lockTimeoutMs: 200,
+    concurrentBuildLockTimeoutMs: 200,
     attempts: 20,
     backoffMs: 100,
     onLockTimeout: (timeout) => timeouts.push(timeout),
@@ -302,35 +303,42 @@ t.test('007: the prune of the change log reads the recorded_at index', async (t)
   t.equal(MIGRATION_LOCK_TIMEOUT_MS > 0, true);
 });
 
-t.test('gwapi migrate: 007 behind an import says why it waits, then applies', async (t) => {
-  const { sql, url } = await freshDatabase(t);
-  await sql`drop index measurement_changes_recorded_at`;
-  await sql`delete from schema_migrations where version = 7`;
-  // An import's transaction: it has written to the change log, and the build must wait for it.
-  const importing = await holdLock(sql, 'lock table measurement_changes in row exclusive mode');
-  const migrating = runCli(['migrate'], { env: { DATABASE_URL: url } });
-  // Released only once the build has waited past one lock timeout, however long the CLI takes to start.
-  await until(
-    'the build waits for the import',
-    () =>
-      sql`select from pg_stat_activity where query like '%create index concurrently%' and wait_event_type = 'Lock'`,
-    (rows) => rows.length > 0,
-    60_000,
-  );
-  await sleep(MIGRATION_LOCK_TIMEOUT_MS * 1.5);
-  await importing.release();
-  const { code, stdout, stderr } = await migrating;
-  t.equal(code, 0, stderr);
-  t.match(stdout, /^applied 007_changes_recorded_at; /);
-  t.match(
-    stderr,
-    /^gwapi migrate: migration 007_changes_recorded_at \(create index concurrently if not exists measurement_changes[^)]*\): gave up waiting for a lock \(attempt 1 of 6\), trying again; oldest transaction: pid \d+, idle in transaction for [\d.]+ s: lock table measurement_changes in row exclusive mode\n/,
-  );
-  t.same(
-    await sql`select indisvalid from pg_index where indexrelid = to_regclass('measurement_changes_recorded_at')`,
-    [{ indisvalid: true }],
-  );
-});
+t.test(
+  'gwapi migrate: 007 waits for an import past lock_timeout, blocking no one, then applies',
+  async (t) => {
+    const { sql, url } = await freshDatabase(t);
+    await sql`drop index measurement_changes_recorded_at`;
+    await sql`delete from schema_migrations where version = 7`;
+    // An import's transaction: it has written to the change log, and the build must wait for it.
+    const importing = await holdLock(sql, 'lock table measurement_changes in row exclusive mode');
+    const migrating = runCli(['migrate'], { env: { DATABASE_URL: url } });
+    await until(
+      'the build waits for the import',
+      () =>
+        sql`select from pg_stat_activity where query like '%create index concurrently%' and wait_event_type = 'Lock'`,
+      (rows) => rows.length > 0,
+      60_000,
+    );
+    // Meanwhile the change log takes writes and reads: nothing queues behind the build.
+    const written = performance.now();
+    await sql`insert into measurement_changes (tube_id, first_at, last_at) values (1, now(), now())`;
+    await sql`select count(*) from measurement_changes`;
+    t.ok(
+      performance.now() - written < MIGRATION_LOCK_TIMEOUT_MS,
+      'a write and a read beside the waiting build',
+    );
+    await sleep(MIGRATION_LOCK_TIMEOUT_MS * 1.5);
+    await importing.release();
+    const { code, stdout, stderr } = await migrating;
+    t.equal(code, 0, stderr);
+    t.match(stdout, /^applied 007_changes_recorded_at; /);
+    t.notMatch(stderr, /gave up waiting/, 'it waited past lock_timeout without giving up');
+    t.same(
+      await sql`select indisvalid from pg_index where indexrelid = to_regclass('measurement_changes_recorded_at')`,
+      [{ indisvalid: true }],
+    );
+  },
+);
 
 t.test('008: locations and elevations on plain PostgreSQL', async (t) => {
   const { sql } = await freshDatabase(t);
