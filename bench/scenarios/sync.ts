@@ -21,12 +21,18 @@
  * in a process of its own (JSON): the network endpoint with changedSince for every tube, against the
  * series endpoint for the series.
  *
- *   npm run bench -- sync [RUNS]        (default 40; DATABASE_URL, or an embedded PostgreSQL)
+ * On each engine of BENCH_ENGINE (lib/engines.ts): on TimescaleDB the year (2024) is compressed as the
+ * policy leaves it before the token is taken, so the corrections and the status change land in compressed
+ * chunks; each phase's writes are made on every engine, then its reads run on every engine in the same
+ * runs, and with both a last table gives each read on TimescaleDB over the same on PostgreSQL (goal:
+ * deltas ≤ 1.3×).
+ *
+ *   npm run bench -- sync [RUNS]        (default 40; DATABASE_URL, or an embedded PostgreSQL; BENCH_ENGINE)
  *
  * Prints the median and quartiles of each, alternating kinds run by run, and the ratios of the medians.
  */
 import { Readable } from 'node:stream';
-import type { Sql } from '../../src/db/connect.js';
+import { connect, type Sql } from '../../src/db/connect.js';
 import { parseDateTime } from '../../src/domain/datetime.js';
 import { readBatches } from '../../src/engine/read/binaryCopy.js';
 import { seriesSelect, shapeOf } from '../../src/engine/read/selects.js';
@@ -43,17 +49,27 @@ import {
   syncGone,
 } from '../../src/sync/sql.js';
 import { issueSyncToken, readSyncToken, type SyncPoint } from '../../src/sync/token.js';
-import { startDatabaseServer } from '../../testkit/databaseServer.js';
+import { type DatabaseServer, enginePrerequisites } from '../../testkit/databaseServer.js';
 import { addKey } from '../../testkit/fixtures.js';
-import { requirePrerequisites, throwawayPostgres } from '../../testkit/prerequisites.js';
+import { requirePrerequisites } from '../../testkit/prerequisites.js';
 import { count, machineLine, median, ms, printTable, quartiles, ratio } from '../../testkit/report.js';
 import { addSeriesFixture, dayAfterStart, SERIES_START } from '../../testkit/seriesFixture.js';
+import {
+  asThePolicyLeavesIt,
+  benchEngines,
+  ENGINE_NAMES,
+  type Engine,
+  printEngineRatios,
+  startEngineServers,
+} from '../lib/engines.js';
 import { timedGet } from '../lib/http.js';
 import { type ServerProcess, startServerProcess } from '../lib/serverProcess.js';
 
-requirePrerequisites([throwawayPostgres]);
+requirePrerequisites(enginePrerequisites(benchEngines()));
 
 const RUNS = Number(process.argv[2] ?? 40);
+/** Issue 36's goal for a delta on TimescaleDB (compressed chunks) over the same on PostgreSQL. */
+const ENGINE_BOUND = 1.3;
 const TUBES = 10;
 const BATCH = 2000;
 const SNAPSHOT = 'isolation level repeatable read read only';
@@ -78,10 +94,69 @@ async function viaSource(sql: Sql, select: Select) {
   return rows;
 }
 
-const pg = await startDatabaseServer();
-let api: ServerProcess | undefined;
+interface Kind {
+  label: string;
+  run: () => Promise<number>;
+  /** Rows it must read, or over HTTP the status it must answer with. */
+  expected: number;
+}
+/** Each read's times, by engine and label, one per run. */
+const times = new Map<string, number[]>();
+const timesKey = (engine: Engine, label: string) => `${engine}|${label}`;
+/** Runs of every engine's `kinds` interleaved, the order reversed every other run; the first two warm up. */
+async function measure(kinds: [Engine, Kind][]): Promise<void> {
+  for (let run = -2; run < RUNS; run++) {
+    for (const [engine, kind] of run % 2 === 0 ? kinds : [...kinds].reverse()) {
+      const t0 = performance.now();
+      const got = await kind.run();
+      const elapsed = performance.now() - t0;
+      if (got !== kind.expected) throw new Error(`${ENGINE_NAMES[engine]}, ${kind.label}: ${got} rows`);
+      const key = timesKey(engine, kind.label);
+      if (run >= 0) times.set(key, [...(times.get(key) ?? []), elapsed]);
+    }
+  }
+}
+
+console.log(`Sync — ${await machineLine()}\n`);
+const { servers, stop } = await startEngineServers();
+const apis: ServerProcess[] = [];
+const writers: Sql[] = [];
 try {
-  console.log(`Sync — ${await machineLine()}\n${pg.description}\n`);
+  const engines: Awaited<ReturnType<typeof onEngine>>[] = [];
+  for (const pg of servers) engines.push(await onEngine(pg));
+  /** Each engine's writes of a phase, then the phase's reads on all of them in the same runs. */
+  for (const phase of [0, 1, 2]) {
+    const kinds: [Engine, Kind][] = [];
+    for (const { engine, phases } of engines) {
+      for (const kind of await phases[phase]!()) kinds.push([engine, kind]);
+    }
+    await measure(kinds);
+  }
+  for (const { report } of engines) await report();
+  const labels = [...new Set([...times.keys()].map((key) => key.slice(key.indexOf('|') + 1)))];
+  printEngineRatios(
+    'TimescaleDB over PostgreSQL',
+    labels.map((label) => ({
+      name: label,
+      samples: Object.fromEntries(
+        engines.map(({ engine }) => [engine, times.get(timesKey(engine, label)) ?? []]),
+      ) as Partial<Record<Engine, number[]>>,
+      ...(label.startsWith('delta') && !label.includes('P1D') ? { bound: ENGINE_BOUND } : {}),
+    })),
+    ms,
+  );
+} finally {
+  for (const api of apis) await api.stop().catch(() => {});
+  for (const writer of writers) await writer.end({ timeout: 1 });
+  await stop();
+}
+
+/**
+ * The database of `pg`: its fixtures, then the three phases (each writes, then returns its reads) and
+ * the report of this engine's own figures.
+ */
+async function onEngine(pg: DatabaseServer) {
+  const engine = pg.engine;
   const { sql, url } = await pg.database('bench_sync');
   const started = performance.now();
   const fixture = await addSeriesFixture(sql, { otherTubes: TUBES - 1 });
@@ -96,10 +171,23 @@ try {
       from tubes`;
   }
   await sql`vacuum analyze measurement_changes`;
+  const compression = await asThePolicyLeavesIt(pg, sql);
+  // The writes are this scenario's setup, not its figures. On TimescaleDB the corrections decompress more
+  // than the extension's default limit of tuples a transaction (the import then fails: the write path's
+  // to solve), so the writer's sessions lift it.
+  let writer = sql;
+  if (engine === 'timescaledb') {
+    await sql.unsafe(
+      'alter database bench_sync set timescaledb.max_tuples_decompressed_per_dml_transaction = 0',
+    );
+    writer = connect(url, { max: 2, applicationName: 'gwapi bench writer' });
+    writers.push(writer);
+  }
   const [stored] = await sql<{ rows: string; changes: string }[]>`
     select (select count(*) from measurements) as rows, (select count(*) from measurement_changes) as changes`;
   console.log(
-    `${count(Number(stored!.rows))} measurements of ${TUBES} tubes, ${count(Number(stored!.changes))} change rows; ` +
+    `${pg.description}${compression ? `; ${compression}` : ''}\n` +
+      `${count(Number(stored!.rows))} measurements of ${TUBES} tubes, ${count(Number(stored!.changes))} change rows; ` +
       `set up in ${((performance.now() - started) / 1000).toFixed(0)} s; ${RUNS} runs of each\n`,
   );
 
@@ -114,7 +202,8 @@ try {
   };
   // What a client sees: its requests to the service, run in a process of its own.
   const { key, keyId } = await addKey(sql, { allTubes: true });
-  api = await startServerProcess('api', url);
+  const api = await startServerProcess('api', url);
+  apis.push(api);
   const base = api.base;
   const status = async (path: string) => (await timedGet(`${base}${path}`, { 'x-api-key': key })).status;
   const seriesRequest = (from: string, to: string) => () =>
@@ -177,29 +266,10 @@ try {
     return rows;
   }
 
-  interface Kind {
-    label: string;
-    run: () => Promise<number>;
-    /** Rows it must read, or over HTTP the status it must answer with. */
-    expected: number;
-  }
   const seriesKinds: Kind[] = [
     { label: 'series, 1,000 rows', run: () => viaSource(sql, series), expected: 1000 },
     { label: 'series, 1,000 rows, HTTP', run: seriesRequest(SERIES_START, minute(1_000)), expected: 200 },
   ];
-  const times = new Map<string, number[]>();
-  /** Runs of `kinds` interleaved, the order reversed every other run; the first two warm up. */
-  async function measure(kinds: Kind[]): Promise<void> {
-    for (let run = -2; run < RUNS; run++) {
-      for (const kind of run % 2 === 0 ? kinds : [...kinds].reverse()) {
-        const t0 = performance.now();
-        const got = await kind.run();
-        const elapsed = performance.now() - t0;
-        if (got !== kind.expected) throw new Error(`${kind.label}: ${got} rows`);
-        if (run >= 0) times.set(kind.label, [...(times.get(kind.label) ?? []), elapsed]);
-      }
-    }
-  }
   // Where the time of one run goes on the server: planning (each COPY plans its query), execution.
   const serverTimes: string[] = [];
   async function explain(label: string, select: Select): Promise<string[]> {
@@ -213,179 +283,213 @@ try {
     return lines;
   }
 
-  // Phase 1: new readings after each tube's year (direct path).
-  const beforeAppend = await point();
-  const appended = tubes.flatMap((t) =>
-    Array.from({ length: 100 }, (_, i) => `${t.identifier},${minute(527_040 + i)},${i}`),
-  );
-  const a = await importMeasurements(sql, csv(appended), { name: 'appended.csv' });
-  await sql`vacuum analyze measurements`;
-  const afterAppend = await point();
-  const appendedContents = await contentsOf(requestOf(beforeAppend));
-  const appendedToken = issueSyncToken(beforeAppend, 'bench', secret);
-  await measure([
-    ...seriesKinds,
-    {
-      label: 'delta, nothing changed',
-      run: () => viaSource(sql, delta(afterAppend, undefined, appendedContents)),
-      expected: 0,
-    },
-    {
-      label: 'delta, 1,000 appended',
-      run: () => viaSource(sql, delta(beforeAppend, undefined, appendedContents)),
-      expected: 1000,
-    },
-    {
-      label: 'delta, 1,000 appended, whole',
-      run: () => wholeDelta(appendedToken),
-      expected: 1000,
-    },
-    { label: 'delta, 1,000 appended, HTTP', run: deltaRequest(beforeAppend), expected: 200 },
-    {
-      label: 'delta, 1,000 appended, P1D (10 buckets)',
-      run: () => viaSource(sql, delta(beforeAppend, 86_400, appendedContents)),
-      expected: 10,
-    },
-  ]);
-  await explain('series of 1,000', series);
-  await explain('delta of 1,000 appended', delta(beforeAppend));
-  await explain('delta of 1,000 appended, P1D', delta(beforeAppend, 86_400));
-
-  // Phase 2: values given another value, scattered over each tube's year (the upsert).
-  const beforeCorrections = await point();
-  const corrected = tubes.flatMap((t) =>
-    Array.from({ length: 100 }, (_, i) => `${t.identifier},${minute(1_000 + i * 5_171)},${-10 - i}`),
-  );
-  const c = await importMeasurements(sql, csv(corrected), { name: 'corrections.csv' });
-  await sql`vacuum analyze measurements`;
-  const correctionsContents = await contentsOf(requestOf(beforeCorrections));
-  const correctionsToken = issueSyncToken(beforeCorrections, 'bench', secret);
-  await measure([
-    ...seriesKinds,
-    {
-      label: 'delta, 1,000 corrections',
-      run: () => viaSource(sql, delta(beforeCorrections, undefined, correctionsContents)),
-      expected: 1000,
-    },
-    {
-      label: 'delta, 1,000 corrections, whole',
-      run: () => wholeDelta(correctionsToken),
-      expected: 1000,
-    },
-    { label: 'delta, 1,000 corrections, HTTP', run: deltaRequest(beforeCorrections), expected: 200 },
-    {
-      label: 'delta, 1,000 corrections, P1D (1,000 buckets)',
-      run: () => viaSource(sql, delta(beforeCorrections, 86_400, correctionsContents)),
-      expected: 1000,
-    },
-  ]);
-  const correctionsPlan = await explain(
-    'delta of 1,000 corrections',
-    delta(beforeCorrections, undefined, correctionsContents),
-  );
-
-  // Phase 3: a status change of 2,880 rows (two days of one tube), as `gwapi measurements status` makes it.
-  const beforeApproval = await point();
-  const approved = await setStatus(
-    sql,
-    [fixture.identifier],
-    { from: instantOf(minute(10_000)), to: instantOf(minute(12_880)) },
-    'approved',
-  );
-  await sql`vacuum analyze measurements`;
-  const series2880: Select = {
-    text: seriesSelect(fixture.tubeId, minute(20_000), minute(22_880)),
-    aggregated: false,
+  const phase1 = async (): Promise<Kind[]> => {
+    // Phase 1: new readings after each tube's year (direct path).
+    const beforeAppend = await point();
+    const appended = tubes.flatMap((t) =>
+      Array.from({ length: 100 }, (_, i) => `${t.identifier},${minute(527_040 + i)},${i}`),
+    );
+    const a = await importMeasurements(writer, csv(appended), { name: 'appended.csv' });
+    await sql`vacuum analyze measurements`;
+    const afterAppend = await point();
+    const appendedContents = await contentsOf(requestOf(beforeAppend));
+    const appendedToken = issueSyncToken(beforeAppend, 'bench', secret);
+    explained.push(async () => {
+      await explain('series of 1,000', series);
+      await explain('delta of 1,000 appended', delta(beforeAppend));
+      await explain('delta of 1,000 appended, P1D', delta(beforeAppend, 86_400));
+    });
+    appendedCount = a.inserted;
+    return [
+      ...seriesKinds,
+      {
+        label: 'delta, nothing changed',
+        run: () => viaSource(sql, delta(afterAppend, undefined, appendedContents)),
+        expected: 0,
+      },
+      {
+        label: 'delta, 1,000 appended',
+        run: () => viaSource(sql, delta(beforeAppend, undefined, appendedContents)),
+        expected: 1000,
+      },
+      {
+        label: 'delta, 1,000 appended, whole',
+        run: () => wholeDelta(appendedToken),
+        expected: 1000,
+      },
+      { label: 'delta, 1,000 appended, HTTP', run: deltaRequest(beforeAppend), expected: 200 },
+      {
+        label: 'delta, 1,000 appended, P1D (10 buckets)',
+        run: () => viaSource(sql, delta(beforeAppend, 86_400, appendedContents)),
+        expected: 10,
+      },
+    ];
   };
-  const approvalToken = issueSyncToken(beforeApproval, 'bench', secret);
-  const approvalContents = await contentsOf(requestOf(beforeApproval));
-  const approvedOnly = { statuses: [0] };
-  const approvedOnlyContents = await contentsOf(requestOf(beforeApproval, approvedOnly));
-  const approvalDelta = (request: Partial<ChangedMeasurements>, contents: DeltaContents): Select => ({
-    text: changedMeasurementsSelect({ ...requestOf(beforeApproval, request), contents }),
-    aggregated: false,
-  });
-  await measure([
-    { label: 'series, 2,880 rows', run: () => viaSource(sql, series2880), expected: 2880 },
-    { label: 'series, 2,880 rows, HTTP', run: seriesRequest(minute(20_000), minute(22_880)), expected: 200 },
-    {
-      label: 'delta, 2,880 approved',
-      run: () => viaSource(sql, approvalDelta({}, approvalContents)),
-      expected: 2880,
-    },
-    { label: 'delta, 2,880 approved, whole', run: () => wholeDelta(approvalToken), expected: 2880 },
-    { label: 'delta, 2,880 approved, HTTP', run: deltaRequest(beforeApproval), expected: 200 },
-    {
-      label: 'delta, 2,880 approved, status=approved',
-      run: () => viaSource(sql, approvalDelta(approvedOnly, approvedOnlyContents)),
-      expected: 2880,
-    },
-    {
-      label: 'delta, 2,880 approved, status=approved, whole',
-      run: () => wholeDelta(approvalToken, approvedOnly),
-      expected: 2880,
-    },
-    {
-      label: 'delta, 2,880 approved, status=approved, HTTP',
-      run: deltaRequest(beforeApproval, '&status=approved'),
-      expected: 200,
-    },
-  ]);
-  await explain('delta of 2,880 approved', approvalDelta({}, approvalContents));
-  await explain('delta of 1,000 corrections, P1D', delta(beforeCorrections, 86_400, correctionsContents));
-  console.log(
-    `appended: ${a.inserted} inserted, then ${RUNS} runs of each read; corrections: ${c.updated} updated, ` +
-      `then ${RUNS} runs of each (the series in both: ${RUNS * 2} runs); status change: ${approved} approved\n`,
-  );
 
-  const medianOf = (label: string) => median(times.get(label)!);
-  printTable(
-    ['read', 'median', 'quartiles'],
-    [...times].map(([label, runs]) => {
-      const [low, high] = quartiles(runs);
-      return [label, ms(medianOf(label)), `${ms(low)} – ${ms(high)}`];
-    }),
-  );
-  const vs = (label: string, over: string) => ratio(medianOf(label) / medianOf(over));
-  // "whole": the request's database work; "HTTP": the requests as a client sends them, against the
-  // series' request.
-  const both = (label: string, over: string) => [
-    vs(label, over),
-    vs(`${label}, whole`, over),
-    vs(`${label}, HTTP`, `${over}, HTTP`),
-  ];
-  printTable(
-    ['ratio of medians', 'select alone', 'whole', 'HTTP'],
-    [
-      ['delta of 1,000 appended / series of 1,000', ...both('delta, 1,000 appended', 'series, 1,000 rows')],
+  const phase2 = async (): Promise<Kind[]> => {
+    // Phase 2: values given another value, scattered over each tube's year (the upsert).
+    const beforeCorrections = await point();
+    const corrected = tubes.flatMap((t) =>
+      Array.from({ length: 100 }, (_, i) => `${t.identifier},${minute(1_000 + i * 5_171)},${-10 - i}`),
+    );
+    const c = await importMeasurements(writer, csv(corrected), { name: 'corrections.csv' });
+    await sql`vacuum analyze measurements`;
+    const correctionsContents = await contentsOf(requestOf(beforeCorrections));
+    const correctionsToken = issueSyncToken(beforeCorrections, 'bench', secret);
+    explained.push(async () => {
+      correctionsPlan = await explain(
+        'delta of 1,000 corrections',
+        delta(beforeCorrections, undefined, correctionsContents),
+      );
+      await explain('delta of 1,000 corrections, P1D', delta(beforeCorrections, 86_400, correctionsContents));
+    });
+    correctedCount = c.updated;
+    return [
+      ...seriesKinds,
+      {
+        label: 'delta, 1,000 corrections',
+        run: () => viaSource(sql, delta(beforeCorrections, undefined, correctionsContents)),
+        expected: 1000,
+      },
+      {
+        label: 'delta, 1,000 corrections, whole',
+        run: () => wholeDelta(correctionsToken),
+        expected: 1000,
+      },
+      { label: 'delta, 1,000 corrections, HTTP', run: deltaRequest(beforeCorrections), expected: 200 },
+      {
+        label: 'delta, 1,000 corrections, P1D (1,000 buckets)',
+        run: () => viaSource(sql, delta(beforeCorrections, 86_400, correctionsContents)),
+        expected: 1000,
+      },
+    ];
+  };
+
+  const phase3 = async (): Promise<Kind[]> => {
+    // Phase 3: a status change of 2,880 rows (two days of one tube), as `gwapi measurements status` makes it.
+    const beforeApproval = await point();
+    const approved = await setStatus(
+      writer,
+      [fixture.identifier],
+      { from: instantOf(minute(10_000)), to: instantOf(minute(12_880)) },
+      'approved',
+    );
+    await sql`vacuum analyze measurements`;
+    const series2880: Select = {
+      text: seriesSelect(fixture.tubeId, minute(20_000), minute(22_880)),
+      aggregated: false,
+    };
+    const approvalToken = issueSyncToken(beforeApproval, 'bench', secret);
+    const approvalContents = await contentsOf(requestOf(beforeApproval));
+    const approvedOnly = { statuses: [0] };
+    const approvedOnlyContents = await contentsOf(requestOf(beforeApproval, approvedOnly));
+    const approvalDelta = (request: Partial<ChangedMeasurements>, contents: DeltaContents): Select => ({
+      text: changedMeasurementsSelect({ ...requestOf(beforeApproval, request), contents }),
+      aggregated: false,
+    });
+    explained.push(() =>
+      explain('delta of 2,880 approved', approvalDelta({}, approvalContents)).then(() => {}),
+    );
+    approvedCount = approved;
+    return [
+      { label: 'series, 2,880 rows', run: () => viaSource(sql, series2880), expected: 2880 },
+      {
+        label: 'series, 2,880 rows, HTTP',
+        run: seriesRequest(minute(20_000), minute(22_880)),
+        expected: 200,
+      },
+      {
+        label: 'delta, 2,880 approved',
+        run: () => viaSource(sql, approvalDelta({}, approvalContents)),
+        expected: 2880,
+      },
+      { label: 'delta, 2,880 approved, whole', run: () => wholeDelta(approvalToken), expected: 2880 },
+      { label: 'delta, 2,880 approved, HTTP', run: deltaRequest(beforeApproval), expected: 200 },
+      {
+        label: 'delta, 2,880 approved, status=approved',
+        run: () => viaSource(sql, approvalDelta(approvedOnly, approvedOnlyContents)),
+        expected: 2880,
+      },
+      {
+        label: 'delta, 2,880 approved, status=approved, whole',
+        run: () => wholeDelta(approvalToken, approvedOnly),
+        expected: 2880,
+      },
+      {
+        label: 'delta, 2,880 approved, status=approved, HTTP',
+        run: deltaRequest(beforeApproval, '&status=approved'),
+        expected: 200,
+      },
+    ];
+  };
+
+  let appendedCount = 0;
+  let correctedCount = 0;
+  let approvedCount = 0;
+  let correctionsPlan: string[] = [];
+  /** The plans, read after the phases' runs (a plan read mid-phase would warm what the runs read). */
+  const explained: (() => Promise<void>)[] = [];
+  async function report() {
+    for (const read of explained) await read();
+    console.log(
+      `${ENGINE_NAMES[engine]}: appended: ${appendedCount} inserted, then ${RUNS} runs of each read; corrections: ` +
+        `${correctedCount} updated, then ${RUNS} runs of each (the series in both: ${RUNS * 2} runs); ` +
+        `status change: ${approvedCount} approved\n`,
+    );
+
+    const medianOf = (label: string) => median(times.get(timesKey(engine, label))!);
+    printTable(
+      ['read', 'median', 'quartiles'],
+      [...times]
+        .filter(([key]) => key.startsWith(`${engine}|`))
+        .map(([key, runs]) => {
+          const label = key.slice(key.indexOf('|') + 1);
+          const [low, high] = quartiles(runs);
+          return [label, ms(medianOf(label)), `${ms(low)} – ${ms(high)}`];
+        }),
+    );
+    const vs = (label: string, over: string) => ratio(medianOf(label) / medianOf(over));
+    // "whole": the request's database work; "HTTP": the requests as a client sends them, against the
+    // series' request.
+    const both = (label: string, over: string) => [
+      vs(label, over),
+      vs(`${label}, whole`, over),
+      vs(`${label}, HTTP`, `${over}, HTTP`),
+    ];
+    printTable(
+      ['ratio of medians', 'select alone', 'whole', 'HTTP'],
       [
-        'delta of 1,000 corrections / series of 1,000',
-        ...both('delta, 1,000 corrections', 'series, 1,000 rows'),
+        ['delta of 1,000 appended / series of 1,000', ...both('delta, 1,000 appended', 'series, 1,000 rows')],
+        [
+          'delta of 1,000 corrections / series of 1,000',
+          ...both('delta, 1,000 corrections', 'series, 1,000 rows'),
+        ],
+        ['delta of 2,880 approved / series of 2,880', ...both('delta, 2,880 approved', 'series, 2,880 rows')],
+        [
+          'the same, status=approved',
+          ...both('delta, 2,880 approved, status=approved', 'series, 2,880 rows'),
+        ],
       ],
-      ['delta of 2,880 approved / series of 2,880', ...both('delta, 2,880 approved', 'series, 2,880 rows')],
-      ['the same, status=approved', ...both('delta, 2,880 approved, status=approved', 'series, 2,880 rows')],
-    ],
-  );
+    );
 
-  const [size] = await sql<{ heap: number; index: number; rows: number }[]>`
+    const [size] = await sql<{ heap: number; index: number; rows: number }[]>`
     select pg_relation_size('measurement_changes')::float8 as heap,
            pg_relation_size('measurement_changes_xid')::float8 as index,
            (select count(*) from measurement_changes)::float8 as rows`;
-  console.log(
-    `change log: ${count(size!.rows)} rows, heap ${count(size!.heap)} B, index ${count(size!.index)} B ` +
-      `(${(size!.heap / size!.rows).toFixed(1)} and ${(size!.index / size!.rows).toFixed(1)} B a row, pages included)\n`,
-  );
+    console.log(
+      `change log: ${count(size!.rows)} rows, heap ${count(size!.heap)} B, index ${count(size!.index)} B ` +
+        `(${(size!.heap / size!.rows).toFixed(1)} and ${(size!.index / size!.rows).toFixed(1)} B a row, pages included)\n`,
+    );
 
-  console.log(`${serverTimes.join('\n')}\n`);
+    console.log(`${serverTimes.join('\n')}\n`);
 
-  // What the delta reads of the change log: the rows since the token, not the year of history.
-  const lines = correctionsPlan;
-  console.log('EXPLAIN ANALYZE of the corrections delta: its two index scans');
-  for (const [i, line] of lines.entries()) {
-    if (/Index (Only )?Scan|Execution/.test(line))
-      console.log(`  ${line.trim()}\n    ${lines[i + 1]?.trim() ?? ''}`);
+    // What the delta reads of the change log: the rows since the token, not the year of history.
+    const lines = correctionsPlan;
+    console.log('EXPLAIN ANALYZE of the corrections delta: its two index scans');
+    for (const [i, line] of lines.entries()) {
+      if (/Index (Only )?Scan|Execution/.test(line))
+        console.log(`  ${line.trim()}\n    ${lines[i + 1]?.trim() ?? ''}`);
+    }
   }
-} finally {
-  await api?.stop();
-  await pg.stop();
+  return { engine, phases: [phase1, phase2, phase3], report };
 }

@@ -19,3 +19,8 @@ t.test('Date parameters and timestamptz results are Dates as before', async (t) 
   t.same(row?.at, at);
   t.equal(row?.text, '2024-05-06 07:08:09.123+00');
 });
+
+t.test('no statement is compiled by JIT (docs/performance.md, "The two engines")', async (t) => {
+  const [row] = await sql`show jit`;
+  t.equal(row?.jit, 'off');
+});
