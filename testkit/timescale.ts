@@ -11,7 +11,12 @@ import { homedir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import type { Prerequisite } from './prerequisites.js';
 import type { Owner } from './processes.js';
-import { type PgNode, replicationMissing, startReplicationCluster } from './replication.js';
+import {
+  type PgNode,
+  type ReplicationCluster,
+  replicationMissing,
+  startReplicationCluster,
+} from './replication.js';
 
 /**
  * Where build-timescaledb.sh keeps its newest build (GWAPI_TIMESCALEDB_CACHE moves the cache). As root,
@@ -70,6 +75,8 @@ export interface TimescaleServer {
   url: string;
   /** The server, to stop, restart or query it as the replication tests do. */
   node: PgNode;
+  /** It and its standbys. */
+  cluster: ReplicationCluster;
   stop(): Promise<void>;
 }
 
@@ -93,5 +100,5 @@ export async function startTimescale(options: TimescaleOptions = {}): Promise<Ti
     settings: { ...SETTINGS, ...TIMESCALE_BASE_SETTINGS, ...options.settings },
     ...(options.owner ? { owner: options.owner } : {}),
   });
-  return { url: cluster.primary.url, node: cluster.primary, stop: () => cluster.stop() };
+  return { url: cluster.primary.url, node: cluster.primary, cluster, stop: () => cluster.stop() };
 }

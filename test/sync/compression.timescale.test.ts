@@ -9,7 +9,8 @@
  * Each fails on the naive design: without the document's lock before its snapshot, a compression
  * commits before the body reads the chunk and the body holds rows written after its snapshot (the
  * compressed rows are frozen: every snapshot sees them); with TimescaleDB's default recompression,
- * segment by segment, the body misses the corrected segments' rows (migration 013).
+ * segment by segment, the body misses the corrected segments' rows (migration 013). On a hot standby of
+ * its own, the replayed compression ends a held document instead of changing what it reads.
  */
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -26,6 +27,7 @@ import { upsertRegistry } from '../../src/importers/registry/registry.js';
 import { currentSyncPoint } from '../../src/sync/sql.js';
 import type { SyncPoint } from '../../src/sync/token.js';
 import { addKey } from '../../testkit/fixtures.js';
+import { startTimescale } from '../../testkit/timescale.js';
 import { startApi } from '../helpers/api.js';
 import { freshDatabase, type TestDatabase, timescaleServerOrSkip } from '../helpers/database.js';
 import { get } from '../helpers/http.js';
@@ -111,7 +113,7 @@ const chunkStates = (f: Fixture) =>
  * A document of both tubes over [FROM, TO) with its sync token, whose body waits after its plan (its
  * snapshot taken, no row read) until `resume`.
  */
-function heldDocument(f: Fixture, to = TO) {
+function heldDocument(f: Fixture, to = TO, sql = f.sql) {
   const interval = { from: FROM, to };
   let planned!: () => void;
   const isPlanned = new Promise<void>((resolve) => (planned = resolve));
@@ -119,7 +121,7 @@ function heldDocument(f: Fixture, to = TO) {
   const resumed = new Promise<void>((resolve) => (resume = resolve));
   let waited = false;
   const opened = openDocument(
-    f.sql,
+    sql,
     {
       interval,
       async plan(pool, tx) {
@@ -429,6 +431,41 @@ if (server) {
       else t.fail('a copy and its delta are not a full read');
     }
     t.equal(copies, 4 * ROUNDS, `each of ${4 * ROUNDS} copies and its delta is a full read now`);
+  });
+
+  t.test('on a hot standby: a compression replayed under a document ends the document', async (t) => {
+    const timescale = await startTimescale({
+      standbys: 1,
+      owner: t,
+      settings: { max_standby_streaming_delay: "'500ms'" },
+    });
+    const f = await fixture(t, timescale.url);
+    const standby = timescale.cluster.standbys[0]!;
+    const onStandby = connect(standby.url.replace(/\/postgres$/, `/${f.db.name}`), { max: 2 });
+    t.teardown(() => onStandby.end({ timeout: 1 }));
+    await timescale.cluster.caughtUp(standby);
+    const before = await (async () => {
+      const held = heldDocument(f, TO, onStandby);
+      held.resume();
+      return (await held.read).body;
+    })();
+    t.equal(before, await wholeBody(f), 'the standby reads what the primary holds');
+    const held = heldDocument(f, TO, onStandby);
+    await held.isPlanned;
+    await f.load(hourRows(OTHER, '2020-01-15T00:00:00Z', 1, -5000));
+    await byJob(f);
+    // The replay of the compression's ACCESS EXCLUSIVE waits for the document's lock, then ends it.
+    await timescale.cluster.caughtUp(standby);
+    held.resume();
+    const read = await held.read.then(
+      ({ body }) => body,
+      (error: unknown) => error,
+    );
+    t.same(
+      read instanceof Error ? { failed: (read as { code?: string }).code } : { body: read },
+      { failed: 'CONNECTION_CLOSED' },
+      'the standby ended the document’s session before its first row: a read tried again, not another state',
+    );
   });
 
   t.test('validators before and after compression, with no change of content', async (t) => {
