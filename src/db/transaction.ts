@@ -24,9 +24,11 @@ export interface TransactionOptions {
    */
   snapshot?: boolean;
   /**
-   * Writes that touch a few rows of `measurements` each: no JIT compilation. On a hypertable the planner
-   * costs each statement over every chunk, far above what it reads, so JIT would compile it every time
-   * (its compiling then costs more than the statement).
+   * A writer of `measurements`: no bound on the rows TimescaleDB may decompress for it. Its DML on
+   * compressed chunks decompresses the batches it reaches, and TimescaleDB fails a transaction that
+   * decompresses more than `timescaledb.max_tuples_decompressed_per_dml_transaction` (100,000 by
+   * default), so an import or a correction that reaches many batches would fail where it succeeds on a
+   * plain table. A placeholder setting where TimescaleDB is not loaded.
    */
   write?: boolean;
 }
@@ -45,7 +47,7 @@ export function begin<T>(
 ): Promise<T> {
   return sql.begin(modeOf(options), async (tx) => {
     try {
-      if (options.write) await tx`set local jit = off`;
+      if (options.write) await tx`set local timescaledb.max_tuples_decompressed_per_dml_transaction = 0`;
       return await work(tx);
     } catch (error) {
       if (isConnectionLost(error)) return neverSettles();

@@ -5,11 +5,12 @@
  * read stored rows beside the write (the staging path's check for stored rows in the file's range and its
  * plain INSERT, the corrections' versions before, status and remove), and the maintenance after an
  * import, which vacuums the chunks it wrote and no other (the table on PostgreSQL), and nothing when
- * nothing was written.
+ * nothing was written. They do so on a server that bounds the rows a transaction may decompress far
+ * below what they decompress.
  */
 import { Readable } from 'node:stream';
 import t from 'tap';
-import type { Sql } from '../../../src/db/connect.js';
+import { connect, type Sql } from '../../../src/db/connect.js';
 import { usesTimescaleDb } from '../../../src/db/migrate.js';
 import { type Instant, parseDateTime } from '../../../src/domain/datetime.js';
 import { removeMeasurements, setStatus } from '../../../src/importers/measurements/corrections.js';
@@ -19,8 +20,9 @@ import {
   type MeasurementsImported,
   vacuumMeasurements,
 } from '../../../src/importers/measurements/measurements.js';
-import { timescaleServerOrSkip } from '../../helpers/database.js';
-import { OTHER, registeredDatabase, TUBE } from '../../helpers/importFixtures.js';
+import { upsertRegistry } from '../../../src/importers/registry/registry.js';
+import { freshDatabase, timescaleServerOrSkip } from '../../helpers/database.js';
+import { OTHER, registeredDatabase, TUBE, TWO_TUBES } from '../../helpers/importFixtures.js';
 import { chunkCompression, compressChunks } from '../../helpers/timescale.js';
 
 const server = timescaleServerOrSkip(t);
@@ -71,7 +73,18 @@ async function vacuumed(sql: Sql): Promise<string[]> {
 
 if (server) {
   t.test('writes into compressed chunks keep what they keep on a plain table', async (t) => {
-    const timescale = await registeredDatabase(t, server);
+    // A server whose bound on the rows a transaction may decompress is far below any batch here: the
+    // writers lift it for themselves.
+    const { sql: setup, url, name } = await freshDatabase(t, { server });
+    await upsertRegistry(setup, TWO_TUBES);
+    await setup.unsafe(
+      `alter database ${name} set timescaledb.max_tuples_decompressed_per_dml_transaction = 10`,
+    );
+    const timescale = connect(url, { max: 2 });
+    t.teardown(() => timescale.end({ timeout: 1 }));
+    const [bound] = await timescale<{ value: string }[]>`
+      select current_setting('timescaledb.max_tuples_decompressed_per_dml_transaction') as value`;
+    t.equal(bound?.value, '10', 'the bound applies to its sessions');
     const plain = await registeredDatabase(t);
     t.ok(await usesTimescaleDb(timescale), 'a hypertable');
     t.notOk(await usesTimescaleDb(plain), 'a plain table');
