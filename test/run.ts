@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CAPTURE_DIR_VARIABLE } from '../testkit/outputCapture.js';
+import { CAPTURE_DIR_VARIABLE, readWarnings, warningCaptureOptions } from '../testkit/outputCapture.js';
 import { postgresOrThrowaway } from '../testkit/postgres.js';
 import { redisOrThrowaway } from '../testkit/redis.js';
 import { startTimescale, timescaleMissing } from '../testkit/timescale.js';
@@ -48,6 +48,11 @@ if (!env.TEST_TIMESCALE_URL) console.log(`${timescaleMissing()}: its tests are s
 // Every log line and every gwapi process output of the suite is kept here and scanned for keys at the end.
 const captureDir = await mkdtemp(join(tmpdir(), 'gwapi-test-capture-'));
 env[CAPTURE_DIR_VARIABLE] = captureDir;
+process.env[CAPTURE_DIR_VARIABLE] = captureDir;
+// So are the process warnings of tap, of every test file and of what they start with this environment.
+env.NODE_OPTIONS = [env.NODE_OPTIONS, ...warningCaptureOptions().map((option) => `"${option}"`)]
+  .filter(Boolean)
+  .join(' ');
 
 const tap = spawn(process.execPath, [join('node_modules', 'tap', 'dist', 'esm', 'run.mjs'), ...args], {
   env,
@@ -62,9 +67,20 @@ const scan = scanCaptures(captureDir);
 const scanned = `${scan.lines.toLocaleString('en-US')} lines of ${scan.files} captured logs and outputs`;
 if (scan.leaks.length === 0) {
   console.log(`secrets: no API key in ${scanned} (${scan.keys} keys created by the suite)`);
-  await rm(captureDir, { recursive: true, force: true });
 } else {
   console.log(`secrets: ${scan.leaks.length} lines with an API key in ${scanned}; kept in ${captureDir}`);
   for (const leak of scan.leaks.slice(0, 20)) console.log(`  ${leak.file}:${leak.line}: ${leak.what}`);
 }
-process.exit(scan.leaks.length === 0 ? code : code || 1);
+// A warning is a fault the suite would otherwise pass over: a listener leak, a deprecated API.
+const warnings = readWarnings(captureDir);
+if (warnings.length === 0) console.log('warnings: no process warning in the suite');
+else {
+  console.log(`warnings: ${warnings.length} process warnings in the suite; kept in ${captureDir}`);
+  for (const { process: where, warning, at } of warnings.slice(0, 20)) {
+    console.log(`  ${where}: ${warning}`);
+    for (const frame of at) console.log(`      ${frame}`);
+  }
+}
+const clean = scan.leaks.length === 0 && warnings.length === 0;
+if (clean) await rm(captureDir, { recursive: true, force: true });
+process.exit(clean ? code : code || 1);

@@ -6,6 +6,7 @@
 import { type ChildProcess, type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CAPTURE_DIR_VARIABLE, warningCaptureOptions } from './outputCapture.js';
 import { type Owner, stopProcess, untilReady } from './processes.js';
 
 export const GWAPI_CLI = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
@@ -23,7 +24,10 @@ export function spawnGwapi(args: string[], options: GwapiOptions = {}): ChildPro
   const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' };
   for (const [name, value] of Object.entries(options.env ?? {})) if (value !== undefined) env[name] = value;
   const cli = options.root ? join(options.root, 'src', 'cli.ts') : GWAPI_CLI;
-  return spawn(process.execPath, ['--import', 'tsx', cli, ...args], {
+  // In the suite, its warnings are recorded like every other process's (outputCapture.ts).
+  const capture = process.env[CAPTURE_DIR_VARIABLE];
+  if (capture) env[CAPTURE_DIR_VARIABLE] = capture;
+  return spawn(process.execPath, [...warningCaptureOptions(), '--import', 'tsx', cli, ...args], {
     env,
     cwd: options.cwd ?? options.root ?? fileURLToPath(new URL('..', import.meta.url)),
     stdio: ['pipe', 'pipe', 'pipe'],

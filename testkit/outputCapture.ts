@@ -2,13 +2,47 @@
  * What the suite keeps to scan for API keys at its end (test/helpers/secrets.ts, scanCaptures): with
  * GWAPI_TEST_CAPTURE_DIR set (`npm test` sets it), every log line of an app a test builds, the output of
  * every `gwapi` process a test or drill starts, and every key a fixture creates are written there.
- * Without it (a drill or benchmark run on its own) nothing is kept.
+ * Without it (a drill or benchmark run on its own) nothing is kept. Process warnings are kept there too,
+ * by warningCapture.mjs, loaded into each process of the suite (WARNING_CAPTURE).
  */
 import type { ChildProcess } from 'node:child_process';
-import { appendFileSync, mkdirSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const CAPTURE_DIR_VARIABLE = 'GWAPI_TEST_CAPTURE_DIR';
+
+/** The module that records a process's warnings, for `--import` (node's options or NODE_OPTIONS). */
+export const WARNING_CAPTURE = new URL('./warningCapture.mjs', import.meta.url).href;
+
+/** The node options that load WARNING_CAPTURE into a process, when the suite captures (else none). */
+export const warningCaptureOptions = (): string[] =>
+  process.env[CAPTURE_DIR_VARIABLE] ? [`--import=${WARNING_CAPTURE}`] : [];
+
+export interface CapturedWarning {
+  /** The process's arguments: a test file, or `src/cli.ts migrate`. */
+  process: string;
+  /** `MaxListenersExceededWarning: Possible EventEmitter memory leak detected. …` */
+  warning: string;
+  /** Where it was raised: the first frames outside Node's own. */
+  at: string[];
+}
+
+/** Every warning warningCapture.mjs wrote to `dir`. */
+export function readWarnings(dir: string): CapturedWarning[] {
+  const folder = join(dir, 'warnings');
+  let files: string[];
+  try {
+    files = readdirSync(folder);
+  } catch {
+    return [];
+  }
+  return files.flatMap((file) =>
+    readFileSync(join(folder, file), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as CapturedWarning),
+  );
+}
 
 /** Output of these commands shows a key by design: `keys create` on its first line, `demo` in its banner. */
 export type Source = 'log' | 'process' | 'keys-create' | 'demo';

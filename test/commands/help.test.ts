@@ -2,6 +2,7 @@
 import t from 'tap';
 import { variables } from '../../src/config.js';
 import { GWAPI_CLI } from '../../testkit/gwapi.js';
+import { warningCaptureOptions } from '../../testkit/outputCapture.js';
 import { runCli, spawnCli } from '../helpers/cli.js';
 
 /** Every command, with the options and arguments its help must name (besides --help). */
@@ -35,7 +36,8 @@ function listedCommands(help: string): string[] {
 t.test('runCli runs the TypeScript sources through tsx', async (t) => {
   const child = spawnCli(['--help']);
   t.equal(child.spawnfile, process.execPath);
-  t.same(child.spawnargs.slice(1), ['--import', 'tsx', GWAPI_CLI, '--help']);
+  // In `npm test`, the harness's warning capture goes first (testkit/outputCapture.ts).
+  t.same(child.spawnargs.slice(1), [...warningCaptureOptions(), '--import', 'tsx', GWAPI_CLI, '--help']);
   t.match(GWAPI_CLI, /\/src\/cli\.ts$/);
   child.stdout.resume();
   t.equal(await new Promise((resolve) => child.on('close', resolve)), 0);
