@@ -39,6 +39,9 @@ export function bucketsOf(from: string, to: string, seconds: number) {
      * scan of its range of the primary key, already in time order (the ordered mean needs no sort):
      * `bucket.start`, and `measured` with the aggregates (count 0 when the bucket is empty). Select
      * `columns` from them. `passes`: a condition on the measurements' columns (a status filter).
+     * The bucket's end and `to` are two bounds, not least() of them: TimescaleDB turns each plain bound
+     * into one on a compressed batch's first instant, and least() into none, so that every bucket would
+     * decompress the tube's batches from its start to its chunk's end.
      */
     perBucket: (tubeId: string, k: string, passes?: string) => `
       cross join lateral (select ${start} + ${k} * ${stride} as start) as bucket
@@ -46,7 +49,7 @@ export function bucketsOf(from: string, to: string, seconds: number) {
         select ${AGGREGATES}
         from measurements
         where tube_id = ${tubeId}
-          and observed_at >= bucket.start and observed_at < least(bucket.start + ${stride}, ${end})
+          and observed_at >= bucket.start and observed_at < bucket.start + ${stride} and observed_at < ${end}
           ${passes ? `and ${passes}` : ''}
       ) as measured`,
     columns: 'bucket.start as observed_at, measured.value, measured.min, measured.max, measured.count',
