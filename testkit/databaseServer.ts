@@ -148,7 +148,7 @@ export interface CompressedHistory {
 export async function compressAsThePolicyLeavesIt(sql: Sql): Promise<CompressedHistory> {
   const [job] = await sql<{ id: number; compressAfter: string }[]>`
     select job_id as id, config->>'compress_after' as "compressAfter" from timescaledb_information.jobs
-    where hypertable_name = 'measurements' and proc_name = 'policy_compression'`.catch(() => []);
+    where proc_name = 'compress_measurements'`.catch(() => []);
   if (!job) throw new Error('measurements has no compression policy: not a migrated TimescaleDB database');
   await sql`call run_job(${job.id})`;
   const chunks = await sql<{ name: string; compressed: boolean; due: boolean }[]>`

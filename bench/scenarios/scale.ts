@@ -112,7 +112,7 @@ async function addStore(server: Sql, serverUrl: string, name: string, tubes: num
   if (ids!.last - ids!.first + 1 !== tubes) throw new Error(`${name}: tube ids are not contiguous`);
   // The policy's job would compress the chunks being written, under the writers' feet.
   await sql`select alter_job(job_id, scheduled => false) from timescaledb_information.jobs
-            where hypertable_name = 'measurements' and proc_name = 'policy_compression'`;
+            where proc_name = 'compress_measurements'`;
 
   let started = performance.now();
   let written = 0;
@@ -152,7 +152,7 @@ async function addStore(server: Sql, serverUrl: string, name: string, tubes: num
   await sql`vacuum analyze`;
   const vacuumMs = performance.now() - started;
   await sql`select alter_job(job_id, scheduled => true) from timescaledb_information.jobs
-            where hypertable_name = 'measurements' and proc_name = 'policy_compression'`;
+            where proc_name = 'compress_measurements'`;
   return {
     name,
     url,

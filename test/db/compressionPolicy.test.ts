@@ -1,10 +1,10 @@
 /**
- * The compression policy of `measurements` (sql/002) on native TimescaleDB runs by itself: its schedule
- * is brought forward, and TimescaleDB's own scheduler runs the job, which compresses every chunk older
- * than the policy's 180 days and leaves the newer ones. On PostgreSQL 15.20 every background job of
- * TimescaleDB 2.28.3 is recorded as failed after its work has committed
- * (docs/decisions/0020-compression-policy-on-postgresql-15-20.md): the test accepts that one error and
- * no other.
+ * The compression job of `measurements` (sql/014, in place of TimescaleDB's policy) on native
+ * TimescaleDB runs by itself: its schedule is brought forward, and TimescaleDB's own scheduler runs the
+ * job, which compresses every chunk older than its 180 days and leaves the newer ones. On PostgreSQL
+ * 15.20 every background job of TimescaleDB 2.28.3 is recorded as failed after its work has committed
+ * (docs/decisions/0113-the-compression-policy-runs-itself.md): the test accepts that one error and no
+ * other.
  */
 import t from 'tap';
 import { usesTimescaleDb } from '../../src/db/migrate.js';
@@ -18,7 +18,7 @@ const PORTAL_ERROR = 'cannot drop portal "" while it is being set up';
 const server = timescaleServerOrSkip(t);
 
 if (server) {
-  t.test('the scheduler runs the policy, which compresses the old chunks alone', async (t) => {
+  t.test('the scheduler runs the compression job, which compresses the old chunks alone', async (t) => {
     const { sql } = await freshDatabase(t, { server });
     t.ok(await usesTimescaleDb(sql), 'measurements is a hypertable');
     const [tube] = await addWell(sql, 'Policy', [{ number: '1' }]);
@@ -41,8 +41,8 @@ if (server) {
 
     const [job] = await sql<{ id: number }[]>`
       select job_id as id from timescaledb_information.jobs
-      where proc_name = 'policy_compression' and hypertable_name = 'measurements'`;
-    t.ok(job, 'the migrations scheduled the policy');
+      where proc_name = 'compress_measurements'`;
+    t.ok(job, 'the migrations scheduled the job');
     await sql`select alter_job(${job!.id}, next_start => now())`;
     const after = await until(
       'the scheduler has compressed every old chunk',

@@ -7,7 +7,7 @@
 
 import t, { type Test } from 'tap';
 import type { Sql } from '../../src/db/connect.js';
-import { migrate, readMigrations, usesTimescaleDb } from '../../src/db/migrate.js';
+import { MIGRATION_LOCK_TIMEOUT_MS, migrate, readMigrations, usesTimescaleDb } from '../../src/db/migrate.js';
 import { readBatches } from '../../src/engine/read/binaryCopy.js';
 import { aggregateSelect, type BucketFunction, seriesSelect } from '../../src/engine/read/selects.js';
 import { instantText, numberText } from '../../src/engine/write/text.js';
@@ -168,9 +168,22 @@ if (server) {
     );
 
     const jobs = await tsdb`
-      select proc_name, config->>'compress_after' as compress_after, scheduled
-      from timescaledb_information.jobs where hypertable_name = 'measurements'`;
-    t.same([...jobs], [{ proc_name: 'policy_compression', compress_after: '180 days', scheduled: true }]);
+      select proc_name, config->>'compress_after' as compress_after, scheduled,
+             (extract(epoch from (config->>'lock_timeout')::interval) * 1000)::int as lock_timeout_ms
+      from timescaledb_information.jobs
+      where proc_name in ('compress_measurements', 'policy_compression')`;
+    t.same(
+      [...jobs],
+      [
+        {
+          proc_name: 'compress_measurements',
+          compress_after: '180 days',
+          scheduled: true,
+          lock_timeout_ms: MIGRATION_LOCK_TIMEOUT_MS,
+        },
+      ],
+      'the project’s compression job alone, under the migrations’ lock_timeout',
+    );
   });
 
   t.test('migrating again applies nothing and keeps the hypertable', async (t) => {
@@ -191,7 +204,7 @@ if (server) {
     // until the policy's own test runs the job.
     await tsdb`
       select alter_job(job_id, scheduled => false) from timescaledb_information.jobs
-      where hypertable_name = 'measurements' and proc_name = 'policy_compression'`;
+      where proc_name = 'compress_measurements'`;
     const [timescaleTubes, plainTubes] = await Promise.all([seed(tsdb), seed(plain)]);
     t.same(timescaleTubes, plainTubes, 'both servers number the tubes alike');
     tubes = timescaleTubes;
@@ -389,7 +402,7 @@ if (server) {
     // Run as the scheduler runs it (held since the data came), then checked for what it did.
     const [job] = await tsdb<{ id: number }[]>`
       select job_id as id from timescaledb_information.jobs
-      where hypertable_name = 'measurements' and proc_name = 'policy_compression'`;
+      where proc_name = 'compress_measurements'`;
     t.ok(job, 'the policy job exists');
     const before = await chunks(tsdb);
     t.ok(

@@ -2,7 +2,7 @@
  * TimescaleDB's compression against documents, sync tokens and validators, on native TimescaleDB, each
  * interleaving forced: a document's snapshot and plan are taken, its body waits (the hook a bulk
  * document's turn uses, between the plan and the first row), and meanwhile a change commits and the
- * compression policy's job (`call run_job`) or `compress_chunk` compresses, or recompresses, the
+ * compression job (`call run_job`) or `compress_chunk` compresses, or recompresses, the
  * chunks it reads. The body must be what its snapshot held, a delta since its token must hold exactly
  * what changed after it, and imports and corrections that meet a compression must all commit.
  *
@@ -11,11 +11,16 @@
  * compressed rows are frozen: every snapshot sees them); with TimescaleDB's default recompression,
  * segment by segment, the body misses the corrected segments' rows (migration 013). On a hot standby of
  * its own, the replayed compression ends a held document instead of changing what it reads.
+ *
+ * The job gives up on a chunk a document holds after its lock_timeout (migration 014), so documents
+ * that begin while it waits are not held up behind it; the interleavings where a compression commits
+ * after a held document are forced with a job that waits for as long as it takes.
  */
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import t, { type Test } from 'tap';
 import { connect, type Sql } from '../../src/db/connect.js';
+import { MIGRATION_LOCK_TIMEOUT_MS } from '../../src/db/migrate.js';
 import { type Instant, parseDateTime } from '../../src/domain/datetime.js';
 import { type DocumentPlan, openDocument } from '../../src/engine/document.js';
 import { acrossTubes, LISTED_TUBE, measurementsSelect, shapeOf } from '../../src/engine/read/selects.js';
@@ -36,7 +41,7 @@ import { seededRandom } from '../helpers/random.js';
 import { ALL, syncDelta } from '../helpers/sync.js';
 import { until } from '../helpers/until.js';
 
-// Two 30-day chunks (their boundary is 2020-01-09), old enough for the policy's 180 days.
+// Two 30-day chunks (their boundary is 2020-01-09), old enough for the job's 180 days.
 const FROM = '2020-01-01T00:00:00Z';
 const TO = '2020-01-21T00:00:00Z';
 const HOURS = 20 * 24;
@@ -74,14 +79,19 @@ const rowLines = (): SeriesWriter => ({
 interface Fixture {
   db: TestDatabase;
   sql: Sql;
-  /** A session opened after the migrations, as the policy's background job opens one. */
+  /** A session opened after the migrations, as the job's background worker opens one. */
   job: Sql;
   jobId: number;
   tubeIds: number[];
   load(lines: string[]): Promise<unknown>;
 }
 
-async function fixture(t: Test, server: string): Promise<Fixture> {
+/**
+ * `outwaits`: the job waits for a lock until it is free, as every compression did before the job's own
+ * lock_timeout (migration 014), so that the interleavings of a compression that commits after a held
+ * document are forced; the migrated lock_timeout gives up on a held chunk instead.
+ */
+async function fixture(t: Test, server: string, { outwaits = true } = {}): Promise<Fixture> {
   const db = await freshDatabase(t, { server });
   const { sql } = db;
   await upsertRegistry(sql, TWO_TUBES);
@@ -92,16 +102,20 @@ async function fixture(t: Test, server: string): Promise<Fixture> {
   const job = connect(db.url, { max: 1, applicationName: JOB });
   t.teardown(() => job.end({ timeout: 1 }));
   const [policy] = await sql<{ id: number }[]>`
-    select job_id as id from timescaledb_information.jobs where proc_name = 'policy_compression'`;
+    select job_id as id from timescaledb_information.jobs where proc_name = 'compress_measurements'`;
+  if (outwaits) {
+    await sql`select alter_job(${policy!.id}, config => config || '{"lock_timeout": "0"}')
+              from timescaledb_information.jobs where job_id = ${policy!.id}`;
+  }
   const ids = await sql<{ id: number }[]>`select id from tubes order by identifier`;
   return { db, sql, job, jobId: policy!.id, tubeIds: ids.map((row) => row.id), load };
 }
 
-/** Ways the chunks get compressed: the policy's job, and by hand. */
+/** Ways the chunks get compressed: the compression job, and by hand. */
 const byJob = (f: Fixture): Promise<unknown> => f.job`call run_job(${f.jobId})`.execute();
 const byHand = (f: Fixture): Promise<unknown> =>
   f.job`select compress_chunk(c, true) from show_chunks('measurements') c`.execute();
-const compressions = { 'the policy’s job': byJob, compress_chunk: byHand };
+const compressions = { 'the compression job': byJob, compress_chunk: byHand };
 
 const chunkStates = (f: Fixture) =>
   f.sql<{ compressed: boolean; partial: boolean }[]>`
@@ -268,6 +282,38 @@ if (server) {
       t.equal(applyDelta(body, delta.rows), await wholeBody(f), 'copy and delta: a full read now');
     });
   }
+
+  t.test('the job gives up on a chunk a document holds, so later documents do not wait', async (t) => {
+    const f = await fixture(t, server, { outwaits: false });
+    const before = await wholeBody(f);
+    const held = heldDocument(f);
+    await held.isPlanned;
+    const compressing = byJob(f);
+    await jobWaitsForLock(f, compressing);
+    // A later document of the same chunks: its locks queue behind the job's, each for at most the
+    // job's lock_timeout (once per chunk); the margin is the read itself on a loaded machine.
+    const bound = 2 * MIGRATION_LOCK_TIMEOUT_MS + 5000;
+    const started = performance.now();
+    const later = await Promise.race([wholeBody(f), sleep(bound).then(() => undefined)]);
+    t.equal(later, before, 'a later document is answered while the held one still holds the chunks');
+    t.comment(`the later document waited ${Math.round(performance.now() - started)} ms`);
+    const over = await Promise.race([compressing.then(() => true), sleep(bound).then(() => false)]);
+    t.ok(over, 'the job’s run is over while the document holds the chunks');
+    t.same(
+      (await chunkStates(f)).map((c) => c.compressed),
+      [false, false],
+      'the run left the held chunks as they were',
+    );
+    held.resume();
+    t.equal((await held.read).body, before, 'the held body is its snapshot’s, byte for byte');
+    await compressing;
+    await byJob(f);
+    t.same(
+      (await chunkStates(f)).map((c) => c.compressed),
+      [true, true],
+      'the next run, with no document holding them, compresses both chunks',
+    );
+  });
 
   t.test('a token, a compression and a recompression, then a delta: nothing', async (t) => {
     const f = await fixture(t, server);
@@ -503,7 +549,7 @@ if (server) {
     const job = connect(db.url, { max: 1 });
     t.teardown(() => job.end({ timeout: 1 }));
     const [policy] = await job<{ id: number }[]>`
-      select job_id as id from timescaledb_information.jobs where proc_name = 'policy_compression'`;
+      select job_id as id from timescaledb_information.jobs where proc_name = 'compress_measurements'`;
     await job`call run_job(${policy!.id})`;
     const [state] = await db.sql<{ compressed: number }[]>`
       select count(*)::int as compressed from timescaledb_information.chunks
