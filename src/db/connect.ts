@@ -81,10 +81,6 @@ export function connect(url: string, options: ConnectOptions = {}): Sql {
       ...choice?.padding,
       TimeZone: 'UTC',
       DateStyle: 'ISO, MDY',
-      // JIT compiles a statement whose estimated cost passes jit_above_cost. TimescaleDB's estimates for
-      // compressed chunks pass it for selects that read a few rows (a delta of appended rows), and the
-      // compilation then takes far longer than the statement; no statement of this service gains from it.
-      jit: 'off',
       application_name: options.applicationName ?? 'gwapi',
     },
     // Server NOTICEs (e.g. "relation already exists, skipping") are not the operator's business.
