@@ -20,7 +20,7 @@ t.test('Date parameters and timestamptz results are Dates as before', async (t) 
   t.equal(row?.text, '2024-05-06 07:08:09.123+00');
 });
 
-t.test('a session of a migrated database compiles no statement by JIT (sql/014)', async (t) => {
+t.test('a session of a migrated database compiles no statement by JIT (sql/015)', async (t) => {
   const { url } = await freshDatabase(t);
   // A session opened after the migration: the setting is the database's, read at a session's start.
   const session = connect(url, { max: 1 });
