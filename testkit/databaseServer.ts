@@ -12,8 +12,7 @@
  */
 import { connect, type Sql } from '../src/db/connect.js';
 import type { EmbeddedDatabase } from '../src/db/embedded.js';
-import { migrate } from '../src/db/migrate.js';
-import { createDatabase, postgresOrThrowaway } from './postgres.js';
+import { createDatabase, migrateAlone, postgresOrThrowaway } from './postgres.js';
 import { type Prerequisite, throwawayPostgres } from './prerequisites.js';
 import { startReplicationCluster } from './replication.js';
 import { nativeTimescale, startTimescale, TIMESCALE_BASE_SETTINGS } from './timescale.js';
@@ -111,9 +110,9 @@ export async function startDatabaseServer(
         : `${server.where} ${version}`,
     async database(name) {
       const url = await createDatabase(admin, server.url, name);
+      await migrateAlone(url);
       const sql = connect(url, { max: 4, applicationName: 'gwapi bench setup' });
       opened.push(sql);
-      await migrate(sql);
       return { url, sql };
     },
     emptyDatabase: (name) => createDatabase(admin, server.url, name),

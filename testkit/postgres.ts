@@ -67,6 +67,20 @@ export async function postgresOrThrowaway(
   return { ...(await startThrowawayPostgres(settings)), throwaway: true };
 }
 
+/**
+ * Migrates the database at `url` on a connection of its own, closed afterwards: some migrations set
+ * settings for the database (sql/013, sql/015), which only sessions opened after them start with, so a
+ * pool opened after this has them on every connection.
+ */
+export async function migrateAlone(url: string): Promise<void> {
+  const migrating = connect(url, { max: 1, applicationName: 'gwapi migrate' });
+  try {
+    await migrate(migrating);
+  } finally {
+    await migrating.end({ timeout: 1 });
+  }
+}
+
 /** Creates database `name` on the server `admin` is on (dropped first if a run left it); returns its URL. */
 export async function createDatabase(admin: Sql, serverUrl: string, name: string): Promise<string> {
   await admin.unsafe(`drop database if exists ${name} with (force)`);

@@ -28,7 +28,6 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { connect, type Sql } from '../../src/db/connect.js';
-import { migrate } from '../../src/db/migrate.js';
 import { formatInstant } from '../../src/domain/datetime.js';
 import { ErrorCollector } from '../../src/importers/importErrors.js';
 import { openInput } from '../../src/importers/inputFile.js';
@@ -42,7 +41,7 @@ import {
 } from '../../src/importers/measurements/measurements.js';
 import { upsertRegistry } from '../../src/importers/registry/registry.js';
 import type { Engine } from '../../testkit/databaseServer.js';
-import { postgresOrThrowaway } from '../../testkit/postgres.js';
+import { migrateAlone, postgresOrThrowaway } from '../../testkit/postgres.js';
 import { throwawayPostgres } from '../../testkit/prerequisites.js';
 import { dayAfterStart } from '../../testkit/seriesFixture.js';
 import { backendCpuMeter, ownCpuMs } from '../lib/cpu.js';
@@ -123,7 +122,7 @@ async function costed(kind: keyof typeof costs, work: () => Promise<unknown>): P
 }
 
 try {
-  await migrate(sql);
+  await migrateAlone(postgres.url);
   await upsertRegistry(sql, IMPORT_REGISTRY);
   const file = join(dir, 'year.csv');
   await writeYearCsv(file, ROWS);

@@ -29,10 +29,10 @@
  */
 import { Readable } from 'node:stream';
 import { connect, type Sql } from '../../src/db/connect.js';
-import { migrate } from '../../src/db/migrate.js';
 import { seriesSelect } from '../../src/engine/read/selects.js';
 import { importMeasurements } from '../../src/importers/measurements/measurements.js';
 import { addKey } from '../../testkit/fixtures.js';
+import { migrateAlone } from '../../testkit/postgres.js';
 import { requirePrerequisites } from '../../testkit/prerequisites.js';
 import { appendAuto } from '../../testkit/replication.js';
 import { count, loadLine, machineLine, median, ms, printTable, spread } from '../../testkit/report.js';
@@ -97,8 +97,8 @@ const databaseUrl = (server: string, name: string) => {
 async function addStore(server: Sql, serverUrl: string, name: string, tubes: number): Promise<Store> {
   await server.unsafe(`create database ${name}`);
   const url = databaseUrl(serverUrl, name);
+  await migrateAlone(url);
   const sql = connect(url, { max: 2, applicationName: 'gwapi bench scale' });
-  await migrate(sql);
   const wells = Math.ceil(tubes / 2);
   await sql`
     insert into wells (name, longitude, latitude)

@@ -5,8 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Test } from 'tap';
 import { connect, type Sql } from '../../src/db/connect.js';
-import { migrate } from '../../src/db/migrate.js';
-import { createDatabase } from '../../testkit/postgres.js';
+import { createDatabase, migrateAlone } from '../../testkit/postgres.js';
 import { timescaleMissing } from '../../testkit/timescale.js';
 
 export function testDatabaseUrl(): string {
@@ -44,12 +43,14 @@ export async function freshDatabase(
   const admin = connect(server, { max: 1 });
   const name = `gwtest_${randomBytes(6).toString('hex')}`;
   const url = await createDatabase(admin, server, name);
+  // postgres.js opens no connection before the first query: every one of this pool's starts after the
+  // migrations, with the settings they gave the database.
   const sql = connect(url, { max: 10 });
   t.teardown(async () => {
     await sql.end({ timeout: 1 });
     await admin.unsafe(`drop database if exists ${name} with (force)`);
     await admin.end();
   });
-  if (options.migrated ?? true) await migrate(sql);
+  if (options.migrated ?? true) await migrateAlone(url);
   return { sql, url, name };
 }
