@@ -13,11 +13,9 @@ import {
   type DatabaseServer,
   ENGINE_NAMES,
   type Engine,
-  enginePrerequisites,
   startDatabaseServer,
 } from '../../testkit/databaseServer.js';
 import { addNetwork } from '../../testkit/fixtures.js';
-import { type Prerequisite, requirePrerequisites } from '../../testkit/prerequisites.js';
 import { loadLine, median, ms, printTable, ratio } from '../../testkit/report.js';
 import { addSeriesFixture } from '../../testkit/seriesFixture.js';
 import { timed } from './importFixture.js';
@@ -41,11 +39,6 @@ export interface History {
    * in compressed history must find it so.
    */
   assertCompressed(from: string, to: string): Promise<void>;
-}
-
-/** Exits, as a scenario does, when an engine BENCH_ENGINE names (or one of `others`) cannot run here. */
-export function requireEngines(others: Prerequisite[] = []): void {
-  requirePrerequisites([...others, ...enginePrerequisites(benchEngines())]);
 }
 
 /** The engine's server (`settings` on top of the testkit's) with the history in database `name`, described. */

@@ -10,11 +10,12 @@
  */
 import { type Instant, parseDateTime } from '../../src/domain/datetime.js';
 import { removeMeasurements, setStatus } from '../../src/importers/measurements/corrections.js';
-import type { Engine } from '../../testkit/databaseServer.js';
+import { benchEngines, type Engine, enginePrerequisites } from '../../testkit/databaseServer.js';
+import { requirePrerequisites } from '../../testkit/prerequisites.js';
 import { machineLine } from '../../testkit/report.js';
-import { historyOn, onEachEngine, requireEngines, timedOnItsOwn } from '../lib/history.js';
+import { historyOn, onEachEngine, timedOnItsOwn } from '../lib/history.js';
 
-requireEngines();
+requirePrerequisites(enginePrerequisites(benchEngines()));
 
 const RUNS = Number(process.argv[2] ?? 3);
 

@@ -40,12 +40,12 @@ import {
   vacuumMeasurements,
 } from '../../src/importers/measurements/measurements.js';
 import { upsertRegistry } from '../../src/importers/registry/registry.js';
-import type { Engine } from '../../testkit/databaseServer.js';
+import { benchEngines, type Engine, enginePrerequisites } from '../../testkit/databaseServer.js';
 import { migrateAlone, postgresOrThrowaway } from '../../testkit/postgres.js';
-import { throwawayPostgres } from '../../testkit/prerequisites.js';
+import { requirePrerequisites, throwawayPostgres } from '../../testkit/prerequisites.js';
 import { dayAfterStart } from '../../testkit/seriesFixture.js';
 import { backendCpuMeter, ownCpuMs } from '../lib/cpu.js';
-import { historyOn, onEachEngine, requireEngines, timedOnItsOwn } from '../lib/history.js';
+import { historyOn, onEachEngine, timedOnItsOwn } from '../lib/history.js';
 import {
   DURABLE_SETTINGS,
   IMPORT_REGISTRY,
@@ -56,7 +56,7 @@ import {
   YEAR_ROWS,
 } from '../lib/importFixture.js';
 
-requireEngines([throwawayPostgres]);
+requirePrerequisites([throwawayPostgres, ...enginePrerequisites(benchEngines())]);
 
 const ROWS = Number(process.argv[2] ?? YEAR_ROWS);
 const RUNS = Number(process.argv[3] ?? 3);

@@ -20,6 +20,15 @@ import { freshDatabase } from '../helpers/database.js';
 import { provesLocationColumns } from '../helpers/locations.js';
 import { until } from '../helpers/until.js';
 
+t.test('every migration has a number of its own', async (t) => {
+  // Two files of one number would both be read, and the second refused as already recorded.
+  const versions = (await readMigrations()).map((m) => m.version);
+  t.same(
+    versions,
+    [...new Set(versions)].sort((a, b) => a - b),
+  );
+});
+
 t.test('an empty database gets every migration, in order', async (t) => {
   const { sql } = await freshDatabase(t, { migrated: false });
   const all = await readMigrations();
