@@ -8,9 +8,15 @@
  */
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const dir = process.env.GWAPI_TEST_CAPTURE_DIR;
-if (dir) {
+// Only this checkout's processes: another checkout's (a released version's, testkit/previousRelease.ts)
+// warnings are that release's, which no change here can mend.
+const checkout = fileURLToPath(new URL('..', import.meta.url));
+const script = process.argv[1] ?? '';
+const ours = !script.startsWith('/') || script.startsWith(checkout);
+if (dir && ours) {
   const folder = join(dir, 'warnings');
   const where = process.argv
     .slice(1)
