@@ -78,3 +78,20 @@ export class FileRefused extends Error {
 export function roundLevel(value: number): number {
   return Number(value.toPrecision(15));
 }
+
+/** The options of `gwapi import <format>`; each reader takes what its format uses. */
+export interface FormatOptions {
+  /** GLD: the tube of a file that names none (a tube identifier), or the one it must name. */
+  tube?: string | undefined;
+  /** DINO: the zone its dates are midnight in (an IANA name). */
+  timezone: string;
+  /** DINO: the status of its levels (a status code). */
+  status: number;
+  /** FEWS: the `parameterId`s to import; undefined: every one in metres. */
+  parameters?: readonly string[] | undefined;
+  /** FEWS: the vertical datum of series in plain `m`. */
+  datum: string;
+}
+
+/** Opens the reader of one file; `file` names it in errors. */
+export type ReaderFactory = (file: string, sink: LevelSink, options: FormatOptions) => LevelReader;
