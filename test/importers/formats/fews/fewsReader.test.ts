@@ -1,0 +1,322 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { formatInstant, type Instant } from '../../../../src/domain/datetime.js';
+import { STATUSES } from '../../../../src/domain/status.js';
+import { readFews } from '../../../../src/importers/formats/fews/fewsReader.js';
+import {
+  FileRefused,
+  type FormatOptions,
+  type LevelSink,
+  type StatedTube,
+} from '../../../../src/importers/formats/reader.js';
+
+const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'fews');
+const fixture = (name: string) => readFileSync(join(FIXTURES, name));
+
+const OPTIONS: FormatOptions = { timezone: 'Europe/Amsterdam', status: 1, datum: 'NAP' };
+
+interface Read {
+  tubes: StatedTube[];
+  levels: { line: number; tube: string; observedAt: string; value: number; status: string }[];
+  skipped: Record<string, number>;
+}
+
+/** Reads `bytes` in chunks of `chunkSize` into a sink that keeps every call. */
+function read(bytes: Buffer, options: Partial<FormatOptions> = {}, chunkSize = 4096): Read {
+  const result: Read = { tubes: [], levels: [], skipped: {} };
+  const sink: LevelSink = {
+    tube: (tube) => result.tubes.push(tube),
+    level: (line, identifier, instant: Instant, value, status, priority) => {
+      if (priority !== 0) throw new Error('FEWS has one review level');
+      result.levels.push({
+        line,
+        tube: identifier,
+        observedAt: formatInstant(instant),
+        value,
+        status: STATUSES[status]!,
+      });
+    },
+    skip: (reason, count = 1) => {
+      result.skipped[reason] = (result.skipped[reason] ?? 0) + count;
+    },
+  };
+  const reader = readFews('file.xml', sink, { ...OPTIONS, ...options });
+  for (let at = 0; at < bytes.length; at += chunkSize) reader.write(bytes.subarray(at, at + chunkSize));
+  reader.end();
+  return result;
+}
+
+function refusal(bytes: Buffer, options: Partial<FormatOptions> = {}): FileRefused {
+  try {
+    read(bytes, options);
+  } catch (error) {
+    if (error instanceof FileRefused) return error;
+    throw error;
+  }
+  throw new Error('the file was read without a refusal');
+}
+
+/** The spec's identifiers, computed apart from the code under test. */
+function uuid5(name: string): string {
+  return execFileSync('/usr/bin/python3', [
+    '-c',
+    'import sys, uuid; print(uuid.uuid5(uuid.NAMESPACE_URL, sys.argv[1]))',
+    name,
+  ])
+    .toString()
+    .trim();
+}
+
+t.test('a file of groundwater levels in mNAP: tubes, levels, statuses and skips', async (t) => {
+  const lunetten = uuid5('urn:fews:PP-Lunetten-101');
+  const vleuten = uuid5('urn:fews:Vleuten peilbuis 2');
+  const { tubes, levels, skipped } = read(fixture('levels-mnap.xml'));
+
+  t.same(
+    tubes.map(({ place, location, ...tube }) => tube),
+    [
+      { identifier: lunetten, wellName: 'PP-Lunetten-101', number: '1', unit: 'm', verticalDatum: 'NAP' },
+      { identifier: vleuten, wellName: 'Vleuten peilbuis 2', number: '1', unit: 'm', verticalDatum: 'NAP' },
+    ],
+    'one tube per location, named by its locationId, tube 1, metres relative to NAP',
+  );
+  // FEWS itself states this RD point as lat 52.082416488309036, lon 5.075337740730613.
+  const rd = tubes[0]!.location!;
+  t.ok(
+    Math.abs(rd.latitude - 52.082416488309036) * 111_320 < 1,
+    'RD x/y: the latitude FEWS gives, within 1 m',
+  );
+  t.ok(
+    Math.abs(rd.longitude - 5.075337740730613) * 111_320 * Math.cos((52.08 * Math.PI) / 180) < 1,
+    'and the longitude',
+  );
+  t.same(
+    tubes[1]!.location,
+    { latitude: 52.104488, longitude: 5.185924 },
+    'lat/lon when the header gives them',
+  );
+  t.same(tubes[0]!.place, { line: 20, path: 'TimeSeries/series[1]' }, 'a tube is placed at its header');
+
+  t.same(
+    levels.filter((level) => level.tube === lunetten).map(({ line, tube, ...level }) => level),
+    [
+      { observedAt: '2024-01-15T08:00:00Z', value: -0.414, status: 'provisional' },
+      { observedAt: '2024-01-15T09:00:00Z', value: -0.412, status: 'provisional' },
+      { observedAt: '2024-01-15T10:00:00Z', value: -0.41, status: 'provisional' },
+      { observedAt: '2024-01-15T11:00:00Z', value: -0.409, status: 'provisional' },
+      { observedAt: '2024-01-15T12:00:00Z', value: -0.408, status: 'provisional' },
+      { observedAt: '2024-01-15T13:00:00Z', value: -0.407, status: 'provisional' },
+      { observedAt: '2024-01-15T14:00:00Z', value: 0.671, status: 'rejected' },
+      { observedAt: '2024-01-15T15:00:00Z', value: 12.5, status: 'rejected' },
+      { observedAt: '2024-01-15T16:00:00Z', value: -3.2, status: 'rejected' },
+      { observedAt: '2024-01-15T23:30:00Z', value: -0.401, status: 'provisional' },
+    ],
+    'flags 0-5 provisional, 6-8 rejected, no flag provisional; times at <timeZone> 1.0 in UTC; 15 digits',
+  );
+  t.same(
+    levels.filter((level) => level.tube === vleuten).map(({ line, tube, ...level }) => level),
+    [
+      { observedAt: '2024-01-15T08:00:00Z', value: 1.03, status: 'provisional' },
+      { observedAt: '2024-01-15T09:00:00Z', value: 1.021, status: 'provisional' },
+      { observedAt: '2024-01-15T11:00:00Z', value: 1.017, status: 'provisional' },
+    ],
+    "'m NAP' and 'm+NAP' are metres relative to NAP; both parameters of one location go to its tube",
+  );
+  t.equal(levels[0]!.line, 21, 'each level is placed at its line');
+  t.same(
+    skipped,
+    {
+      'flagged missing (9)': 1,
+      'no value': 3,
+      'in mm, not metres: locationId PP-Lunetten-101, parameterId P.meting': 3,
+    },
+    'flag 9 skipped; missVal (as a number: -999 too) and NaN skipped whatever the flag; mm refused by name',
+  );
+});
+
+t.test('--parameter chooses the series; the others are counted', async (t) => {
+  const { levels, skipped } = read(fixture('levels-mnap.xml'), { parameters: ['GW.meting'] });
+  t.equal(levels.length, 12, 'the GW.meting series of both locations');
+  t.notOk(
+    levels.some((level) => level.value === 1.017),
+    'not the GW.handmeting series',
+  );
+  t.same(skipped, { 'flagged missing (9)': 1, 'no value': 3, 'of a parameter not selected': 4 });
+
+  const refused = refusal(fixture('levels-mnap.xml'), { parameters: ['GW.meting.typo'] });
+  t.match(refused.reason, /no series of the parameters selected \(GW\.meting\.typo\)/);
+});
+
+t.test('plain m takes --datum; x/y outside RD state no location; any chunking', async (t) => {
+  const bytes = fixture('levels-m.xml');
+  const whole = read(bytes, { datum: 'MSL' });
+  t.same(
+    whole.tubes.map(({ place, ...tube }) => tube),
+    [
+      {
+        identifier: uuid5('urn:fews:PP-Zeeën-3'),
+        wellName: 'PP-Zeeën-3',
+        number: '1',
+        unit: 'm',
+        verticalDatum: 'MSL',
+      },
+    ],
+    'a geoDatum other than RD: x/y are not read, the location is left as it is',
+  );
+  t.same(
+    whole.levels.map(({ observedAt, value, status }) => [observedAt, value, status]),
+    [
+      ['2024-01-01T01:30:00Z', -1.25, 'provisional'],
+      ['2024-01-02T01:30:00Z', -1.5, 'rejected'],
+    ],
+    '<timeZone>-5.5</timeZone>: five and a half hours west of UTC',
+  );
+  for (const chunkSize of [1, 3, 7]) {
+    t.same(read(bytes, { datum: 'MSL' }, chunkSize), whole, `the same in chunks of ${chunkSize} bytes`);
+  }
+  t.equal(read(bytes).tubes[0]!.verticalDatum, 'NAP', 'the default datum');
+});
+
+t.test('a file none of whose series is in metres is refused, naming them', async (t) => {
+  const refused = refusal(fixture('rainfall.xml'));
+  t.equal(refused.field, 'series');
+  t.equal(
+    refused.reason,
+    'no series in metres (m, mNAP): locationId KNMI-260, parameterId P.radar.h (in mm); ' +
+      'locationId PP-Lunetten-101, parameterId GW.meting.cm (in cm)',
+  );
+  t.same(refused.place, { line: 33, path: 'TimeSeries' }, 'placed at the end of the file');
+});
+
+t.test('bad files: one refusal with its line and element path', async (t) => {
+  const cases: [string, { line: number; path: string | undefined; field: string; reason: RegExp }][] = [
+    [
+      'truncated.xml',
+      {
+        line: 25,
+        path: 'TimeSeries/series[1]',
+        field: 'XML',
+        reason: /^unclosed tag: series: the file ends before it closes \(truncated\?\)$/,
+      },
+    ],
+    [
+      'not-a-number.xml',
+      {
+        line: 22,
+        path: 'TimeSeries/series[1]/event[2]',
+        field: 'value',
+        reason: /^"-0,412" is not a number$/,
+      },
+    ],
+    [
+      'time-without-date.xml',
+      { line: 23, path: 'TimeSeries/series[1]/event[3]', field: 'date', reason: /^the event has no date$/ },
+    ],
+    [
+      'locations.xml',
+      { line: 2, path: 'Locations', field: 'Locations', reason: /root element is Locations, not TimeSeries/ },
+    ],
+    [
+      'measurements.csv',
+      {
+        line: 1,
+        path: undefined,
+        field: 'XML',
+        reason: /^not XML: the file starts with "tubeIdentifier,observedAt,value", not "<"$/,
+      },
+    ],
+  ];
+  for (const [name, expected] of cases) {
+    const refused = refusal(fixture(name));
+    t.same(
+      { line: refused.place.line, path: refused.place.path || undefined, field: refused.field },
+      { line: expected.line, path: expected.path, field: expected.field },
+      name,
+    );
+    t.match(refused.reason, expected.reason, `${name}: ${refused.message}`);
+  }
+});
+
+t.test('what the header and events must hold', async (t) => {
+  const file = (body: string, timeZone = '0.0') =>
+    Buffer.from(
+      `<?xml version="1.0" encoding="UTF-8"?>\n<TimeSeries xmlns="http://www.wldelft.nl/fews/PI" version="1.24">\n` +
+        `<timeZone>${timeZone}</timeZone>\n<series>\n<header>\n<type>instantaneous</type>\n` +
+        `<locationId>L1</locationId>\n<parameterId>GW</parameterId>\n<missVal>-999</missVal>\n` +
+        `<units>mNAP</units>\n</header>\n${body}\n</series>\n</TimeSeries>\n`,
+    );
+  const event = (attributes: string) => file(`<event ${attributes}/>`);
+  const refusedBy = (bytes: Buffer) => {
+    const { field, reason } = refusal(bytes);
+    return `${field}: ${reason}`;
+  };
+  t.equal(refusedBy(event('date="2024-01-15" value="1.0"')), 'time: the event has no time');
+  t.equal(refusedBy(event('date="2024-01-15" time="10:00:00"')), 'value: the event has no value');
+  t.equal(
+    refusedBy(event('date="2024-01-15" time="10:00:00" value="Infinity"')),
+    'value: "Infinity" is not a number',
+  );
+  t.equal(
+    refusedBy(event('date="15-01-2024" time="10:00:00" value="1"')),
+    'date: "15-01-2024" is not a date (YYYY-MM-DD)',
+  );
+  t.equal(
+    refusedBy(event('date="2024-01-15" time="10:00" value="1"')),
+    'time: "10:00" is not a time (HH:MM:SS)',
+  );
+  t.match(
+    refusedBy(event('date="2024-02-30" time="10:00:00" value="1"')),
+    /^date: 2024-02-30 10:00:00: day 30 does not exist/,
+  );
+  t.equal(
+    refusedBy(event('date="2024-01-15" time="10:00:00" value="1" flag="x"')),
+    'flag: "x" is not a flag (0 to 9)',
+  );
+  t.equal(refusedBy(file('', 'CET')), 'timeZone: "CET" is not a number (hours from UTC, such as 1.0)');
+  t.equal(refusedBy(file('', '25.0')), 'timeZone: 25 hours is not a time zone');
+  t.equal(
+    refusedBy(Buffer.from(file('').toString().replace('<locationId>L1</locationId>', ''))),
+    'locationId: the header names no location',
+  );
+  t.equal(
+    refusedBy(Buffer.from(file('').toString().replace('UTF-8', 'ISO-8859-1'))),
+    'encoding: ISO-8859-1: only UTF-8 is read (convert the file first, e.g. with iconv)',
+  );
+  t.match(refusedBy(Buffer.from('')), /^XML: document must contain a root element/);
+
+  const flagged = read(event('date="2024-01-15" time="10:00:00" value="1.5" flag="10"'));
+  t.same(
+    flagged.skipped,
+    { 'flagged 10 (not a PI flag, 0 to 9)': 1 },
+    'a flag beyond PI 1.x is counted, not read',
+  );
+  const fraction = read(event('date="2024-01-15" time="10:00:00.250" value="1.5e-1"'));
+  t.same(
+    fraction.levels.map(({ observedAt, value }) => [observedAt, value]),
+    [['2024-01-15T10:00:00.25Z', 0.15]],
+    'a fraction of a second and an exponent',
+  );
+  const emptySeries = read(file(''));
+  t.same(
+    [emptySeries.tubes.length, emptySeries.levels.length],
+    [1, 0],
+    'a series without events still states its tube',
+  );
+});
+
+t.test('one location in two datums is refused', async (t) => {
+  const series = (parameterId: string, units: string) =>
+    `<series><header><type>instantaneous</type><locationId>L1</locationId><parameterId>${parameterId}</parameterId>` +
+    `<missVal>NaN</missVal><units>${units}</units></header>` +
+    '<event date="2024-01-15" time="10:00:00" value="1.0"/></series>';
+  const bytes = Buffer.from(
+    `<TimeSeries xmlns="http://www.wldelft.nl/fews/PI">${series('GW.nap', 'mNAP')}${series('GW.rel', 'm')}</TimeSeries>`,
+  );
+  t.equal(
+    refusal(bytes, { datum: 'MV' }).reason,
+    'locationId L1: parameterId GW.nap is relative to NAP, GW.rel to MV; import one of them (--parameter)',
+  );
+  t.equal(read(bytes).levels.length, 2, 'with --datum NAP both series are relative to NAP');
+});
