@@ -32,6 +32,10 @@ const SCENARIOS: Record<string, string> = {
     'How long does the latest of 3,000 tubes in 10 million rows take against discovery, and against the naive select?',
   import:
     'How close to a bare COPY … FROM STDIN is importing a year of one tube, and a day into compressed history?',
+  importers:
+    'How long do a BRO GLD, DINO and FEWS file take to import against gwapi import measurements of the same points?',
+  largefiles:
+    'Does a gigabyte GLD or FEWS file import with the CLI’s memory flat, and with its progress shown?',
   corrections: 'What does a status change or removal of a month inside compressed history cost?',
   sync: 'What does a delta of 1,000 changed rows cost on a large table against a 1,000-row series?',
   limits: 'What do the client limits add to a request, in process and in Redis?',
