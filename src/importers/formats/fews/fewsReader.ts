@@ -33,11 +33,17 @@ const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 /** `<timeZone>` is hours east of UTC; the earth's zones lie within these. */
 const MOST_HOURS_FROM_UTC = 14;
 
-/** The reasons points are skipped under, as the report counts them. */
+/**
+ * The reasons points are skipped under, as the report counts them: noun phrases ending in their noun
+ * (`3 missing values`); a series refused for its units is named after a colon.
+ */
 export const SKIPPED = {
-  noValue: 'no value',
-  flaggedMissing: 'flagged missing (9)',
-  notSelected: 'of a parameter not selected',
+  noValue: 'missing value',
+  flaggedMissing: 'flag 9 (missing) value',
+  notSelected: 'unselected-parameter value',
+  otherFlag: (flag: number) => `flag ${flag} value`,
+  notMetres: (units: string | undefined, series: string) =>
+    `${units ? `${units} value` : 'value without units'}: ${series}`,
 } as const;
 
 /** Where a series' events go: a tube, or a reason they are all skipped under. */
@@ -215,7 +221,7 @@ class FewsReader implements LevelReader {
       const stated = units ? `in ${units}` : 'without units';
       const series = `locationId ${locationId}, parameterId ${parameterId}`;
       if (this.refusedSeriesCount++ < 3) this.refusedSeries.push(`${series} (${stated})`);
-      this.target = { skipped: `${stated}, not metres: ${series}` };
+      this.target = { skipped: SKIPPED.notMetres(units, series) };
       return;
     }
     this.target = { identifier: this.tubeOf(locationId, parameterId, datum) };
@@ -301,7 +307,7 @@ class FewsReader implements LevelReader {
       code = digit >= 0 && digit <= 9 ? digit : /^\d+$/.test(flag) ? Number(flag) : -1;
       if (code < 0 || code > 9) {
         if (code < 0) throw this.refused('flag', `"${flag}" is not a flag (0 to 9)`);
-        this.skip(`flagged ${code} (not a PI flag, 0 to 9)`, 1);
+        this.skip(SKIPPED.otherFlag(code), 1);
         return -1;
       }
     }

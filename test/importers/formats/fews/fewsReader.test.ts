@@ -128,9 +128,9 @@ t.test('a file of groundwater levels in mNAP: tubes, levels, statuses and skips'
   t.same(
     skipped,
     {
-      'flagged missing (9)': 1,
-      'no value': 3,
-      'in mm, not metres: locationId PP-Lunetten-101, parameterId P.meting': 3,
+      'flag 9 (missing) value': 1,
+      'missing value': 3,
+      'mm value: locationId PP-Lunetten-101, parameterId P.meting': 3,
     },
     'flag 9 skipped; missVal (as a number: -999 too) and NaN skipped whatever the flag; mm refused by name',
   );
@@ -143,7 +143,7 @@ t.test('--parameter chooses the series; the others are counted', async (t) => {
     levels.some((level) => level.value === 1.017),
     'not the GW.handmeting series',
   );
-  t.same(skipped, { 'flagged missing (9)': 1, 'no value': 3, 'of a parameter not selected': 4 });
+  t.same(skipped, { 'flag 9 (missing) value': 1, 'missing value': 3, 'unselected-parameter value': 4 });
 
   const refused = refusal(fixture('levels-mnap.xml'), { parameters: ['GW.meting.typo'] });
   t.match(refused.reason, /no series of the parameters selected \(GW\.meting\.typo\)/);
@@ -287,16 +287,28 @@ t.test('what the header and events must hold', async (t) => {
   t.match(refusedBy(Buffer.from('')), /^XML: document must contain a root element/);
 
   const flagged = read(event('date="2024-01-15" time="10:00:00" value="1.5" flag="10"'));
-  t.same(
-    flagged.skipped,
-    { 'flagged 10 (not a PI flag, 0 to 9)': 1 },
-    'a flag beyond PI 1.x is counted, not read',
-  );
+  t.same(flagged.skipped, { 'flag 10 value': 1 }, 'a flag beyond PI 1.x is counted, not read');
   const fraction = read(event('date="2024-01-15" time="10:00:00.250" value="1.5e-1"'));
   t.same(
     fraction.levels.map(({ observedAt, value }) => [observedAt, value]),
     [['2024-01-15T10:00:00.25Z', 0.15]],
     'a fraction of a second and an exponent',
+  );
+  const unitless = read(
+    Buffer.from(
+      file('<event date="2024-01-15" time="10:00:00" value="1.5"/>')
+        .toString()
+        .replace(
+          '</TimeSeries>',
+          '<series><header><locationId>L2</locationId><parameterId>GW</parameterId></header>' +
+            '<event date="2024-01-15" time="10:00:00" value="1.5"/></series></TimeSeries>',
+        ),
+    ),
+  );
+  t.same(
+    unitless.skipped,
+    { 'value without units: locationId L2, parameterId GW': 1 },
+    'a series that states no units is not taken for metres',
   );
   const emptySeries = read(file(''));
   t.same(
