@@ -139,19 +139,29 @@ export async function writeGldXml(path: string, options: GldOptions): Promise<vo
       <brocom:broId>GLD000000099001</brocom:broId>
       <brocom:deliveryAccountableParty>27376655</brocom:deliveryAccountableParty>
       <brocom:qualityRegime>IMBRO</brocom:qualityRegime>
-      <ns11:researchFirstDate><brocom:date>${localTime(GLD_START, 1).slice(0, 10)}</brocom:date></ns11:researchFirstDate>
-      <ns11:researchLastDate><brocom:date>${localTime(GLD_START + (options.points - 1) * step, 1).slice(0, 10)}</brocom:date></ns11:researchLastDate>
-      <ns11:groundwaterMonitoringNet>
-        <gldcommon:GroundwaterMonitoringNet gml:id="BRO_0002">
-          <gldcommon:broId>GMN000000000099</gldcommon:broId>
-        </gldcommon:GroundwaterMonitoringNet>
-      </ns11:groundwaterMonitoringNet>
+      <ns11:deliveryContext codeSpace="urn:bro:gld:DeliveryContext">publiekeTaak</ns11:deliveryContext>
+      <ns11:registrationHistory>
+        <brocom:objectRegistrationTime>2021-04-01T10:00:00+02:00</brocom:objectRegistrationTime>
+        <brocom:registrationStatus codeSpace="urn:bro:RegistrationStatus">aangevuld</brocom:registrationStatus>
+        <brocom:latestAdditionTime>2026-11-01T09:00:00+01:00</brocom:latestAdditionTime>
+        <brocom:corrected>nee</brocom:corrected>
+        <brocom:underReview>nee</brocom:underReview>
+        <brocom:deregistered>nee</brocom:deregistered>
+        <brocom:reregistered>nee</brocom:reregistered>
+      </ns11:registrationHistory>
+      <ns11:researchFirstDate>${localTime(GLD_START, 1).slice(0, 10)}</ns11:researchFirstDate>
+      <ns11:researchLastDate>${localTime(GLD_START + (options.points - 1) * step, 1).slice(0, 10)}</ns11:researchLastDate>
       <ns11:monitoringPoint>
-        <gldcommon:GroundwaterMonitoringTube gml:id="BRO_0003">
+        <gldcommon:GroundwaterMonitoringTube gml:id="BRO_0002">
           <gldcommon:broId>${options.well}</gldcommon:broId>
           <gldcommon:tubeNumber>${options.tubeNumber}</gldcommon:tubeNumber>
         </gldcommon:GroundwaterMonitoringTube>
       </ns11:monitoringPoint>
+      <ns11:groundwaterMonitoringNet>
+        <gldcommon:GroundwaterMonitoringNet gml:id="BRO_0003">
+          <gldcommon:broId>GMN000000000099</gldcommon:broId>
+        </gldcommon:GroundwaterMonitoringNet>
+      </ns11:groundwaterMonitoringNet>
 `),
   );
   // A point's element in four pieces around its time, value and qualifier.
@@ -167,6 +177,7 @@ export async function writeGldXml(path: string, options: GldOptions): Promise<vo
                           <swe:value>\0</swe:value>
                         </swe:Category>
                       </waterml:qualifier>
+                      <waterml:interpolationType xlink:href="http://www.opengis.net/def/waterml/2.0/interpolationType/Discontinuous"/>
                     </waterml:TVPMeasurementMetadata>
                   </waterml:metadata>
                 </waterml:MeasurementTVP>
@@ -180,7 +191,7 @@ export async function writeGldXml(path: string, options: GldOptions): Promise<vo
     const end = localTime(GLD_START + last * step, 1);
     file.put(
       layout(`      <ns11:observation>
-        <om:OM_Observation gml:id="_${o + 1}">
+        <om:OM_Observation gml:id="BRO_${4 + o * 5}">
           <om:type xlink:href="http://www.opengis.net/def/observationType/waterml/2.0/MeasurementTimeseriesTVPObservation"/>
           <om:metadata>
             <waterml:ObservationMetadata>
@@ -197,24 +208,32 @@ export async function writeGldXml(path: string, options: GldOptions): Promise<vo
               <gmd:dateStamp>
                 <gco:Date>${end.slice(0, 10)}</gco:Date>
               </gmd:dateStamp>
-              <gmd:identificationInfo/>
+              <gmd:identificationInfo gco:nilReason="unknown"/>
               <waterml:status xlink:href="urn:bro:gld:StatusCode:${reviewed ? 'volledigBeoordeeld' : 'voorlopig'}"/>
+              <waterml:parameter>
+                <om:NamedValue>
+                  <om:name xlink:href="urn:bro:gld:ObservationMetadata:principalInvestigator"/>
+                  <om:value xsi:type="gldcommon:OrganizationType">
+                    <gldcommon:chamberOfCommerceNumber>27376655</gldcommon:chamberOfCommerceNumber>
+                  </om:value>
+                </om:NamedValue>
+              </waterml:parameter>
               ${namedValue('ObservationMetadata:observationType', 'ObservationType', 'reguliereMeting')}
             </waterml:ObservationMetadata>
           </om:metadata>
           <om:phenomenonTime>
-            <gml:TimePeriod gml:id="_${o + 1}_period">
+            <gml:TimePeriod gml:id="BRO_${5 + o * 5}">
               <gml:beginPosition>${begin}+01:00</gml:beginPosition>
               <gml:endPosition>${end}+01:00</gml:endPosition>
             </gml:TimePeriod>
           </om:phenomenonTime>
           <om:resultTime>
-            <gml:TimeInstant gml:id="_${o + 1}_result">
+            <gml:TimeInstant gml:id="BRO_${6 + o * 5}">
               <gml:timePosition>${end}+01:00</gml:timePosition>
             </gml:TimeInstant>
           </om:resultTime>
           <om:procedure>
-            <waterml:ObservationProcess gml:id="_${o + 1}_process">
+            <waterml:ObservationProcess gml:id="BRO_${7 + o * 5}">
               <waterml:processType xlink:href="http://www.opengis.net/def/waterml/2.0/processType/Algorithm"/>
               <waterml:processReference xlink:href="urn:bro:gld:ProcessReference:NEN_EN_ISO_22475v2006_C11v2010"/>
               ${namedValue('ObservationProcess:airPressureCompensationType', 'AirPressureCompensationType', 'KNMImeting')}
@@ -222,10 +241,10 @@ export async function writeGldXml(path: string, options: GldOptions): Promise<vo
               ${namedValue('ObservationProcess:measurementInstrumentType', 'MeasurementInstrumentType', 'druksensor')}
             </waterml:ObservationProcess>
           </om:procedure>
-          <om:observedProperty xsi:nil="true"/>
-          <om:featureOfInterest xsi:nil="true"/>
+          <om:observedProperty xlink:href="urn:bro:gld:ObservationType:grondwaterstand"/>
+          <om:featureOfInterest xlink:href="#BRO_0002"/>
           <om:result>
-            <waterml:MeasurementTimeseries gml:id="_${o + 1}_timeseries">
+            <waterml:MeasurementTimeseries gml:id="BRO_${8 + o * 5}">
 `),
     );
     for (let i = first; i <= last; i++) {
@@ -473,7 +492,7 @@ export async function writeFewsXml(path: string, points: number, twinPath?: stri
   await Promise.all([file.close(), twin.close()]);
 }
 
-/** Points of a one-line GLD dispatch of about `bytes` (each point's element is some 448 bytes). */
-export const gldPointsFor = (bytes: number) => Math.ceil(bytes / 448);
+/** Points of a one-line GLD dispatch of about `bytes` (each point's element is some 560 bytes). */
+export const gldPointsFor = (bytes: number) => Math.ceil(bytes / 560);
 /** Events of a FEWS file of about `bytes` (each event's line is some 75 bytes). */
 export const fewsPointsFor = (bytes: number) => Math.ceil(bytes / 75);
