@@ -2,10 +2,10 @@
  * `gwapi`, the operator's command line, once cli.ts has set the heap. This file only parses arguments
  * and maps outcomes to exit codes; each command lives in `commands/`.
  */
-import { Argument, Command, Option } from 'commander';
+import { Argument, Command, InvalidArgumentError, Option } from 'commander';
 import { databaseTarget } from './commands/database.js';
 import { demoCommand } from './commands/demo.js';
-import { importMeasurementsCommand, importRegistryCommand } from './commands/import.js';
+import { importFormatCommand, importMeasurementsCommand, importRegistryCommand } from './commands/import.js';
 import { createKeyCommand, grantKeyCommand, listKeysCommand, revokeKeyCommand } from './commands/keys.js';
 import { removeCommand, setStatusCommand } from './commands/measurements.js';
 import { migrateCommand } from './commands/migrate.js';
@@ -14,8 +14,10 @@ import { describeSettings, loadSettings, type Settings, SettingsError } from './
 import { explainedError } from './connectionFailure.js';
 import { isWriteOnClosedConnection } from './db/errorCodes.js';
 import { MIGRATION_LOCK_TIMEOUT_MS } from './db/migrate.js';
-import { DEFAULT_STATUS, STATUSES } from './domain/status.js';
+import { DEFAULT_STATUS, STATUSES, statusCode } from './domain/status.js';
 import { UserError } from './errors.js';
+import type { FormatCommand } from './importers/formats/index.js';
+import type { FormatOptions } from './importers/formats/reader.js';
 
 /** One line on standard error and exit 1; the whole error too with LOG_LEVEL=debug when it is no UserError. */
 function fail(error: unknown): never {
@@ -58,6 +60,15 @@ function run<A extends unknown[]>(command: (settings: Settings, ...args: A) => P
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
+function parseTimezone(value: string): string {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: value });
+  } catch {
+    throw new InvalidArgumentError('not an IANA time zone (such as Europe/Amsterdam or UTC)');
+  }
+  return value;
+}
+
 const program = new Command('gwapi')
   .description('Groundwater read API: serve it, load and correct its data, and manage its API keys.')
   // One line on bad usage, like every other error of gwapi (`--help` is there for the rest).
@@ -82,7 +93,10 @@ program
 
 const importer = program
   .command('import')
-  .description('Load the tube registry or measurements into the database.');
+  .description(
+    'Load the tube registry or measurements into the database, as JSON and CSV or as the files the field ' +
+      'exchanges (BRO GMW and GLD, DINO, FEWS PI-XML).',
+  );
 importer
   .command('registry')
   .description(
@@ -103,6 +117,74 @@ importer
   )
   .argument('<file>', 'the CSV file, or - for standard input')
   .action(run(importMeasurementsCommand));
+
+const FORMAT_HELP =
+  'Each file is imported in its own transaction, in order: a refused file is reported as FILE:LINE: ' +
+  'field: reason, nothing of it is written, and the next files still import (the exit status is then ' +
+  '1). Each file reports the points it read, wrote by status, left unchanged and skipped, by reason.';
+
+/** The options every format reader takes, from what commander parsed (only some are given per command). */
+function formatOptions(parsed: {
+  tube?: string;
+  timezone?: string;
+  status?: (typeof STATUSES)[number];
+  parameter?: string[];
+  datum?: string;
+}): FormatOptions {
+  return {
+    tube: parsed.tube,
+    timezone: parsed.timezone ?? 'Europe/Amsterdam',
+    status: statusCode(parsed.status ?? DEFAULT_STATUS),
+    parameters: parsed.parameter,
+    datum: parsed.datum ?? 'NAP',
+  };
+}
+
+function formatCommand(command: FormatCommand, description: string) {
+  return importer
+    .command(command)
+    .description(`${description} ${FORMAT_HELP}`)
+    .argument('<files...>', 'the files, or - for standard input');
+}
+
+const importFormat = (command: FormatCommand) =>
+  run((settings, files: string[], parsed: Parameters<typeof formatOptions>[0]) =>
+    importFormatCommand(settings, command, files, formatOptions(parsed)),
+  );
+
+formatCommand(
+  'bro-gmw',
+  'Upsert wells and tubes from BRO GMW XML (a dispatch document, also in a SOAP envelope, or a registration ' +
+    'request). A tube is identified by the UUID v5 of urn:bro:gmw:{well}:{tubeNumber}.',
+).action(importFormat('bro-gmw'));
+formatCommand(
+  'bro-gld',
+  "Upsert groundwater levels from BRO GLD XML (a dispatch or a registration) or BRO's CSV exports of a " +
+    'GLD, into tubes already registered (gwapi import bro-gmw).',
+)
+  .option('--tube <id>', 'the tube of a file that names none, or the one it must name')
+  .action(importFormat('bro-gld'));
+formatCommand(
+  'dino',
+  'Upsert wells, tubes and groundwater levels from DINO CSV files (Grondwaterstanden_Put).',
+)
+  .option(
+    '--timezone <tz>',
+    'the IANA time zone whose midnight the dates are',
+    parseTimezone,
+    'Europe/Amsterdam',
+  )
+  .addOption(
+    new Option('--status <status>', 'the status of the levels').choices(STATUSES).default(DEFAULT_STATUS),
+  )
+  .action(importFormat('dino'));
+formatCommand('fews', 'Upsert wells, tubes and groundwater levels from Delft-FEWS PI-XML time series.')
+  .option(
+    '--parameter <id...>',
+    'import only the series of these parameterIds (default: every one in metres)',
+  )
+  .option('--datum <datum>', 'the vertical datum of series in plain m', 'NAP')
+  .action(importFormat('fews'));
 
 const corrections = program
   .command('measurements')

@@ -1,5 +1,9 @@
-/** `gwapi import registry|measurements`: open the input and the database, import, report. */
+/** `gwapi import registry|measurements|<format>`: open the input and the database, import, report. */
 import type { Settings } from '../config.js';
+import { UserError } from '../errors.js';
+import { type FormatCommand, readerOf } from '../importers/formats/index.js';
+import type { FormatOptions } from '../importers/formats/reader.js';
+import { describeImport, importFormatFile } from '../importers/formats/write.js';
 import { ImportRejected } from '../importers/importErrors.js';
 import { displayName, openInput } from '../importers/inputFile.js';
 import { pruneChangeLog } from '../importers/measurements/changeLog.js';
@@ -54,4 +58,53 @@ export async function importMeasurementsCommand(settings: Settings, file: string
         `(${count(Math.round(imported.rows / seconds))} rows/s)\n`,
     );
   });
+}
+
+/**
+ * `gwapi import bro-gmw|bro-gld|dino|fews FILE…`: each file in its own transaction, in order. A refused
+ * file is reported and the next ones still import; the command fails if any was refused.
+ */
+export async function importFormatCommand(
+  settings: Settings,
+  command: FormatCommand,
+  files: readonly string[],
+  options: FormatOptions,
+): Promise<void> {
+  const read = readerOf(command);
+  if (files.filter((file) => file === '-').length > 1) {
+    throw new UserError('standard input (-) can be read once only');
+  }
+  const refused: UserError[] = [];
+  await withDatabase(settings, `gwapi import ${command}`, async (sql) => {
+    const since = await changeLogMark(sql);
+    for (const file of files) {
+      const name = displayName(file);
+      try {
+        const input = await openInput(file);
+        const started = performance.now();
+        const progress = progressLine(process.stderr, name);
+        const imported = await importFormatFile(sql, input, read, {
+          ...options,
+          name,
+          onLines: progress.update,
+        }).finally(progress.done);
+        const seconds = (performance.now() - started) / 1000;
+        process.stdout.write(`imported ${name}: ${describeImport(imported)} in ${seconds.toFixed(1)} s\n`);
+      } catch (error) {
+        // A file that cannot be read or is refused; anything else (the database gone) ends the command.
+        if (!(error instanceof UserError)) throw error;
+        if (error instanceof ImportRejected) process.stderr.write(error.report());
+        if (files.length === 1) throw error;
+        process.stderr.write(`gwapi: ${error.message}\n`);
+        refused.push(error);
+      }
+    }
+    await vacuumMeasurements(sql, since);
+    if (settings.SYNC_HISTORY_DAYS !== undefined) await pruneChangeLog(sql, settings.SYNC_HISTORY_DAYS);
+  });
+  if (refused.length > 0) {
+    throw new UserError(
+      `${count(refused.length)} of ${count(files.length)} files refused; the others were imported`,
+    );
+  }
 }

@@ -13,10 +13,10 @@ import {
   recordDirectRuns,
 } from './changeLog.js';
 import { CopyIn } from './copy/copyIn.js';
-import { copyCsv } from './copyCsv.js';
-import { MeasurementCsv } from './csv/measurementCsv.js';
+import { copyRows } from './copyRows.js';
 import { DirectRows, type DirectTube } from './directRows.js';
 import type { ImportInput } from './importInput.js';
+import type { OpenRowReader } from './rowReader.js';
 
 /** Not an error of the file: the direct path cannot vouch for it, and the staging path must take it. */
 export class DirectPathRefused extends Error {
@@ -24,28 +24,28 @@ export class DirectPathRefused extends Error {
 }
 
 export interface DirectOptions {
-  name: string;
+  read: OpenRowReader;
   onLines?: ((lines: number) => void) | undefined;
   /** More distinct tubes than this go to the staging path. */
   maxTubes: number;
 }
 
-/** Copies the file into `measurements`; returns the number of rows, all of them inserted. */
+/** Copies the file into `measurements`; returns its rows, all of them inserted. */
 export async function copyDirect(
   tx: TransactionSql,
   input: ImportInput,
   options: DirectOptions,
-): Promise<number> {
+): Promise<{ rows: number; byStatus: number[] }> {
   // The errors of the file are reported by the staging path, which finds them all (duplicates too).
   const errors = new ErrorCollector();
   const rows = new DirectRows(options.maxTubes);
-  const csv = new MeasurementCsv(options.name, errors, rows, options.onLines);
+  const reader = options.read(errors, rows, options.onLines);
   const copy = new CopyIn(
     tx,
     async (q) =>
       await q`copy measurements (tube_id, observed_at, value, status) from stdin (format binary)`.writable(),
   );
-  await copyCsv(input.read(), csv, rows, copy, async () => {
+  await copyRows(tx, input.read(), reader, rows, copy, async () => {
     const refusal =
       (errors.total > 0 ? 'the file has bad rows' : undefined) ??
       rows.refusal ??
@@ -66,7 +66,7 @@ export async function copyDirect(
     recordDirectLatest(tx, rows.latest()),
     ...recordDirectDays(tx, rows.days),
   ]);
-  return csv.rows;
+  return { rows: reader.rows, byStatus: rows.byStatus };
 }
 
 /**

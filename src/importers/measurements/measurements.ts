@@ -1,6 +1,7 @@
 /**
- * Measurements import. Every row is checked in Node as the CSV streams by (measurementCsv.ts); then
- * one of two paths writes the rows, each in one transaction, so a file with any error imports nothing:
+ * Measurements import. Every row is checked in Node as the input streams by (the CSV's reader,
+ * measurementCsv.ts, or a format's, formats/write.ts: rowReader.ts); then one of two paths writes the
+ * rows, each in one transaction, so a file with any error imports nothing:
  *
  * - Direct (directMeasurements.ts): the rows go by binary COPY straight into `measurements`. A plain
  *   insert is exactly the upsert the import promises when no row of the file meets a stored row or
@@ -30,14 +31,21 @@ import { usesTimescaleDb } from '../../db/migrate.js';
 import { begin } from '../../db/transaction.js';
 import { ErrorCollector } from '../importErrors.js';
 import { CopyFailedUnexplained, CopyIn } from './copy/copyIn.js';
-import { copyCsv } from './copyCsv.js';
+import { copyRows } from './copyRows.js';
 import { MeasurementCsv } from './csv/measurementCsv.js';
 import { copyDirect, DirectPathRefused } from './directMeasurements.js';
 import { type ImportInput, streamInput } from './importInput.js';
-import { createStaging, type MeasurementsImported, writeStaged } from './stagedMeasurements.js';
+import type { OpenRowReader } from './rowReader.js';
+import {
+  createStaging,
+  type MeasurementsImported,
+  type RowsImported,
+  type StagingRules,
+  writeStaged,
+} from './stagedMeasurements.js';
 import { StagingRows } from './stagingRows.js';
 
-export type { MeasurementsImported } from './stagedMeasurements.js';
+export type { MeasurementsImported, RowsImported } from './stagedMeasurements.js';
 
 export interface ImportOptions {
   /** How the input is named in error lines. */
@@ -50,20 +58,43 @@ export interface ImportOptions {
 
 const MAX_KEPT_TUBES = 100_000;
 
+/** What reads the input, and how its rows are written, when it is not the measurements CSV. */
+export interface RowsOptions extends ImportOptions, StagingRules {
+  read: OpenRowReader;
+}
+
 /** Imports one CSV input, and closes it; throws `ImportRejected` (and imports nothing) when any row is bad. */
 export async function importMeasurements(
   sql: Sql,
   input: Readable | ImportInput,
   options: ImportOptions,
 ): Promise<MeasurementsImported> {
+  const { rows, inserted, updated, unchanged } = await importRows(sql, input, {
+    ...options,
+    read: (errors, sink, onLines) => new MeasurementCsv(options.name, errors, sink, onLines),
+    duplicates: 'refuse',
+    unknownTube: () => ({
+      field: 'tubeIdentifier',
+      reason: 'no tube with this identifier is registered (gwapi import registry)',
+    }),
+  });
+  return { rows, inserted, updated, unchanged };
+}
+
+/** Imports one input read by `options.read`, and closes it; throws `ImportRejected` (and imports nothing) when it is bad. */
+export async function importRows(
+  sql: Sql,
+  input: Readable | ImportInput,
+  options: RowsOptions,
+): Promise<RowsImported> {
   const source = input instanceof Readable ? streamInput(input) : input;
   const maxTubes = options.maxKeptTubes ?? MAX_KEPT_TUBES;
   try {
     try {
-      const rows = await begin(sql, (tx) => copyDirect(tx, source, { ...options, maxTubes }), {
+      const { rows, byStatus } = await begin(sql, (tx) => copyDirect(tx, source, { ...options, maxTubes }), {
         write: true,
       });
-      return { rows, inserted: rows, updated: 0, unchanged: 0 };
+      return { rows, inserted: rows, updated: 0, unchanged: 0, written: byStatus, duplicates: 0 };
     } catch (error) {
       if (!givesWay(error)) throw error;
     }
@@ -78,22 +109,23 @@ export async function importMeasurements(
 async function importStaged(
   tx: TransactionSql,
   chunks: AsyncIterable<Buffer>,
-  options: ImportOptions & { maxTubes: number },
-): Promise<MeasurementsImported> {
+  options: RowsOptions & { maxTubes: number },
+): Promise<RowsImported> {
   const errors = new ErrorCollector();
   const rows = new StagingRows(options.maxTubes);
-  const csv = new MeasurementCsv(options.name, errors, rows, options.onLines);
+  const reader = options.read(errors, rows, options.onLines);
   await createStaging(tx);
   const copy = new CopyIn(
     tx,
     async (q) => await q`copy measurement_staging from stdin (format binary)`.writable(),
   );
-  await copyCsv(chunks, csv, rows, copy);
+  await copyRows(tx, chunks, reader, rows, copy);
   return await writeStaged(
     tx,
-    { rows: csv.rows, tubes: rows.tubes, hasStatus: csv.hasStatus },
+    { rows: reader.rows, tubes: rows.tubes, hasStatus: reader.hasStatus },
     errors,
     options.name,
+    options,
   );
 }
 

@@ -4,7 +4,7 @@
  * file), then the rows move into `measurements` in one statement. Runs inside the import's transaction.
  */
 import type { TransactionSql } from 'postgres';
-import { DEFAULT_STATUS, statusCode } from '../../domain/status.js';
+import { DEFAULT_STATUS, STATUSES, statusCode } from '../../domain/status.js';
 import { type ErrorCollector, ImportRejected, type LineError, SHOWN_ERRORS } from '../importErrors.js';
 import {
   lockTubes,
@@ -27,6 +27,27 @@ export interface MeasurementsImported {
   unchanged: number;
 }
 
+/** What an import of rows wrote, told in more detail than a CSV import reports. */
+export interface RowsImported extends MeasurementsImported {
+  /** Rows inserted or updated, by status code. */
+  written: number[];
+  /** Rows left out for another row of the same tube and instant (`duplicates: 'keep one'`). */
+  duplicates: number;
+}
+
+/**
+ * Of two rows of one tube and instant in the input: the input is refused, naming both lines (the CSV's
+ * rule: a tube has one value per instant), or the higher priority, then the later line, is kept and
+ * the others counted (a format's rule: real files repeat times).
+ */
+export type DuplicateRule = 'refuse' | 'keep one';
+
+export interface StagingRules {
+  duplicates: DuplicateRule;
+  /** How a row of an unregistered tube (its identifier) is refused. */
+  unknownTube: (identifier: string) => Omit<LineError, 'line'>;
+}
+
 /** What Node learned while staging the rows. */
 export interface Staged {
   rows: number;
@@ -40,7 +61,8 @@ export interface Staged {
 export async function createStaging(tx: TransactionSql): Promise<void> {
   await tx`create temp table measurement_staging (
     line bigint not null, tube uuid not null, observed_at timestamptz not null, value float8 not null,
-    status int2 not null default ${tx.unsafe(String(statusCode(DEFAULT_STATUS)))}
+    status int2 not null default ${tx.unsafe(String(statusCode(DEFAULT_STATUS)))},
+    priority int2 not null default 0
   ) on commit drop`;
 }
 
@@ -53,12 +75,13 @@ export async function writeStaged(
   staged: Staged,
   errors: ErrorCollector,
   name: string,
-): Promise<MeasurementsImported> {
+  rules: StagingRules,
+): Promise<RowsImported> {
   const tubes = await lookUpTubes(tx, staged.tubes);
-  await addUnknownTubes(tx, errors, tubes);
+  await addUnknownTubes(tx, errors, tubes, rules.unknownTube);
   if (errors.total > 0) {
     // The file is refused anyway; still report its duplicates, so one run shows every problem.
-    await addDuplicates(tx, errors);
+    if (rules.duplicates === 'refuse') await addDuplicates(tx, errors);
     throw new ImportRejected(name, errors);
   }
   // Held to the commit; the checks and the write below see every import of these tubes before it.
@@ -66,14 +89,72 @@ export async function writeStaged(
     nowait: false,
   });
   const source = stagedRows(tubes.onlyTubeId);
+  let duplicates = 0;
   let written = await insertIfAllNew(tx, source);
+  if (!written && rules.duplicates === 'keep one') {
+    // The plain insert met a key: most likely a repeated time of the file, which goes before a retry.
+    duplicates = await dropDuplicates(tx);
+    if (duplicates > 0) written = await insertIfAllNew(tx, source);
+  }
   if (!written) {
-    written = await upsertOrFindDuplicates(tx, source, staged.hasStatus ?? false, errors);
-    if (!written) throw new ImportRejected(name, errors);
+    const hasStatus = staged.hasStatus ?? false;
+    written = await upsertIfNoDuplicates(tx, source, hasStatus);
+    if (!written && rules.duplicates === 'keep one') {
+      duplicates += await dropDuplicates(tx);
+      written = await upsertIfNoDuplicates(tx, source, hasStatus);
+    }
+    if (!written) {
+      await addDuplicates(tx, errors);
+      if (errors.total === 0) throw new Error('the upsert met a row twice, yet no duplicate was found');
+      throw new ImportRejected(name, errors);
+    }
     await refreshLatest(tx);
   }
   await refreshDayRollups(tx);
-  return { rows: staged.rows, ...written, unchanged: staged.rows - written.inserted - written.updated };
+  const inserted = sum(written.map((w) => w.inserted));
+  const updated = sum(written.map((w) => w.updated));
+  const byStatus = STATUSES.map(() => 0);
+  for (const w of written) byStatus[w.status] = w.inserted + w.updated;
+  return {
+    rows: staged.rows,
+    inserted,
+    updated,
+    unchanged: staged.rows - duplicates - inserted - updated,
+    written: byStatus,
+    duplicates,
+  };
+}
+
+const sum = (values: readonly number[]) => values.reduce((a, b) => a + b, 0);
+
+/** Rows written of one status. */
+interface Written {
+  status: number;
+  inserted: number;
+  updated: number;
+}
+
+interface WrittenRow {
+  status: number;
+  inserted: string;
+  updated: string;
+}
+
+const writtenRows = (rows: readonly WrittenRow[]): Written[] =>
+  rows.map((row) => ({ status: row.status, inserted: Number(row.inserted), updated: Number(row.updated) }));
+
+/**
+ * Deletes every staged row but one of each tube and instant: the highest priority, then the last line
+ * (then the last on it: the COPY stored them in the file's order). Returns how many went. Sorts the staging table, which is why it runs only once a write met a repeat.
+ */
+async function dropDuplicates(tx: TransactionSql): Promise<number> {
+  const dropped = await tx`
+    delete from measurement_staging s
+    using (select ctid, row_number() over (partition by tube, observed_at
+                                           order by priority desc, line desc, ctid desc) as rank
+           from measurement_staging) r
+    where s.ctid = r.ctid and r.rank > 1`;
+  return dropped.count;
 }
 
 interface FoundRows {
@@ -101,18 +182,20 @@ async function lookUpTubes(tx: TransactionSql, tubes?: Set<string>): Promise<Tub
 }
 
 /** Every row of an unknown tube; only the staged rows of those tubes are read when they are known. */
-async function addUnknownTubes(tx: TransactionSql, errors: ErrorCollector, tubes: TubeLookup): Promise<void> {
+async function addUnknownTubes(
+  tx: TransactionSql,
+  errors: ErrorCollector,
+  tubes: TubeLookup,
+  refusal: StagingRules['unknownTube'],
+): Promise<void> {
   const unknown = tubes.unknown;
   if (unknown?.length === 0) return;
-  const rows = await tx<FoundRows[]>`
-    select line, count(*) over () as total
+  const rows = await tx<(FoundRows & { tube: string })[]>`
+    select line, tube::text, count(*) over () as total
     from measurement_staging s
     where ${unknown ? tx`s.tube = any(${unknown}::uuid[])` : tx`not exists (select from tubes t where t.identifier = s.tube)`}
     order by line limit ${SHOWN_ERRORS}`;
-  addFound(errors, rows, () => ({
-    field: 'tubeIdentifier',
-    reason: 'no tube with this identifier is registered (gwapi import registry)',
-  }));
+  addFound(errors, rows, (row) => refusal(row.tube));
 }
 
 /** The staged rows as (tube_id, observed_at, value, status); a file of one tube needs no join for that. */
@@ -158,10 +241,7 @@ function addFound<R extends FoundRows>(
  * tubes are locked (writeStaged), so no other import can write into the range meanwhile. Its latest
  * measurements come from its own rows in the same statement (recordInsertedLatest), not from a search.
  */
-async function insertIfAllNew(
-  tx: TransactionSql,
-  source: StagedRows,
-): Promise<{ inserted: number; updated: number } | undefined> {
+async function insertIfAllNew(tx: TransactionSql, source: StagedRows): Promise<Written[] | undefined> {
   const [range] = await tx<{ overlaps: boolean }[]>`
     select exists (
       select
@@ -174,15 +254,15 @@ async function insertIfAllNew(
   if (range?.overlaps) return undefined;
   try {
     return await tx.savepoint(async (sp) => {
-      const [written] = await sp<{ inserted: string }[]>`
+      const written = await sp<WrittenRow[]>`
         with written as (
           insert into measurements (tube_id, observed_at, value, status) ${source(sp)}
           returning tube_id, observed_at, value, status
         ), changed as (${markSeriesChanged(sp, sp`select tube_id from written`)}),
         logged as (${recordInsertedRuns(sp)}),
         latest as (${recordInsertedLatest(sp)})
-        select count(*) as inserted from written`;
-      return { inserted: Number(written?.inserted ?? 0), updated: 0 };
+        select status, count(*) as inserted, 0 as updated from written group by status`;
+      return writtenRows(written);
     });
   } catch (error) {
     if ((error as { code?: string }).code === '23505') return undefined;
@@ -196,19 +276,19 @@ async function insertIfAllNew(
  * only when both are; a file without them leaves stored statuses as they are. Each changed row's
  * version before and after goes to the corrections, in the same statement. Duplicates in the file are not
  * searched for up front, which would cost a sort of the whole file: the upsert itself fails on them
- * ("cannot affect row a second time"), and only then, inside a savepoint, are their lines looked up.
+ * ("cannot affect row a second time"), inside a savepoint, and returns undefined; only then are they
+ * looked up (writeStaged).
  */
-async function upsertOrFindDuplicates(
+async function upsertIfNoDuplicates(
   tx: TransactionSql,
   source: StagedRows,
   hasStatus: boolean,
-  errors: ErrorCollector,
-): Promise<{ inserted: number; updated: number } | undefined> {
+): Promise<Written[] | undefined> {
   try {
     return await tx.savepoint(async (sp) => {
       // xmax = 0 tells a freshly inserted row from an updated one (an updated row carries the xid that
       // locked it): PostgreSQL's well-known way to count the two outcomes of one upsert.
-      const [counts] = await sp<{ inserted: string; updated: string }[]>`
+      const counts = await sp<WrittenRow[]>`
         with written as (
           insert into measurements (tube_id, observed_at, value, status) ${source(sp)}
           on conflict (tube_id, observed_at) do update
@@ -223,14 +303,13 @@ async function upsertOrFindDuplicates(
         logged as (${recordUpsertedRuns(sp, { corrected: false })}),
         logged_corrected as (${recordUpsertedRuns(sp, { corrected: true })}),
         corrected as (${recordCorrections(sp)})
-        select count(*) filter (where inserted) as inserted, count(*) filter (where not inserted) as updated
-        from written`;
-      return { inserted: Number(counts?.inserted ?? 0), updated: Number(counts?.updated ?? 0) };
+        select status, count(*) filter (where inserted) as inserted,
+               count(*) filter (where not inserted) as updated
+        from written group by status`;
+      return writtenRows(counts);
     });
   } catch (error) {
     if ((error as { code?: string }).code !== '21000') throw error;
-    await addDuplicates(tx, errors);
-    if (errors.total === 0) throw error;
     return undefined;
   }
 }

@@ -30,36 +30,37 @@ const locationSchema = z.strictObject(
   { error: (issue) => (issue.code === 'unrecognized_keys' ? undefined : 'must be an object') },
 );
 
+/** A tube's elevations as stored: `null` or undefined is unknown. */
+interface Elevations {
+  tubeTop?: number | null | undefined;
+  screenTop?: number | null | undefined;
+  screenBottom?: number | null | undefined;
+}
+
 /** The order of a tube's elevations, as the database checks it too (sql/008_locations.sql). */
-function checkElevations(
-  { tubeTop, screenTop, screenBottom }: { tubeTop?: number; screenTop?: number; screenBottom?: number },
-  context: z.RefinementCtx,
-): void {
-  if (screenTop === undefined && screenBottom !== undefined) {
-    context.addIssue({
-      code: 'custom',
-      path: ['screenBottom'],
-      message: 'is given without screenTop: give both or neither',
-    });
-  } else if (screenTop !== undefined && screenBottom === undefined) {
-    context.addIssue({
-      code: 'custom',
-      path: ['screenTop'],
-      message: 'is given without screenBottom: give both or neither',
-    });
-  } else if (screenTop !== undefined && screenBottom !== undefined && !(screenTop > screenBottom)) {
-    context.addIssue({
-      code: 'custom',
-      path: ['screenTop'],
-      message: `must be above screenBottom (${screenBottom})`,
-    });
+export function elevationProblems({
+  tubeTop,
+  screenTop,
+  screenBottom,
+}: Elevations): { field: string; reason: string }[] {
+  const problems: { field: string; reason: string }[] = [];
+  const known = (value: number | null | undefined): value is number => value !== undefined && value !== null;
+  if (!known(screenTop) && known(screenBottom)) {
+    problems.push({ field: 'screenBottom', reason: 'is given without screenTop: give both or neither' });
+  } else if (known(screenTop) && !known(screenBottom)) {
+    problems.push({ field: 'screenTop', reason: 'is given without screenBottom: give both or neither' });
+  } else if (known(screenTop) && known(screenBottom) && !(screenTop > screenBottom)) {
+    problems.push({ field: 'screenTop', reason: `must be above screenBottom (${screenBottom})` });
   }
-  if (tubeTop !== undefined && screenTop !== undefined && tubeTop < screenTop) {
-    context.addIssue({
-      code: 'custom',
-      path: ['tubeTop'],
-      message: `must not be below screenTop (${screenTop})`,
-    });
+  if (known(tubeTop) && known(screenTop) && tubeTop < screenTop) {
+    problems.push({ field: 'tubeTop', reason: `must not be below screenTop (${screenTop})` });
+  }
+  return problems;
+}
+
+function checkElevations(tube: Elevations, context: z.RefinementCtx): void {
+  for (const { field, reason } of elevationProblems(tube)) {
+    context.addIssue({ code: 'custom', path: [field], message: reason });
   }
 }
 

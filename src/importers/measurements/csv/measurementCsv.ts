@@ -9,6 +9,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { type Instant, readDateTime, readInstant } from '../../../domain/datetime.js';
 import { DEFAULT_STATUS, STATUS_CHOICES, STATUSES, statusCode } from '../../../domain/status.js';
 import { type ErrorCollector, ImportRejected } from '../../importErrors.js';
+import type { RowReader } from '../rowReader.js';
 import { splitQuotedLine } from './csvLine.js';
 import { decimalProblem, readDecimal } from './decimal.js';
 import { ForwardSearch } from './forwardSearch.js';
@@ -40,12 +41,21 @@ export interface RowSink {
    * One good row. `tube` holds its tube identifier as 16 bytes (the same buffer every time: copy what
    * is kept); `newTube` tells whether it differs from the previous good row's, which is rare. `instant`
    * too is the same object every time. `status` is the stored code: the file's, or the default for a
-   * file without the column.
+   * file without the column. Of two rows of one tube and instant, an import that keeps one (a
+   * format's, formats/write.ts) keeps the higher `priority` (default 0), then the later line.
    */
-  row(line: number, tube: Buffer, newTube: boolean, instant: Instant, value: number, status: number): void;
+  row(
+    line: number,
+    tube: Buffer,
+    newTube: boolean,
+    instant: Instant,
+    value: number,
+    status: number,
+    priority?: number,
+  ): void;
 }
 
-export class MeasurementCsv {
+export class MeasurementCsv implements RowReader {
   /** Good rows passed on to the sink. */
   rows = 0;
   /** Lines read so far, the header included. */

@@ -1,0 +1,15 @@
+/** The readers of `gwapi import <format>`, by command; each format's reader adds its own entry. */
+import { UserError } from '../../errors.js';
+import type { ReaderFactory } from './reader.js';
+
+export const FORMAT_COMMANDS = ['bro-gmw', 'bro-gld', 'dino', 'fews'] as const;
+export type FormatCommand = (typeof FORMAT_COMMANDS)[number];
+
+/** `bro-gld` reads XML and BRO's CSV exports alike: byFirstByte (firstByte.ts) chooses. */
+const READERS: Partial<Record<FormatCommand, ReaderFactory>> = {};
+
+export function readerOf(command: FormatCommand): ReaderFactory {
+  const reader = READERS[command];
+  if (!reader) throw new UserError(`gwapi import ${command}: this version has no reader of the format yet`);
+  return reader;
+}
