@@ -30,6 +30,7 @@ const FAST_TIER = [
   'test/importers/progress.test.ts',
   'test/importers/registry/registry.test.ts',
   'test/importers/measurements/{corrections,decimal.property,measurements,status,timescaledb}.test.ts',
+  'test/importers/formats/{gldCsv,dinoCsv}.test.ts',
   'test/sync/{sync,timescaledb,token}.test.ts',
   'test/db/{aggregateBuckets,timescaledb}.test.ts',
 ];

@@ -102,6 +102,20 @@ export function readDecimal(text: string, start: number, end: number): number {
   return sign === 45 ? -value : value;
 }
 
+/**
+ * `readDecimal`, except that more than MAX_SIGNIFICANT_DIGITS digits are read too, for the field's files,
+ * which carry binary artefacts such as 0.6709999999999999 that the caller then rounds (roundLevel).
+ */
+export function readLongDecimal(text: string, start: number, end: number): number {
+  const value = readDecimal(text, start, end);
+  if (!Number.isNaN(value)) return value;
+  const slice = text.slice(start, end);
+  const significant = scanDecimal(slice);
+  if (significant <= MAX_SIGNIFICANT_DIGITS) return Number.NaN;
+  const long = Number(slice);
+  return inRange(long, significant) ? long : Number.NaN;
+}
+
 /** Why `parseDecimal` refused `text`. */
 export function decimalProblem(text: string): string {
   const significant = scanDecimal(text);

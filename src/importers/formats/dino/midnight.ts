@@ -1,0 +1,49 @@
+/** The instant a date begins in a time zone, for files whose dates have no time and no offset (DINO). */
+import { UserError } from '../../../errors.js';
+
+const WALL_CLOCK = {
+  hourCycle: 'h23',
+  year: 'numeric',
+  month: 'numeric',
+  day: 'numeric',
+  hour: 'numeric',
+  minute: 'numeric',
+  second: 'numeric',
+} as const;
+
+/** Returns the epoch seconds of midnight at the start of a date in `timeZone` (an IANA name). */
+export function midnightIn(timeZone: string): (year: number, month: number, day: number) => number {
+  let format: Intl.DateTimeFormat;
+  try {
+    format = new Intl.DateTimeFormat('en-US', { ...WALL_CLOCK, timeZone });
+  } catch {
+    throw new UserError(
+      `--timezone: ${JSON.stringify(timeZone)} is not a time zone (an IANA name, such as Europe/Amsterdam)`,
+    );
+  }
+  const wallClock = { year: 0, month: 0, day: 0, hour: 0, minute: 0, second: 0 };
+  /** How far the zone's clock is ahead of UTC at `utc` (milliseconds, both whole seconds). */
+  const offsetAt = (utc: number): number => {
+    for (const part of format.formatToParts(utc)) {
+      if (part.type in wallClock) wallClock[part.type as keyof typeof wallClock] = Number(part.value);
+    }
+    const { year, month, day, hour, minute, second } = wallClock;
+    return wallTime(year, month, day, hour, minute, second) - utc;
+  };
+  return (year, month, day) => {
+    const wall = wallTime(year, month, day, 0, 0, 0);
+    const before = wall - offsetAt(wall);
+    const offset = offsetAt(before);
+    const midnight = wall - offset;
+    // A zone whose clocks skip midnight (jump from 00:00 to 01:00): the day begins when they jump.
+    return (offsetAt(midnight) === offset ? midnight : before) / 1000;
+  };
+}
+
+/** A wall-clock time read as if it were UTC, in epoch milliseconds (years before 100 included). */
+function wallTime(year: number, month: number, day: number, hour: number, minute: number, second: number) {
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, 0);
+  return date.getTime();
+}
