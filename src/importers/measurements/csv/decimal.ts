@@ -68,6 +68,17 @@ export function parseDecimal(text: string): number {
   return inRange(value, significant) ? value : Number.NaN;
 }
 
+/**
+ * A decimal of any number of significant digits as the nearest double, or NaN when it is not one: for
+ * the field's files, whose binary artefacts (`0.6709999999999999`) an importer rounds (roundLevel).
+ */
+export function parseLongDecimal(text: string): number {
+  const significant = scanDecimal(text);
+  if (significant < 0) return Number.NaN;
+  const value = Number(text);
+  return inRange(value, significant) ? value : Number.NaN;
+}
+
 /** 10^k, each exactly a double (every power of ten up to 10^22 is). */
 const POWERS_OF_TEN = Array.from({ length: MAX_SIGNIFICANT_DIGITS + 1 }, (_, k) => Number(`1e${k}`));
 

@@ -1,0 +1,216 @@
+/**
+ * BRO GLD XML: a level dossier's dispatch (`dsgld`, `GLD_O`) or a registration request adding
+ * observations to one (`isgld`, `GLD_Addition`). Each `om:OM_Observation` states its review level
+ * (`waterml:status`), kind (`observationType`) and `resultTime` before its points
+ * (`waterml:MeasurementTVP`: time, value in metres relative to NAP, `StatusQualityControl`), so every
+ * point is passed on as it is read.
+ */
+import type { SaxesTagPlain } from 'saxes';
+import { readDateTime, readInstant } from '../../../domain/datetime.js';
+import { statusCode } from '../../../domain/status.js';
+import { broTube } from '../identity.js';
+import type { FormatOptions, LevelSink, ReaderFactory } from '../reader.js';
+import { attribute, BroXmlReader, isNil } from './broXml.js';
+
+/** The reasons points are skipped under, as the report counts them (noun last: `3 missing values`). */
+export const SKIPPED = {
+  /** `xsi:nil`: censored, or not measured. */
+  missingValue: 'missing value',
+  /** A point of a `controlemeting` observation: a manual check of the logger, not a level of the series. */
+  controlReading: 'control reading',
+} as const;
+
+const APPROVED = statusCode('approved');
+const PROVISIONAL = statusCode('provisional');
+const REJECTED = statusCode('rejected');
+
+/** `urn:bro:gld:StatusCode:volledigBeoordeeld` → the rank of its review level, higher winning. */
+function reviewRank(status: string | undefined): number {
+  if (status === 'volledigBeoordeeld') return 2;
+  if (status === 'voorlopig') return 1;
+  return 0;
+}
+
+/** Seconds from 0001-01-01 to 1970-01-01, so that every resultTime ranks as a positive number. */
+const EPOCH_FROM_YEAR_ONE = 62_135_596_800;
+/** Above any resultTime so ranked (9999-12-31 is 3.2e11 s from year 1). */
+const REVIEW_STEP = 1e12;
+
+class GldXmlReader extends BroXmlReader {
+  /** The tube of the levels: `--tube`, or the one the dossier names. */
+  private tube: string | undefined;
+  private wellBroId = '';
+  private tubeNumber = '';
+  // The observation being read.
+  private review: string | undefined;
+  private observationType = '';
+  private namedValue = '';
+  private resultTime = 0;
+  private priority = 0;
+  private control = false;
+  // The point being read.
+  private pointLine = 0;
+  private readonly instant = { seconds: 0, micros: 0 };
+  private hasTime = false;
+  /** Its value; NaN while it has none (none written, `xsi:nil`, or empty). */
+  private value = Number.NaN;
+  private valueNil = false;
+  private qualitySpace = '';
+  private quality = '';
+
+  constructor(
+    private readonly sink: LevelSink,
+    private readonly options: FormatOptions,
+  ) {
+    super({ object: 'GLD', command: 'bro-gld', dispatched: ['GLD_O'], registered: ['GLD_Addition'] });
+    this.tube = options.tube?.toLowerCase();
+  }
+
+  protected open(tag: SaxesTagPlain, local: string): void {
+    switch (local) {
+      case 'MeasurementTVP':
+        this.pointLine = this.lines;
+        this.hasTime = false;
+        this.value = Number.NaN;
+        this.quality = '';
+        return;
+      case 'value':
+        if (this.parent() === 'MeasurementTVP') {
+          this.valueNil = isNil(tag);
+          const unit = attribute(tag, 'uom');
+          if (unit !== undefined && unit !== 'm') {
+            this.refuse(
+              this.name,
+              `unit ${JSON.stringify(unit)} is not read: levels are read in metres relative to NAP ("m")`,
+            );
+          }
+        }
+        return;
+      case 'codeSpace':
+        if (this.parent() === 'Category') this.qualitySpace = attribute(tag, 'href') ?? '';
+        return;
+      case 'OM_Observation':
+        this.review = undefined;
+        this.observationType = '';
+        this.resultTime = 0;
+        return;
+      case 'status':
+        if (this.parent() === 'ObservationMetadata') {
+          const href = attribute(tag, 'href') ?? '';
+          this.review = href.slice(href.lastIndexOf(':') + 1);
+        }
+        return;
+      case 'name':
+        if (this.parent() === 'NamedValue') this.namedValue = attribute(tag, 'href') ?? '';
+        return;
+      case 'MeasurementTimeseries':
+        this.startResult();
+        return;
+      case 'GLD_O':
+      case 'GLD_Addition':
+        this.tube = this.options.tube?.toLowerCase();
+        return;
+    }
+  }
+
+  protected close(_tag: SaxesTagPlain, local: string): void {
+    switch (local) {
+      case 'time':
+        if (this.parent() === 'MeasurementTVP') this.readTime();
+        return;
+      case 'value':
+        if (this.parent() === 'MeasurementTVP') {
+          const text = this.text.trim();
+          if (!this.valueNil && text !== '') this.value = this.decimal(text);
+        } else if (this.parent() === 'Category') {
+          if (this.qualitySpace === 'urn:bro:gld:StatusQualityControl') this.quality = this.text.trim();
+        } else if (
+          this.parent() === 'NamedValue' &&
+          this.namedValue === 'urn:bro:gld:ObservationMetadata:observationType'
+        ) {
+          this.observationType = this.text.trim();
+        }
+        return;
+      case 'MeasurementTVP':
+        this.point();
+        return;
+      case 'timePosition':
+        if (this.parent(2) === 'resultTime') {
+          const text = this.text.trim();
+          const problem = readDateTime(text, 0, text.length);
+          if (problem !== undefined) this.refuse(this.name, `${JSON.stringify(text)} ${problem}`);
+          this.resultTime = readInstant.seconds + EPOCH_FROM_YEAR_ONE;
+        }
+        return;
+      case 'broId':
+        if (this.parent() === 'GroundwaterMonitoringTube') this.wellBroId = this.text.trim();
+        return;
+      case 'tubeNumber':
+        if (this.parent() === 'GroundwaterMonitoringTube') this.tubeNumber = this.text.trim();
+        return;
+      case 'GroundwaterMonitoringTube':
+        this.namedTube();
+        return;
+    }
+  }
+
+  /** The dossier's `monitoringPoint`: its levels' tube, which `--tube` may not contradict. */
+  private namedTube(): void {
+    if (this.wellBroId === '' || this.tubeNumber === '') {
+      this.refuse(this.name, 'names no tube: a GroundwaterMonitoringTube needs its broId and tubeNumber');
+    }
+    const named = broTube(this.wellBroId, this.tubeNumber);
+    const given = this.options.tube?.toLowerCase();
+    if (given !== undefined && given !== named) {
+      this.refuse(
+        this.name,
+        `names tube ${this.tubeNumber} of ${this.wellBroId} (${named}), not the --tube given (${given})`,
+      );
+    }
+    this.tube = named;
+  }
+
+  /** The observation's points start: what they are, and how they rank against others of the same time. */
+  private startResult(): void {
+    if (this.tube === undefined) {
+      this.refuse(
+        this.name,
+        'the file names no tube (a GLD_Addition does not): give the tube with --tube, ' +
+          'the identifier `gwapi import bro-gmw` gave it',
+      );
+    }
+    this.control = this.observationType === 'controlemeting';
+    this.priority = reviewRank(this.review) * REVIEW_STEP + this.resultTime;
+  }
+
+  private readTime(): void {
+    const text = this.text.trim();
+    const problem = readDateTime(text, 0, text.length);
+    if (problem !== undefined) this.refuse(this.name, `${JSON.stringify(text)} ${problem}`);
+    this.instant.seconds = readInstant.seconds;
+    this.instant.micros = readInstant.micros;
+    this.hasTime = true;
+  }
+
+  private point(): void {
+    if (!this.hasTime) this.refuse(this.name, 'has no time');
+    if (Number.isNaN(this.value)) {
+      this.sink.skip(SKIPPED.missingValue);
+      return;
+    }
+    if (this.control) {
+      this.sink.skip(SKIPPED.controlReading);
+      return;
+    }
+    this.sink.level(this.pointLine, this.tube!, this.instant, this.value, this.status(), this.priority);
+  }
+
+  private status(): number {
+    if (this.quality === 'afgekeurd') return REJECTED;
+    if (this.quality === 'goedgekeurd' && this.review === 'volledigBeoordeeld') return APPROVED;
+    return PROVISIONAL;
+  }
+}
+
+/** `gwapi import bro-gld` of an XML file. */
+export const gldXmlReader: ReaderFactory = (_file, sink, options) => new GldXmlReader(sink, options);

@@ -1,0 +1,99 @@
+/** Runs a format reader over a whole text or file in small chunks and keeps every call it makes. */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { formatInstant } from '../../../../src/domain/datetime.js';
+import { STATUSES } from '../../../../src/domain/status.js';
+import {
+  FileRefused,
+  type FormatOptions,
+  type ReaderFactory,
+  type StatedTube,
+} from '../../../../src/importers/formats/reader.js';
+
+export const FIXTURES = new URL('../fixtures/bro/', import.meta.url);
+export const fixture = (name: string) => readFileSync(new URL(name, FIXTURES), 'utf8');
+
+export const OPTIONS: FormatOptions = { timezone: 'Europe/Amsterdam', status: 1, datum: 'NAP' };
+
+export interface ReadLevel {
+  line: number;
+  tube: string;
+  time: string;
+  value: number;
+  status: string;
+  priority: number;
+}
+
+export interface Read {
+  tubes: StatedTube[];
+  levels: ReadLevel[];
+  skips: Record<string, number>;
+  lines: number;
+}
+
+/**
+ * Reads `text` in chunks of `chunk` bytes (small ones split names, numbers and UTF-8 sequences), or
+ * returns the FileRefused it throws.
+ */
+export function readAll(
+  factory: ReaderFactory,
+  text: string,
+  options = OPTIONS,
+  chunk = 7,
+): Read | FileRefused {
+  const read: Read = { tubes: [], levels: [], skips: {}, lines: 0 };
+  const reader = factory(
+    'test.xml',
+    {
+      tube: (tube) => read.tubes.push(tube),
+      level: (line, tube, instant, value, status, priority) =>
+        read.levels.push({
+          line,
+          tube,
+          time: formatInstant(instant),
+          value,
+          status: STATUSES[status]!,
+          priority,
+        }),
+      skip: (reason, count = 1) => {
+        read.skips[reason] = (read.skips[reason] ?? 0) + count;
+      },
+    },
+    options,
+  );
+  const bytes = Buffer.from(text);
+  try {
+    for (let at = 0; at < bytes.length; at += chunk) reader.write(bytes.subarray(at, at + chunk));
+    reader.end();
+  } catch (error) {
+    if (error instanceof FileRefused) return error;
+    throw error;
+  }
+  read.lines = reader.lines;
+  return read;
+}
+
+/** The UUID v5 of `name` in the URL namespace, as Python's standard library computes it. */
+export function pythonUuid5(name: string): string {
+  return execFileSync(
+    '/usr/bin/python3',
+    ['-c', 'import sys, uuid; print(uuid.uuid5(uuid.NAMESPACE_URL, sys.argv[1]))', name],
+    {
+      encoding: 'utf8',
+    },
+  ).trim();
+}
+
+/** Metres between two WGS 84 positions (haversine on the mean Earth radius: ample below a kilometre). */
+export function metresBetween(
+  a: { longitude: number; latitude: number },
+  b: { longitude: number; latitude: number },
+): number {
+  const radians = Math.PI / 180;
+  const dLat = (b.latitude - a.latitude) * radians;
+  const dLon = (b.longitude - a.longitude) * radians;
+  const h =
+    Math.sin(dLat / 2) ** 2 +
+    Math.cos(a.latitude * radians) * Math.cos(b.latitude * radians) * Math.sin(dLon / 2) ** 2;
+  return 2 * 6_371_008.8 * Math.asin(Math.sqrt(h));
+}
