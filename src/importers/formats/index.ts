@@ -1,12 +1,18 @@
 /** The readers of `gwapi import <format>`, by command; each format's reader adds its own entry. */
 import { UserError } from '../../errors.js';
+import { gldXmlReader } from './bro/gldXml.js';
+import { gmwXmlReader } from './bro/gmwXml.js';
+import { byFirstByte } from './firstByte.js';
 import type { ReaderFactory } from './reader.js';
 
 export const FORMAT_COMMANDS = ['bro-gmw', 'bro-gld', 'dino', 'fews'] as const;
 export type FormatCommand = (typeof FORMAT_COMMANDS)[number];
 
 /** `bro-gld` reads XML and BRO's CSV exports alike: byFirstByte (firstByte.ts) chooses. */
-const READERS: Partial<Record<FormatCommand, ReaderFactory>> = {};
+const READERS: Partial<Record<FormatCommand, ReaderFactory>> = {
+  'bro-gmw': gmwXmlReader,
+  'bro-gld': byFirstByte({ xml: gldXmlReader }),
+};
 
 export function readerOf(command: FormatCommand): ReaderFactory {
   const reader = READERS[command];
