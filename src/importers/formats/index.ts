@@ -2,6 +2,7 @@
 import { UserError } from '../../errors.js';
 import { gldXmlReader } from './bro/gldXml.js';
 import { gmwXmlReader } from './bro/gmwXml.js';
+import { readFews } from './fews/fewsReader.js';
 import { byFirstByte } from './firstByte.js';
 import type { ReaderFactory } from './reader.js';
 
@@ -12,6 +13,7 @@ export type FormatCommand = (typeof FORMAT_COMMANDS)[number];
 const READERS: Partial<Record<FormatCommand, ReaderFactory>> = {
   'bro-gmw': gmwXmlReader,
   'bro-gld': byFirstByte({ xml: gldXmlReader }),
+  fews: readFews,
 };
 
 export function readerOf(command: FormatCommand): ReaderFactory {

@@ -83,9 +83,16 @@ export async function importFormatFile(
 
 const count = (n: number) => n.toLocaleString('en-US');
 
-/** `n thing` or `n things`: a reason is a noun phrase that ends in its noun (`control reading`). */
-const counted = (n: number, thing: string) =>
-  `${count(n)} ${n === 1 || thing.endsWith('s') ? thing : `${thing}s`}`;
+/**
+ * `n thing` or `n things`: a reason is a noun phrase that ends in its noun (`control reading`), named
+ * more closely after a colon (`mm value: locationId B1, parameterId P`).
+ */
+function counted(n: number, reason: string): string {
+  const colon = reason.indexOf(': ');
+  const thing = colon < 0 ? reason : reason.slice(0, colon);
+  const naming = colon < 0 ? '' : reason.slice(colon);
+  return `${count(n)} ${n === 1 || thing.endsWith('s') ? thing : `${thing}s`}${naming}`;
+}
 
 /** `a, b and c`. */
 const listed = (parts: readonly string[]) =>
