@@ -33,6 +33,8 @@ export class FormatRows implements RowReader, LevelSink {
   readonly levels = STATUSES.map(() => 0);
   /** Points left out by the reader, by reason. */
   readonly skipped = new Map<string, number>();
+  /** What was left out of the tubes the file stated, by reason: how many tubes. */
+  readonly notes = new Map<string, number>();
   /** Distinct tubes the file stated. */
   readonly statedIdentifiers = new Set<string>();
   /** Stated since the last writeTubes, by identifier: a later statement of a tube adds to an earlier one. */
@@ -99,6 +101,10 @@ export class FormatRows implements RowReader, LevelSink {
 
   skip(reason: string, count = 1): void {
     this.skipped.set(reason, (this.skipped.get(reason) ?? 0) + count);
+  }
+
+  note(reason: string): void {
+    this.notes.set(reason, (this.notes.get(reason) ?? 0) + 1);
   }
 
   /**

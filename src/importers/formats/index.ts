@@ -1,7 +1,9 @@
 /** The readers of `gwapi import <format>`, by command; each format's reader adds its own entry. */
 import { UserError } from '../../errors.js';
+import { gldCsvReader } from './bro/gldCsv.js';
 import { gldXmlReader } from './bro/gldXml.js';
 import { gmwXmlReader } from './bro/gmwXml.js';
+import { dinoReader } from './dino/dinoCsv.js';
 import { readFews } from './fews/fewsReader.js';
 import { byFirstByte } from './firstByte.js';
 import type { ReaderFactory } from './reader.js';
@@ -12,7 +14,8 @@ export type FormatCommand = (typeof FORMAT_COMMANDS)[number];
 /** `bro-gld` reads XML and BRO's CSV exports alike: byFirstByte (firstByte.ts) chooses. */
 const READERS: Partial<Record<FormatCommand, ReaderFactory>> = {
   'bro-gmw': gmwXmlReader,
-  'bro-gld': byFirstByte({ xml: gldXmlReader }),
+  'bro-gld': byFirstByte({ xml: gldXmlReader, csv: gldCsvReader }),
+  dino: dinoReader,
   fews: readFews,
 };
 

@@ -51,6 +51,8 @@ export interface LevelSink {
   ): void;
   /** Points left out, with the reason the report counts them under (`control reading`, `no value`). */
   skip(reason: string, count?: number): void;
+  /** Something a file states of a tube that was left out, for the report (`screen left out (one bound only)`). */
+  note?(reason: string): void;
 }
 
 /** A file read as it streams: chunks in, then the end. Throws `FileRefused` at the first thing it refuses. */

@@ -33,6 +33,8 @@ export interface FormatImported {
   unchanged: number;
   /** Points left out, by reason; a repeated time of a tube is `duplicate time`. */
   skipped: Map<string, number>;
+  /** What was left out of the stated tubes, by reason: how many tubes. */
+  notes: Map<string, number>;
 }
 
 /** The reason the report counts a level under when another of its tube and time wins. */
@@ -78,6 +80,7 @@ export async function importFormatFile(
     updated: imported.updated,
     unchanged: imported.unchanged,
     skipped,
+    notes: rows.notes,
   };
 }
 
@@ -115,5 +118,6 @@ export function describeImport(imported: FormatImported): string {
     `${counted(imported.points, 'point')} read: ${outcome.join(', ')}` +
       (skipped.length > 0 ? `; ${skipped.join(', ')}` : ''),
   );
+  for (const [reason, n] of imported.notes) parts.push(`${reason} of ${counted(n, 'tube')}`);
   return parts.join('; ');
 }

@@ -29,7 +29,8 @@ export type Call =
         priority: number,
       ];
     }
-  | { skip: string; count: number };
+  | { skip: string; count: number }
+  | { note: string };
 
 export const DEFAULT_OPTIONS: FormatOptions = {
   timezone: 'Europe/Amsterdam',
@@ -50,6 +51,7 @@ export function read(
     level: (line, identifier, instant, value, status, priority) =>
       calls.push({ level: [line, identifier, formatInstant(instant), value, STATUSES[status]!, priority] }),
     skip: (skip, count = 1) => calls.push({ skip, count }),
+    note: (note) => calls.push({ note }),
   };
   const reader = factory('test.csv', sink, { ...DEFAULT_OPTIONS, ...options });
   const buffer = typeof bytes === 'string' ? Buffer.from(bytes) : bytes;

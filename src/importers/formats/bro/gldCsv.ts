@@ -254,7 +254,8 @@ class ObjectsAsCsv implements Layout {
       return;
     }
     const value = roundLevel(numberIn(text, line, 'waterstand'));
-    if (this.observationType === 'controleMeting') {
+    // BRO's code is `controlemeting`; its exports are read whatever the case.
+    if (this.observationType.toLowerCase() === 'controlemeting') {
       this.sink.skip(CONTROL_READING);
       return;
     }

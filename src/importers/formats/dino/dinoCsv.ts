@@ -19,8 +19,8 @@ import { midnightIn } from './midnight.js';
 
 /** The reason the report counts a row without a level relative to NAP under. */
 export const NO_NAP_LEVEL = 'no NAP level';
-/** The reason a tube's screen is left out: DINO states one of its bounds only. */
-export const ONE_SCREEN_BOUND = 'screen with one bound left out';
+/** Why a tube's screen is left out: DINO states one of its bounds only. */
+export const ONE_SCREEN_BOUND = 'screen left out (one bound only)';
 
 /** A header as compared: lower case, without dots, so `t.o.v. NAP`, `t.o.v NAP` and `tov NAP` are one. */
 const normalized = (header: string) => header.toLowerCase().replaceAll('.', '').replace(/\s+/g, ' ').trim();
@@ -208,7 +208,7 @@ class DinoCsv extends CsvReader {
 
   private state(key: string, tube: StatedTube, oneScreenBound = false): string {
     this.sink.tube(tube);
-    if (oneScreenBound) this.sink.skip(ONE_SCREEN_BOUND);
+    if (oneScreenBound) this.sink.note?.(ONE_SCREEN_BOUND);
     this.stated.set(key, tube.identifier);
     return tube.identifier;
   }
