@@ -1,6 +1,9 @@
 /** `gwapi import <format> FILE…` run as the operator runs it on a fresh database, then read back over HTTP as a client reads it. */
+
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Test } from 'tap';
 import { createKey } from '../../src/keys/store.js';
+import { VERSION_FRESH_MS } from '../../src/v1/wells/discoveryCache.js';
 import { rememberKey } from '../../testkit/outputCapture.js';
 import { startApi, type TestApi } from './api.js';
 import { type CliResult, runCli } from './cli.js';
@@ -41,9 +44,11 @@ export interface FormatImportWorld {
   api: TestApi;
   /** Runs `gwapi import ARGS…` (`['dino', file]`) against the world's database; `input` is standard input. */
   gwapi(args: string[], input?: string | Buffer): Promise<CliResult>;
-  /** Discovery as JSON. */
+  /** Tells discovery that the database was written other than by `gwapi` (see `wells`). */
+  wrote(): void;
+  /** Discovery as JSON, once every process would see the last write (it reads the registry version at most once a VERSION_FRESH_MS). */
   wells(): Promise<DiscoveredWell[]>;
-  /** Discovery as GeoJSON. */
+  /** Discovery as GeoJSON, as `wells`. */
   wellsGeoJson(): Promise<{ type: 'FeatureCollection'; features: unknown[] }>;
   /** A tube's series over [from, to) with `include=status`. */
   series(tube: string, from: string, to: string): Promise<StatedMeasurement[]>;
@@ -66,14 +71,29 @@ export async function formatImportWorld(t: Test): Promise<FormatImportWorld> {
     if (response.status !== 200) throw new Error(`GET ${path}: ${response.status} ${response.body}`);
     return JSON.parse(response.body);
   };
+  let written = 0;
+  const discovery = async (query: string) => {
+    const wait = written + VERSION_FRESH_MS + 50 - performance.now();
+    if (wait > 0) await sleep(wait);
+    return read(`/groundwater-monitoring-wells${query}`);
+  };
   const interval = (from: string, to: string) =>
     `from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}&include=status`;
   return {
     api,
-    gwapi: (args, input) =>
-      runCli(['import', ...args], { env: { DATABASE_URL: api.db.url }, ...(input ? { input } : {}) }),
-    wells: () => read('/groundwater-monitoring-wells'),
-    wellsGeoJson: () => read('/groundwater-monitoring-wells?format=geojson'),
+    gwapi: async (args, input) => {
+      const result = await runCli(['import', ...args], {
+        env: { DATABASE_URL: api.db.url },
+        ...(input ? { input } : {}),
+      });
+      written = performance.now();
+      return result;
+    },
+    wrote: () => {
+      written = performance.now();
+    },
+    wells: () => discovery(''),
+    wellsGeoJson: () => discovery('?format=geojson'),
     series: async (tube, from, to) =>
       (await read(`/groundwater-monitoring-tubes/${tube}/measurements?${interval(from, to)}`)).measurements,
     latest: () => read('/groundwater-monitoring-measurements/latest?include=status'),

@@ -7,7 +7,7 @@ import t from 'tap';
 import { fewsTube } from '../../../src/importers/formats/identity.js';
 import { describeImport, importFormatFile } from '../../../src/importers/formats/write.js';
 import { ImportRejected } from '../../../src/importers/importErrors.js';
-import { formatImportWorld } from '../../helpers/formatImport.js';
+import { type FormatImportWorld, formatImportWorld } from '../../helpers/formatImport.js';
 import { readLevelDouble } from './levelDouble.js';
 
 const A = fewsTube('A');
@@ -16,8 +16,19 @@ const OPTIONS = { timezone: 'Europe/Amsterdam', status: 1, datum: 'NAP' };
 const FROM = '2024-01-01T00:00:00Z';
 const TO = '2024-02-01T00:00:00Z';
 
-const importText = (sql: Parameters<typeof importFormatFile>[0], text: string, name = 'levels.txt') =>
-  importFormatFile(sql, Readable.from([Buffer.from(text)]), readLevelDouble, { ...OPTIONS, name });
+/** Imports `text` through the double, and tells `world` discovery may have changed. */
+const importer =
+  (world: FormatImportWorld) =>
+  async (text: string, name = 'levels.txt') => {
+    try {
+      return await importFormatFile(world.api.db.sql, Readable.from([Buffer.from(text)]), readLevelDouble, {
+        ...OPTIONS,
+        name,
+      });
+    } finally {
+      world.wrote();
+    }
+  };
 
 const refusal = (error: unknown) => {
   if (!(error instanceof ImportRejected)) throw error;
@@ -36,8 +47,9 @@ const FILE = [
 
 t.test('a file: its tubes, then its levels, read back as a client; again: nothing changes', async (t) => {
   const world = await formatImportWorld(t);
+  const importText = importer(world);
   const { sql } = world.api.db;
-  const first = await importText(sql, FILE);
+  const first = await importText(FILE);
   t.equal(
     describeImport(first),
     '2 tubes stated; 7 points read: 1 approved, 1 provisional and 1 rejected written; 3 control readings, 1 duplicate time',
@@ -75,7 +87,7 @@ t.test('a file: its tubes, then its levels, read back as a client; again: nothin
     'of two levels at one instant (an offset apart), the later line',
   );
   const before = await world.network(FROM, TO);
-  const second = await importText(sql, FILE);
+  const second = await importText(FILE);
   t.equal(
     describeImport(second),
     '2 tubes stated; 7 points read: nothing written, 3 unchanged; 3 control readings, 1 duplicate time',
@@ -85,12 +97,152 @@ t.test('a file: its tubes, then its levels, read back as a client; again: nothin
 
 t.test('a refused file leaves nothing: no tube, no level, no change in any sync delta', async (t) => {
   const world = await formatImportWorld(t);
+  const importText = importer(world);
   const { sql } = world.api.db;
   const before = await world.network(FROM, TO);
-  const error = await importText(sql, `${FILE}\nrefuse value not a number`, 'bad.txt').catch(refusal);
+  const error = await importText(`${FILE}\nrefuse value not a number`, 'bad.txt').catch(refusal);
   t.equal(error, 'bad.txt:8: double/refusal: value: not a number\n');
   t.same(await world.wells(), []);
   t.same(await sql`select from tubes union all select from wells union all select from measurements`, []);
   t.same(await sql`select from measurement_changes union all select from measurement_corrections`, []);
   t.same((await world.network(FROM, TO, before.syncToken)).series, []);
+});
+
+t.test('repeated times: the higher priority, then the later line; counted, not refused', async (t) => {
+  const world = await formatImportWorld(t);
+  const importText = importer(world);
+  const { sql } = world.api.db;
+  const file = [
+    `tube ${A} WA 1`,
+    `level ${A} 2024-01-01T00:00:00Z 1 provisional 1`,
+    `level ${A} 2024-01-01T00:00:00Z 2 approved 0`,
+    `level ${A} 2024-01-01T00:00:00Z 3 rejected 1`,
+    `level ${A} 2024-01-01T01:00:00Z 4 approved 2`,
+    `level ${A} 2024-01-01T01:00:00Z 5 provisional 0`,
+  ].join('\n');
+  const expected = [
+    { observedAt: '2024-01-01T00:00:00Z', value: 3, status: 'rejected' },
+    { observedAt: '2024-01-01T01:00:00Z', value: 4, status: 'approved' },
+  ];
+  t.equal(
+    describeImport(await importText(file)),
+    '1 tube stated; 5 points read: 1 approved and 1 rejected written; 3 duplicate times',
+  );
+  t.same(await world.series(A, FROM, TO), expected);
+  const before = await world.network(FROM, TO);
+  t.equal(
+    describeImport(await importText(file)),
+    '1 tube stated; 5 points read: nothing written, 2 unchanged; 3 duplicate times',
+    'again, through the upsert: the same winners',
+  );
+  t.same((await world.network(FROM, TO, before.syncToken)).series, []);
+  t.same(await world.series(A, FROM, TO), expected);
+});
+
+t.test('a tube stated after its levels, in a later chunk: the staging path takes the file', async (t) => {
+  const world = await formatImportWorld(t);
+  const importText = importer(world);
+  const { sql } = world.api.db;
+  const chunks = [`level ${A} 2024-01-01T00:00:00Z 1 provisional\n`, `tube ${A} WA 1\n`];
+  const imported = await importFormatFile(
+    sql,
+    Readable.from(chunks.map((c) => Buffer.from(c))),
+    readLevelDouble,
+    {
+      ...OPTIONS,
+      name: 'late.txt',
+    },
+  );
+  t.equal(describeImport(imported), '1 tube stated; 1 point read: 1 provisional written');
+  t.same(await world.series(A, FROM, TO), [
+    { observedAt: '2024-01-01T00:00:00Z', value: 1, status: 'provisional' },
+  ]);
+});
+
+t.test(
+  'a statement replaces only the fields it states; the registry rules hold for the result',
+  async (t) => {
+    const world = await formatImportWorld(t);
+    const importText = importer(world);
+    const { sql } = world.api.db;
+    const stored = async () =>
+      (await world.wells()).map((w) => ({ location: w.location ?? null, ...w.tubes[0] }));
+    await importText(
+      `tube ${A} WA 1 location=5,52 groundLevel=1 tubeTop=2 screenTop=-1 screenBottom=-2 unit=m`,
+    );
+    const whole = {
+      identifier: A,
+      number: '1',
+      unit: 'm',
+      verticalDatum: 'NAP',
+      groundLevel: 1,
+      tubeTop: 2,
+      screenTop: -1,
+      screenBottom: -2,
+    };
+    const located = { location: { type: 'Point', coordinates: [5, 52] } };
+    t.same(await stored(), [{ ...located, ...whole }]);
+    await importText(`tube ${A} WA 1 tubeTop=3`);
+    t.same(await stored(), [{ ...located, ...whole, tubeTop: 3 }], 'only tubeTop');
+    await importText(`tube ${A} WA 1 groundLevel=null verticalDatum=MSL`);
+    const { groundLevel: _, ...unknownGround } = whole;
+    t.same(
+      await stored(),
+      [{ ...located, ...unknownGround, tubeTop: 3, verticalDatum: 'MSL' }],
+      'null: unknown',
+    );
+    await importText(`tube ${A} WA 1 location=null`);
+    t.same(await stored(), [{ location: null, ...unknownGround, tubeTop: 3, verticalDatum: 'MSL' }]);
+
+    const refused = (text: string) => importText(text, 'tube.txt').catch(refusal);
+    t.equal(
+      await refused(
+        `level ${A} 2024-01-01T00:00:00Z 1 provisional\ntube ${A} WA 1 screenTop=5 screenBottom=4`,
+      ),
+      'tube.txt:2: tubeTop: must not be below screenTop (5)\n',
+      'checked against the stored tube top',
+    );
+    t.equal(
+      await refused(`tube ${A} WA 1 screenTop=null`),
+      'tube.txt:1: screenBottom: is given without screenTop: give both or neither\n',
+    );
+    t.equal(
+      await refused(`tube ${A} WA 1 location=181,52`),
+      'tube.txt:1: longitude: 181 is not within [-180, 180]\n',
+    );
+    t.same(
+      await stored(),
+      [{ location: null, ...unknownGround, tubeTop: 3, verticalDatum: 'MSL' }],
+      'as it was',
+    );
+    t.same(await sql`select from measurements`, [], 'no level of a refused file');
+  },
+);
+
+t.test(
+  'a level of a tube the registry lacks, and a tube number another tube holds, refuse the file',
+  async (t) => {
+    const world = await formatImportWorld(t);
+    const importText = importer(world);
+    const { sql } = world.api.db;
+    t.equal(
+      await importText(`tube ${A} WA 1\nlevel ${B} 2024-01-01T00:00:00Z 1 provisional`, 'gld.txt').catch(
+        refusal,
+      ),
+      `gld.txt:2: tube: no tube ${B} is registered: import the file that describes it first (gwapi import bro-gmw, or gwapi import registry)\n`,
+    );
+    t.same(await sql`select from tubes`, [], 'the tube of the refused file is not written either');
+    await importText(`tube ${A} WA 1`);
+    t.equal(
+      await importText(`tube ${B} WA 1`, 'clash.txt').catch(refusal),
+      `clash.txt:1: number: well "WA" already has tube number "1" with identifier ${A}\n`,
+    );
+  },
+);
+
+t.test('a file whose points are all skipped is no error', async (t) => {
+  const world = await formatImportWorld(t);
+  const importText = importer(world);
+  const imported = await importText('skip 4 control reading\nskip 1 missing value');
+  t.equal(describeImport(imported), '5 points read: nothing written; 4 control readings, 1 missing value');
 });
