@@ -3,23 +3,9 @@
  * its GeoJSON, the series, latest and a sync delta show what the PI-XML files state; a second import
  * changes nothing; a bad file is refused whole, with the files before it imported whole.
  */
-import { execFileSync } from 'node:child_process';
-import { join } from 'node:path';
 import t from 'tap';
 import { formatImportWorld } from '../../../helpers/formatImport.js';
-
-const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'fews');
-const fixture = (name: string) => join(FIXTURES, name);
-
-/** The spec's identifiers, computed apart from the code under test. */
-const uuid5 = (name: string) =>
-  execFileSync('/usr/bin/python3', [
-    '-c',
-    'import sys, uuid; print(uuid.uuid5(uuid.NAMESPACE_URL, sys.argv[1]))',
-    name,
-  ])
-    .toString()
-    .trim();
+import { FEWS_LUNETTEN, fixture, LUNETTEN_LEVELS, metresApart, uuid5, VLEUTEN_LEVELS } from './fixtures.js';
 
 const LUNETTEN = uuid5('urn:fews:PP-Lunetten-101');
 const VLEUTEN = uuid5('urn:fews:Vleuten peilbuis 2');
@@ -34,13 +20,6 @@ interface StatedLatest {
 
 const FROM = '2023-12-01T00:00:00Z';
 const TO = '2024-02-01T00:00:00Z';
-
-/** Metres between two WGS 84 points a few kilometres apart at most. */
-function metresApart([lon1, lat1]: [number, number], [lon2, lat2]: [number, number]): number {
-  const north = (lat2 - lat1) * 111_320;
-  const east = (lon2 - lon1) * 111_320 * Math.cos((lat1 * Math.PI) / 180);
-  return Math.hypot(north, east);
-}
 
 t.test('a PI-XML file of two locations, end to end', async (t) => {
   const world = await formatImportWorld(t);
@@ -69,10 +48,9 @@ t.test('a PI-XML file of two locations, end to end', async (t) => {
     'a well per locationId, its tube 1 in metres relative to NAP, identified by uuid5(urn:fews:{locationId})',
   );
   const at = (name: string) => wells.find((well) => well.name === name)?.location?.coordinates;
-  // FEWS itself writes lat 52.082416488309036, lon 5.075337740730613 for this RD point.
   const lunetten = at('PP-Lunetten-101')!;
   t.ok(
-    metresApart(lunetten, [5.075337740730613, 52.082416488309036]) < 1,
+    metresApart({ longitude: lunetten[0], latitude: lunetten[1] }, FEWS_LUNETTEN) < 1,
     'RD x/y within 1 m of where FEWS puts it',
   );
   t.same(at('Vleuten peilbuis 2'), [5.185924, 52.104488], 'lat/lon as the header gives them');
@@ -91,25 +69,10 @@ t.test('a PI-XML file of two locations, end to end', async (t) => {
 
   t.same(
     await world.series(LUNETTEN, FROM, TO),
-    [
-      { observedAt: '2024-01-15T08:00:00Z', value: -0.414, status: 'provisional' },
-      { observedAt: '2024-01-15T09:00:00Z', value: -0.412, status: 'provisional' },
-      { observedAt: '2024-01-15T10:00:00Z', value: -0.41, status: 'provisional' },
-      { observedAt: '2024-01-15T11:00:00Z', value: -0.409, status: 'provisional' },
-      { observedAt: '2024-01-15T12:00:00Z', value: -0.408, status: 'provisional' },
-      { observedAt: '2024-01-15T13:00:00Z', value: -0.407, status: 'provisional' },
-      { observedAt: '2024-01-15T14:00:00Z', value: 0.671, status: 'rejected' },
-      { observedAt: '2024-01-15T15:00:00Z', value: 12.5, status: 'rejected' },
-      { observedAt: '2024-01-15T16:00:00Z', value: -3.2, status: 'rejected' },
-      { observedAt: '2024-01-15T23:30:00Z', value: -0.401, status: 'provisional' },
-    ],
+    LUNETTEN_LEVELS,
     'the series: UTC times, 15 digits, flags as statuses',
   );
-  t.same(await world.series(VLEUTEN, FROM, TO), [
-    { observedAt: '2024-01-15T08:00:00Z', value: 1.03, status: 'provisional' },
-    { observedAt: '2024-01-15T09:00:00Z', value: 1.021, status: 'provisional' },
-    { observedAt: '2024-01-15T11:00:00Z', value: 1.017, status: 'provisional' },
-  ]);
+  t.same(await world.series(VLEUTEN, FROM, TO), VLEUTEN_LEVELS);
   t.same(
     ((await world.latest()) as StatedLatest[]).map(({ tubeIdentifier, observedAt, value, status }) => ({
       tubeIdentifier,

@@ -1,6 +1,4 @@
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import t from 'tap';
 import { formatInstant, type Instant } from '../../../../src/domain/datetime.js';
 import { STATUSES } from '../../../../src/domain/status.js';
@@ -11,9 +9,9 @@ import {
   type LevelSink,
   type StatedTube,
 } from '../../../../src/importers/formats/reader.js';
+import { FEWS_LUNETTEN, fixture, LUNETTEN_LEVELS, metresApart, uuid5, VLEUTEN_LEVELS } from './fixtures.js';
 
-const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'fews');
-const fixture = (name: string) => readFileSync(join(FIXTURES, name));
+const bytesOf = (name: string) => readFileSync(fixture(name));
 
 const OPTIONS: FormatOptions = { timezone: 'Europe/Amsterdam', status: 1, datum: 'NAP' };
 
@@ -58,21 +56,10 @@ function refusal(bytes: Buffer, options: Partial<FormatOptions> = {}): FileRefus
   throw new Error('the file was read without a refusal');
 }
 
-/** The spec's identifiers, computed apart from the code under test. */
-function uuid5(name: string): string {
-  return execFileSync('/usr/bin/python3', [
-    '-c',
-    'import sys, uuid; print(uuid.uuid5(uuid.NAMESPACE_URL, sys.argv[1]))',
-    name,
-  ])
-    .toString()
-    .trim();
-}
-
 t.test('a file of groundwater levels in mNAP: tubes, levels, statuses and skips', async (t) => {
   const lunetten = uuid5('urn:fews:PP-Lunetten-101');
   const vleuten = uuid5('urn:fews:Vleuten peilbuis 2');
-  const { tubes, levels, skipped } = read(fixture('levels-mnap.xml'));
+  const { tubes, levels, skipped } = read(bytesOf('levels-mnap.xml'));
 
   t.same(
     tubes.map(({ place, location, ...tube }) => tube),
@@ -82,15 +69,9 @@ t.test('a file of groundwater levels in mNAP: tubes, levels, statuses and skips'
     ],
     'one tube per location, named by its locationId, tube 1, metres relative to NAP',
   );
-  // FEWS itself states this RD point as lat 52.082416488309036, lon 5.075337740730613.
-  const rd = tubes[0]!.location!;
   t.ok(
-    Math.abs(rd.latitude - 52.082416488309036) * 111_320 < 1,
-    'RD x/y: the latitude FEWS gives, within 1 m',
-  );
-  t.ok(
-    Math.abs(rd.longitude - 5.075337740730613) * 111_320 * Math.cos((52.08 * Math.PI) / 180) < 1,
-    'and the longitude',
+    metresApart(tubes[0]!.location!, FEWS_LUNETTEN) < 1,
+    'RD x/y: within 1 m of where FEWS puts the point',
   );
   t.same(
     tubes[1]!.location,
@@ -101,27 +82,12 @@ t.test('a file of groundwater levels in mNAP: tubes, levels, statuses and skips'
 
   t.same(
     levels.filter((level) => level.tube === lunetten).map(({ line, tube, ...level }) => level),
-    [
-      { observedAt: '2024-01-15T08:00:00Z', value: -0.414, status: 'provisional' },
-      { observedAt: '2024-01-15T09:00:00Z', value: -0.412, status: 'provisional' },
-      { observedAt: '2024-01-15T10:00:00Z', value: -0.41, status: 'provisional' },
-      { observedAt: '2024-01-15T11:00:00Z', value: -0.409, status: 'provisional' },
-      { observedAt: '2024-01-15T12:00:00Z', value: -0.408, status: 'provisional' },
-      { observedAt: '2024-01-15T13:00:00Z', value: -0.407, status: 'provisional' },
-      { observedAt: '2024-01-15T14:00:00Z', value: 0.671, status: 'rejected' },
-      { observedAt: '2024-01-15T15:00:00Z', value: 12.5, status: 'rejected' },
-      { observedAt: '2024-01-15T16:00:00Z', value: -3.2, status: 'rejected' },
-      { observedAt: '2024-01-15T23:30:00Z', value: -0.401, status: 'provisional' },
-    ],
+    LUNETTEN_LEVELS,
     'flags 0-5 provisional, 6-8 rejected, no flag provisional; times at <timeZone> 1.0 in UTC; 15 digits',
   );
   t.same(
     levels.filter((level) => level.tube === vleuten).map(({ line, tube, ...level }) => level),
-    [
-      { observedAt: '2024-01-15T08:00:00Z', value: 1.03, status: 'provisional' },
-      { observedAt: '2024-01-15T09:00:00Z', value: 1.021, status: 'provisional' },
-      { observedAt: '2024-01-15T11:00:00Z', value: 1.017, status: 'provisional' },
-    ],
+    VLEUTEN_LEVELS,
     "'m NAP' and 'm+NAP' are metres relative to NAP; both parameters of one location go to its tube",
   );
   t.equal(levels[0]!.line, 21, 'each level is placed at its line');
@@ -137,7 +103,7 @@ t.test('a file of groundwater levels in mNAP: tubes, levels, statuses and skips'
 });
 
 t.test('--parameter chooses the series; the others are counted', async (t) => {
-  const { levels, skipped } = read(fixture('levels-mnap.xml'), { parameters: ['GW.meting'] });
+  const { levels, skipped } = read(bytesOf('levels-mnap.xml'), { parameters: ['GW.meting'] });
   t.equal(levels.length, 12, 'the GW.meting series of both locations');
   t.notOk(
     levels.some((level) => level.value === 1.017),
@@ -145,12 +111,12 @@ t.test('--parameter chooses the series; the others are counted', async (t) => {
   );
   t.same(skipped, { 'flag 9 (missing) value': 1, 'missing value': 3, 'unselected-parameter value': 4 });
 
-  const refused = refusal(fixture('levels-mnap.xml'), { parameters: ['GW.meting.typo'] });
+  const refused = refusal(bytesOf('levels-mnap.xml'), { parameters: ['GW.meting.typo'] });
   t.match(refused.reason, /no series of the parameters selected \(GW\.meting\.typo\)/);
 });
 
 t.test('plain m takes --datum; x/y outside RD state no location; any chunking', async (t) => {
-  const bytes = fixture('levels-m.xml');
+  const bytes = bytesOf('levels-m.xml');
   const whole = read(bytes, { datum: 'MSL' });
   t.same(
     whole.tubes.map(({ place, ...tube }) => tube),
@@ -180,7 +146,7 @@ t.test('plain m takes --datum; x/y outside RD state no location; any chunking', 
 });
 
 t.test('a file none of whose series is in metres is refused, naming them', async (t) => {
-  const refused = refusal(fixture('rainfall.xml'));
+  const refused = refusal(bytesOf('rainfall.xml'));
   t.equal(refused.field, 'series');
   t.equal(
     refused.reason,
@@ -229,7 +195,7 @@ t.test('bad files: one refusal with its line and element path', async (t) => {
     ],
   ];
   for (const [name, expected] of cases) {
-    const refused = refusal(fixture(name));
+    const refused = refusal(bytesOf(name));
     t.same(
       { line: refused.place.line, path: refused.place.path || undefined, field: refused.field },
       { line: expected.line, path: expected.path, field: expected.field },

@@ -1,0 +1,52 @@
+/** The FEWS fixtures (test/importers/formats/fixtures/fews/) and what they state, for the reader's tests and the CLI's. */
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+
+export const fixture = (name: string) => join(import.meta.dirname, '..', 'fixtures', 'fews', name);
+
+/** The spec's identifiers, computed apart from the code under test. */
+export const uuid5 = (name: string) =>
+  execFileSync('/usr/bin/python3', [
+    '-c',
+    'import sys, uuid; print(uuid.uuid5(uuid.NAMESPACE_URL, sys.argv[1]))',
+    name,
+  ])
+    .toString()
+    .trim();
+
+/** `lat`, `lon` FEWS itself writes for RD x 133623.0, y 454951.0, the point of PP-Lunetten-101. */
+export const FEWS_LUNETTEN = { latitude: 52.082416488309036, longitude: 5.075337740730613 };
+
+/** Metres between two WGS 84 points a few kilometres apart at most. */
+export function metresApart(
+  a: { latitude: number; longitude: number },
+  b: { latitude: number; longitude: number },
+): number {
+  const north = (b.latitude - a.latitude) * 111_320;
+  const east = (b.longitude - a.longitude) * 111_320 * Math.cos((a.latitude * Math.PI) / 180);
+  return Math.hypot(north, east);
+}
+
+/**
+ * The levels levels-mnap.xml gives PP-Lunetten-101: flags 0-5 and none provisional, 6-8 rejected, 9,
+ * missVal and NaN left out; times at `<timeZone>` 1.0 in UTC; 0.6709999999999999 to 15 digits.
+ */
+export const LUNETTEN_LEVELS = [
+  { observedAt: '2024-01-15T08:00:00Z', value: -0.414, status: 'provisional' },
+  { observedAt: '2024-01-15T09:00:00Z', value: -0.412, status: 'provisional' },
+  { observedAt: '2024-01-15T10:00:00Z', value: -0.41, status: 'provisional' },
+  { observedAt: '2024-01-15T11:00:00Z', value: -0.409, status: 'provisional' },
+  { observedAt: '2024-01-15T12:00:00Z', value: -0.408, status: 'provisional' },
+  { observedAt: '2024-01-15T13:00:00Z', value: -0.407, status: 'provisional' },
+  { observedAt: '2024-01-15T14:00:00Z', value: 0.671, status: 'rejected' },
+  { observedAt: '2024-01-15T15:00:00Z', value: 12.5, status: 'rejected' },
+  { observedAt: '2024-01-15T16:00:00Z', value: -3.2, status: 'rejected' },
+  { observedAt: '2024-01-15T23:30:00Z', value: -0.401, status: 'provisional' },
+];
+
+/** Of Vleuten peilbuis 2: its GW.meting series (`m NAP`), then its GW.handmeting (`m+NAP`). */
+export const VLEUTEN_LEVELS = [
+  { observedAt: '2024-01-15T08:00:00Z', value: 1.03, status: 'provisional' },
+  { observedAt: '2024-01-15T09:00:00Z', value: 1.021, status: 'provisional' },
+  { observedAt: '2024-01-15T11:00:00Z', value: 1.017, status: 'provisional' },
+];
