@@ -1,7 +1,7 @@
 /** `gwapi import registry|measurements|<format>`: open the input and the database, import, report. */
 import type { Settings } from '../config.js';
 import { UserError } from '../errors.js';
-import { type FormatCommand, readerOf } from '../importers/formats/index.js';
+import { FORMAT_READERS, type FormatCommand } from '../importers/formats/index.js';
 import type { FormatOptions } from '../importers/formats/reader.js';
 import { describeImport, importFormatFile } from '../importers/formats/write.js';
 import { ImportRejected } from '../importers/importErrors.js';
@@ -70,7 +70,7 @@ export async function importFormatCommand(
   files: readonly string[],
   options: FormatOptions,
 ): Promise<void> {
-  const read = readerOf(command);
+  const read = FORMAT_READERS[command];
   if (files.filter((file) => file === '-').length > 1) {
     throw new UserError('standard input (-) can be read once only');
   }

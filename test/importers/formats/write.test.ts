@@ -48,7 +48,6 @@ const FILE = [
 t.test('a file: its tubes, then its levels, read back as a client; again: nothing changes', async (t) => {
   const world = await formatImportWorld(t);
   const importText = importer(world);
-  const { sql } = world.api.db;
   const first = await importText(FILE);
   t.equal(
     describeImport(first),
@@ -111,7 +110,6 @@ t.test('a refused file leaves nothing: no tube, no level, no change in any sync 
 t.test('repeated times: the higher priority, then the later line; counted, not refused', async (t) => {
   const world = await formatImportWorld(t);
   const importText = importer(world);
-  const { sql } = world.api.db;
   const file = [
     `tube ${A} WA 1`,
     `level ${A} 2024-01-01T00:00:00Z 1 provisional 1`,
@@ -141,7 +139,6 @@ t.test('repeated times: the higher priority, then the later line; counted, not r
 
 t.test('a tube stated after its levels, in a later chunk: the staging path takes the file', async (t) => {
   const world = await formatImportWorld(t);
-  const importText = importer(world);
   const { sql } = world.api.db;
   const chunks = [`level ${A} 2024-01-01T00:00:00Z 1 provisional\n`, `tube ${A} WA 1\n`];
   const imported = await importFormatFile(
