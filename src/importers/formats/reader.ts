@@ -38,8 +38,9 @@ export interface LevelSink {
   /**
    * One level of the tube `identifier` (lower-case UUID; pass the same string object for a run of one
    * tube's levels). `value` is in metres, already rounded (roundLevel); `status` a status code
-   * (domain/status.ts). Of two levels of one tube and instant, the higher `priority` wins, then the later
-   * line. `instant` may be reused by the reader after the call.
+   * (domain/status.ts). Of two levels of one tube and instant, the higher `priority` (any safe integer,
+   * so that a reader can rank by a time) wins, then the later line. `instant` may be reused by the reader
+   * after the call.
    */
   level(
     line: number,

@@ -62,7 +62,7 @@ export async function createStaging(tx: TransactionSql): Promise<void> {
   await tx`create temp table measurement_staging (
     line bigint not null, tube uuid not null, observed_at timestamptz not null, value float8 not null,
     status int2 not null default ${tx.unsafe(String(statusCode(DEFAULT_STATUS)))},
-    priority int2 not null default 0
+    priority bigint not null default 0
   ) on commit drop`;
 }
 

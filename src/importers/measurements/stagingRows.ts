@@ -8,8 +8,8 @@ import { MEASUREMENT_BYTES, writeInt64, writeMeasurement } from './copy/copyBina
 import { RowBlocks } from './copy/rowBlocks.js';
 import type { RowSink } from './csv/measurementCsv.js';
 
-/** Field count, then (length, bytes) of line int8, tube uuid, observed_at timestamptz, value float8, status int2, priority int2. */
-const ROW_BYTES = 2 + (4 + 8) + (4 + 16) + MEASUREMENT_BYTES + (4 + 2);
+/** Field count, then (length, bytes) of line int8, tube uuid, observed_at timestamptz, value float8, status int2, priority int8. */
+const ROW_BYTES = 2 + (4 + 8) + (4 + 16) + MEASUREMENT_BYTES + (4 + 8);
 /** Far more tubes than a network has; a file with more identifiers is checked row by row in SQL. */
 const MAX_KEPT_TUBES = 100_000;
 
@@ -42,8 +42,8 @@ export class StagingRows extends RowBlocks implements RowSink {
     view.setInt32(at + 14, 16);
     tube.copy(this.block, at + 18);
     writeMeasurement(view, at + 34, instant, value, status);
-    view.setInt32(at + 34 + MEASUREMENT_BYTES, 2);
-    view.setInt16(at + 38 + MEASUREMENT_BYTES, priority);
+    view.setInt32(at + 34 + MEASUREMENT_BYTES, 8);
+    writeInt64(view, at + 38 + MEASUREMENT_BYTES, priority);
     if (newTube && this.tubes) {
       this.tubes.add(tube.toString('hex'));
       if (this.tubes.size > this.maxKeptTubes) this.tubes = undefined;
