@@ -1,6 +1,7 @@
-/** Runs a format reader over a whole text or file in small chunks and keeps every call it makes. */
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+/**
+ * BRO XML read whole by a reader, in small chunks, its calls kept by kind with the places tubes are
+ * stated at (readerSink.ts keeps them in order without); or the FileRefused it throws.
+ */
 import { formatInstant } from '../../../../src/domain/datetime.js';
 import { STATUSES } from '../../../../src/domain/status.js';
 import {
@@ -10,10 +11,13 @@ import {
   type StatedTube,
 } from '../../../../src/importers/formats/reader.js';
 
-export const FIXTURES = new URL('../fixtures/bro/', import.meta.url);
-export const fixture = (name: string) => readFileSync(new URL(name, FIXTURES), 'utf8');
+import { DEFAULT_OPTIONS, fixture as fixtureBytes } from '../readerSink.js';
 
-export const OPTIONS: FormatOptions = { timezone: 'Europe/Amsterdam', status: 1, datum: 'NAP' };
+export { pythonUuid5 } from '../readerSink.js';
+
+export const fixture = (name: string) => fixtureBytes(`bro/${name}`).toString('utf8');
+
+export const OPTIONS: FormatOptions = DEFAULT_OPTIONS;
 
 export interface ReadLevel {
   line: number;
@@ -71,17 +75,6 @@ export function readAll(
   }
   read.lines = reader.lines;
   return read;
-}
-
-/** The UUID v5 of `name` in the URL namespace, as Python's standard library computes it. */
-export function pythonUuid5(name: string): string {
-  return execFileSync(
-    '/usr/bin/python3',
-    ['-c', 'import sys, uuid; print(uuid.uuid5(uuid.NAMESPACE_URL, sys.argv[1]))', name],
-    {
-      encoding: 'utf8',
-    },
-  ).trim();
 }
 
 /** Metres between two WGS 84 positions (haversine on the mean Earth radius: ample below a kilometre). */
