@@ -8,6 +8,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { SaxesParser, type SaxesTagPlain } from 'saxes';
 import { readDateTime, readInstant } from '../../../domain/datetime.js';
 import { statusCode } from '../../../domain/status.js';
+import { readDecimal } from '../../measurements/csv/decimal.js';
 import { fewsTube } from '../identity.js';
 import {
   FileRefused,
@@ -101,9 +102,6 @@ class FewsReader implements LevelReader {
     });
     parser.on('opentag', (tag) => this.opened(tag));
     parser.on('closetag', (tag) => this.closed(localName(tag.name)));
-    parser.on('text', (text) => {
-      if (this.text !== undefined) this.text += text;
-    });
     parser.on('cdata', (text) => {
       if (this.text !== undefined) this.text += text;
     });
@@ -152,6 +150,16 @@ class FewsReader implements LevelReader {
     for (const [reason, count] of this.skipped) if (count > 0) this.sink.skip(reason, count);
   }
 
+  /** Text is handed over only while it is read: else saxes would slice the blanks between all events. */
+  private readonly appendText = (text: string): void => {
+    this.text += text;
+  };
+
+  private capture(): void {
+    this.text = '';
+    this.parser.on('text', this.appendText);
+  }
+
   private opened(tag: SaxesTagPlain): void {
     const name = tag.name === 'event' ? 'event' : localName(tag.name);
     const depth = this.open.length;
@@ -174,8 +182,8 @@ class FewsReader implements LevelReader {
         this.eventIndex = 0;
         this.header = {};
         this.target = undefined;
-      } else if (name === 'timeZone' || name === 'geoDatum') this.text = '';
-    } else if (depth === 3 && this.open[2] === 'header' && HEADER_FIELDS.has(name)) this.text = '';
+      } else if (name === 'timeZone' || name === 'geoDatum') this.capture();
+    } else if (depth === 3 && this.open[2] === 'header' && HEADER_FIELDS.has(name)) this.capture();
   }
 
   private closed(name: string): void {
@@ -183,7 +191,10 @@ class FewsReader implements LevelReader {
     this.open.pop();
     if (name === 'event') return;
     const text = this.text;
-    this.text = undefined;
+    if (text !== undefined) {
+      this.text = undefined;
+      this.parser.off('text');
+    }
     if (depth === 0) this.rootClosedAt = this.parser.line;
     else if (depth === 1) {
       if (name === 'timeZone' && text !== undefined) this.timeZone(text);
@@ -274,10 +285,11 @@ class FewsReader implements LevelReader {
     if (date === undefined) throw this.refused('date', 'the event has no date');
     if (time === undefined) throw this.refused('time', 'the event has no time');
     if (value === undefined) throw this.refused('value', 'the event has no value');
-    let level: number;
-    if (value === 'NaN') level = Number.NaN;
-    else {
-      level = DECIMAL.test(value) ? Number(value) : Number.NaN;
+    // The common value (a plain decimal of at most 15 digits) is read without a slice, exactly;
+    // others (NaN, more digits, an exponent) are read whole and rounded to 15 digits.
+    let level = readDecimal(value, 0, value.length);
+    if (Number.isNaN(level) && value !== 'NaN') {
+      level = DECIMAL.test(value) ? roundLevel(Number(value)) : Number.NaN;
       if (!Number.isFinite(level)) throw this.refused('value', `"${value}" is not a number`);
     }
     if (Number.isNaN(level) || level === this.missingValue) {
@@ -294,9 +306,7 @@ class FewsReader implements LevelReader {
       throw this.refused('date', `${date} ${time}: ${problem}`);
     }
     readInstant.seconds -= this.offsetSeconds;
-    // A text of at most 15 characters has at most 15 digits: it reads back as itself, already rounded.
-    const rounded = value.length <= 15 ? level : roundLevel(level);
-    this.sink.level(this.parser.line, target.identifier, readInstant, rounded, status, 0);
+    this.sink.level(this.parser.line, target.identifier, readInstant, level, status, 0);
   }
 
   /** The status of a flag (absent: 0, original reliable), or -1 when the point is skipped. */
@@ -305,8 +315,8 @@ class FewsReader implements LevelReader {
     if (flag !== undefined) {
       const digit = flag.length === 1 ? flag.charCodeAt(0) - 48 : -1;
       code = digit >= 0 && digit <= 9 ? digit : /^\d+$/.test(flag) ? Number(flag) : -1;
-      if (code < 0 || code > 9) {
-        if (code < 0) throw this.refused('flag', `"${flag}" is not a flag (0 to 9)`);
+      if (code < 0) throw this.refused('flag', `"${flag}" is not a flag (0 to 9)`);
+      if (code > MISSING_FLAG) {
         this.skip(SKIPPED.otherFlag(code), 1);
         return -1;
       }
