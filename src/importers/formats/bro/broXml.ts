@@ -154,12 +154,14 @@ export abstract class BroXmlReader implements LevelReader {
     }
   }
 
-  protected place(): Place {
-    return { line: this.parser.line, path: this.names.slice(0, this.depth).join('/') || undefined };
+  protected place(depth = this.depth): Place {
+    return { line: this.parser.line, path: this.names.slice(0, depth).join('/') || undefined };
   }
 
+  /** Refuses the file for `field`: the current element (then the path is its parent's) or another name. */
   protected refuse(field: string, reason: string): never {
-    throw new FileRefused(this.place(), field, reason);
+    const isElement = this.depth > 0 && this.names[this.depth - 1] === field;
+    throw new FileRefused(this.place(isElement ? this.depth - 1 : this.depth), field, reason);
   }
 
   protected refuseAt(place: Place, field: string, reason: string): never {
