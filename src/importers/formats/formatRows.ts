@@ -94,6 +94,9 @@ export class FormatRows implements RowReader, LevelSink {
       if (newTube) this.tubeBytes.copy(this.lastTube);
     }
     if (!Number.isFinite(value)) throw new FileRefused({ line }, 'value', `${value} is not a finite number`);
+    if (!(status >= 0 && status < STATUSES.length)) {
+      throw new FileRefused({ line }, 'status', `${status} is not a status code`);
+    }
     this.rows++;
     this.levels[status]!++;
     this.sink.row(line, this.lastTube, newTube, instant, value, status, priority);
@@ -133,13 +136,18 @@ export class FormatRows implements RowReader, LevelSink {
     throw new ImportRejected(this.file, this.errors);
   }
 
-  /** Runs a step of the reader; its `FileRefused` refuses the file, with the place it names. */
+  /**
+   * Runs a step of the reader; its `FileRefused` refuses the file, with the place it names. Anything
+   * else it throws refuses the file too, at the line it had reached: that file is not imported, and the
+   * next files of the command still are.
+   */
   private refusing(step: () => void): void {
     try {
       step();
     } catch (error) {
-      if (!(error instanceof FileRefused)) throw error;
-      this.add(error.place, error.field, error.reason);
+      if (error instanceof ImportRejected) throw error;
+      if (error instanceof FileRefused) this.add(error.place, error.field, error.reason);
+      else this.add({ line: Math.max(1, this.reader.lines) }, 'file', `cannot be read: ${messageOf(error)}`);
       throw new ImportRejected(this.file, this.errors);
     }
   }
@@ -162,6 +170,8 @@ export function formatRows(
     return rows;
   };
 }
+
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 function definedFields(tube: StatedTube): Partial<StatedTube> {
   return Object.fromEntries(Object.entries(tube).filter(([, value]) => value !== undefined));

@@ -5,6 +5,7 @@
 import { PassThrough, Readable } from 'node:stream';
 import t from 'tap';
 import { fewsTube } from '../../../src/importers/formats/identity.js';
+import type { ReaderFactory } from '../../../src/importers/formats/reader.js';
 import { describeImport, importFormatFile } from '../../../src/importers/formats/write.js';
 import { ImportRejected } from '../../../src/importers/importErrors.js';
 import { type FormatImportWorld, formatImportWorld } from '../../helpers/formatImport.js';
@@ -267,9 +268,7 @@ t.test('two files stating one tube at once: the later waits, and keeps what the 
   await until(
     'the second file waits for the tube',
     async () =>
-      (
-        await sql`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock'`
-      )[0]!.n,
+      (await sql`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock'`)[0]!.n,
     (n) => n === 1,
   );
   held.end();
@@ -278,3 +277,37 @@ t.test('two files stating one tube at once: the later waits, and keeps what the 
   const [tube] = await sql`select ground_level, tube_top from tubes`;
   t.same(tube, { ground_level: 5, tube_top: 3 }, 'neither statement lost');
 });
+
+t.test(
+  'a reader that fails otherwise, or passes a level no reader may, refuses the file alone',
+  async (t) => {
+    const world = await formatImportWorld(t);
+    const failing: ReaderFactory = (file, sink, options) => {
+      const reader = readLevelDouble(file, sink, options);
+      return {
+        write(chunk) {
+          reader.write(chunk);
+          if (reader.lines >= 2) throw new RangeError('the reader broke');
+        },
+        end: () => reader.end(),
+        get lines() {
+          return reader.lines;
+        },
+      };
+    };
+    const text = `tube ${A} WA 1\nlevel ${A} 2024-01-01T00:00:00Z 1 provisional\n`;
+    const error = await importFormatFile(world.api.db.sql, Readable.from([Buffer.from(text)]), failing, {
+      ...OPTIONS,
+      name: 'broken.txt',
+    }).catch(refusal);
+    t.equal(error, 'broken.txt:2: file: cannot be read: the reader broke\n');
+    const importText = importer(world);
+    t.equal(
+      await importText(`tube ${A} WA 1\nlevel ${A} 2024-01-01T00:00:00Z NaN provisional`, 'nan.txt').catch(
+        refusal,
+      ),
+      'nan.txt:2: value: NaN is not a finite number\n',
+    );
+    t.same(await world.api.db.sql`select from tubes union all select from measurements`, []);
+  },
+);
