@@ -11,8 +11,17 @@ const WALL_CLOCK = {
   second: 'numeric',
 } as const;
 
+/**
+ * Midnights already found, per zone and date (`yyyymmdd`): each costs three calls into Intl, and an
+ * archive's files repeat the same dates (every filter read on the same days). Bounded: a century of
+ * dates, then it starts again.
+ */
+const KNOWN: Map<string, Map<number, number>> = new Map();
+const MOST_KNOWN_DATES = 36_525;
+
 /** Returns the epoch seconds of midnight at the start of a date in `timeZone` (an IANA name). */
 export function midnightIn(timeZone: string): (year: number, month: number, day: number) => number {
+  const known = KNOWN.get(timeZone) ?? new Map<number, number>();
   let format: Intl.DateTimeFormat;
   try {
     format = new Intl.DateTimeFormat('en-US', { ...WALL_CLOCK, timeZone });
@@ -30,13 +39,20 @@ export function midnightIn(timeZone: string): (year: number, month: number, day:
     const { year, month, day, hour, minute, second } = wallClock;
     return wallTime(year, month, day, hour, minute, second) - utc;
   };
+  KNOWN.set(timeZone, known);
   return (year, month, day) => {
+    const date = (year * 100 + month) * 100 + day;
+    const found = known.get(date);
+    if (found !== undefined) return found;
     const wall = wallTime(year, month, day, 0, 0, 0);
     const before = wall - offsetAt(wall);
     const offset = offsetAt(before);
     const midnight = wall - offset;
     // A zone whose clocks skip midnight (jump from 00:00 to 01:00): the day begins when they jump.
-    return (offsetAt(midnight) === offset ? midnight : before) / 1000;
+    const seconds = (offsetAt(midnight) === offset ? midnight : before) / 1000;
+    if (known.size >= MOST_KNOWN_DATES) known.clear();
+    known.set(date, seconds);
+    return seconds;
   };
 }
 
