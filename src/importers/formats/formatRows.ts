@@ -115,14 +115,14 @@ export class FormatRows implements RowReader, LevelSink {
    * stored. The stored tubes are locked first, so that what another import of them writes is not lost
    * between the read and the write; a statement that breaks the registry's rules refuses the file.
    */
-  async writeTubes(tx: TransactionSql): Promise<void> {
+  async writeTubes(tx: TransactionSql, options: { nowait: boolean }): Promise<void> {
     const stated = [...this.pending.values()];
     this.pending = new Map();
     for (const tube of stated) this.refusing(() => checkStatement(tube));
     await lockTubes(
       tx,
       stated.map((t) => t.identifier),
-      { nowait: false },
+      options,
     );
     const wells = new Map<string, WellStatement>();
     for (const tube of stated) {

@@ -45,7 +45,7 @@ export async function copyDirect(
     async (q) =>
       await q`copy measurements (tube_id, observed_at, value, status) from stdin (format binary)`.writable(),
   );
-  await copyRows(tx, input.read(), reader, rows, copy, async () => {
+  const prepare = async () => {
     const refusal =
       (errors.total > 0 ? 'the file has bad rows' : undefined) ??
       rows.refusal ??
@@ -57,7 +57,9 @@ export async function copyDirect(
       await lookUpTubes(tx, tubes);
       rows.identify();
     }
-  });
+  };
+  // Tubes the file states are locked as it names them too, so without waiting (lookUpTubes).
+  await copyRows(tx, input.read(), reader, rows, copy, prepare, { nowait: true });
   // Every tube the file names got rows, all of them new, and no others in its range (lookUpTubes).
   // Sent together (a query is sent when awaited, so in this order), without a round trip between them.
   rows.days.finish();

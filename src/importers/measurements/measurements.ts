@@ -30,6 +30,7 @@ import type { Sql } from '../../db/connect.js';
 import { usesTimescaleDb } from '../../db/migrate.js';
 import { begin } from '../../db/transaction.js';
 import { ErrorCollector } from '../importErrors.js';
+import { LOCK_NOT_AVAILABLE } from './changeLog.js';
 import { CopyFailedUnexplained, CopyIn } from './copy/copyIn.js';
 import { copyRows } from './copyRows.js';
 import { MeasurementCsv } from './csv/measurementCsv.js';
@@ -138,7 +139,9 @@ async function importStaged(
  */
 function givesWay(error: unknown): boolean {
   if (error instanceof DirectPathRefused || error instanceof CopyFailedUnexplained) return true;
-  return (error as { code?: string }).code === '23505';
+  const code = (error as { code?: string }).code;
+  // A tube a file states, held by another import (copyRows.ts): the staging path waits its turn.
+  return code === '23505' || code === LOCK_NOT_AVAILABLE;
 }
 
 /**

@@ -20,8 +20,11 @@ export interface RowReader {
    * ended, as a connection in COPY answers no queries) before the rows' tubes are looked up.
    */
   readonly statedTubes?: boolean;
-  /** Writes the tubes stated since the last call, in the import's transaction. */
-  writeTubes?(tx: TransactionSql): Promise<void>;
+  /**
+   * Writes the tubes stated since the last call, in the import's transaction, once it holds their locks
+   * (changeLog.ts); `nowait`: fail at once (55P03) rather than wait for another import of them.
+   */
+  writeTubes?(tx: TransactionSql, options: { nowait: boolean }): Promise<void>;
 }
 
 /** Opens a reader for one reading of the input. */

@@ -1,7 +1,7 @@
 /**
  * The one writer of wells and tubes, in the caller's transaction: `gwapi import registry` states each
  * listed well and tube whole (registry.ts), an importer of the field's files only what its format says
- * (formats/statedTubes.ts). Wells are upserted by name, tubes by identifier; a tube may move to another
+ * (formats/formatRows.ts). Wells are upserted by name, tubes by identifier; a tube may move to another
  * well and change number, unit, datum and elevations. Wells and tubes a statement does not mention are
  * left alone.
  */
