@@ -34,6 +34,11 @@ export interface StatedMeasurement {
   status: string;
 }
 
+/** A tube's latest level with `include=status`, as the format tests compare it. */
+export interface StatedLatest extends StatedMeasurement {
+  tubeIdentifier: string;
+}
+
 /** One tube's levels of a network response. */
 export interface NetworkSeries {
   tubeIdentifier: string;
@@ -54,6 +59,10 @@ export interface FormatImportWorld {
   series(tube: string, from: string, to: string): Promise<StatedMeasurement[]>;
   /** Latest of every tube, with statuses. */
   latest(): Promise<unknown[]>;
+  /** Latest of every tube: its tube, time, value and status, by tube identifier. */
+  statedLatest(): Promise<StatedLatest[]>;
+  /** The tubes the change log names, by identifier. */
+  changedTubes(): Promise<string[]>;
   /** The network over [from, to) with `include=status`, and `changedSince` when given: its series and its sync token. */
   network(
     from: string,
@@ -79,6 +88,7 @@ export async function formatImportWorld(t: Test): Promise<FormatImportWorld> {
   };
   const interval = (from: string, to: string) =>
     `from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}&include=status`;
+  const latest = () => read('/groundwater-monitoring-measurements/latest?include=status');
   return {
     api,
     gwapi: async (args, input) => {
@@ -96,7 +106,23 @@ export async function formatImportWorld(t: Test): Promise<FormatImportWorld> {
     wellsGeoJson: () => discovery('?format=geojson'),
     series: async (tube, from, to) =>
       (await read(`/groundwater-monitoring-tubes/${tube}/measurements?${interval(from, to)}`)).measurements,
-    latest: () => read('/groundwater-monitoring-measurements/latest?include=status'),
+    latest,
+    statedLatest: async () =>
+      ((await latest()) as StatedLatest[])
+        .map(({ tubeIdentifier, observedAt, value, status }) => ({
+          tubeIdentifier,
+          observedAt,
+          value,
+          status,
+        }))
+        .sort((a, b) => a.tubeIdentifier.localeCompare(b.tubeIdentifier)),
+    changedTubes: async () =>
+      (
+        await api.db.sql`
+          select distinct tubes.identifier::text as tube
+          from measurement_changes join tubes on tubes.id = measurement_changes.tube_id
+          order by tube`
+      ).map((row) => row.tube as string),
     network: (from, to, changedSince) =>
       read(
         `/groundwater-monitoring-measurements?${interval(from, to)}` +

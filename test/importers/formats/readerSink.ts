@@ -69,3 +69,49 @@ export function pythonUuid5(...names: string[]): string[] {
     .trim()
     .split('\n');
 }
+
+/**
+ * RD New to WGS 84 by the published approximation (Schreutelkamp and Strang van Hees, "Benaderingsformules
+ * voor de transformatie tussen RD- en WGS84-kaartcoördinaten"): good to about a metre, and independent of
+ * the projection library the reader uses.
+ */
+export function approximateWgs84(x: number, y: number) {
+  const dx = (x - 155_000) * 1e-5;
+  const dy = (y - 463_000) * 1e-5;
+  const north =
+    3235.65389 * dy -
+    32.58297 * dx ** 2 -
+    0.2475 * dy ** 2 -
+    0.84978 * dx ** 2 * dy -
+    0.0655 * dy ** 3 -
+    0.01709 * dx ** 2 * dy ** 2 -
+    0.00738 * dx +
+    0.0053 * dx ** 4 -
+    0.00039 * dx ** 2 * dy ** 3 +
+    0.00033 * dx ** 4 * dy -
+    0.00012 * dx * dy;
+  const east =
+    5260.52916 * dx +
+    105.94684 * dx * dy +
+    2.45656 * dx * dy ** 2 -
+    0.81885 * dx ** 3 +
+    0.05594 * dx * dy ** 3 -
+    0.05607 * dx ** 3 * dy +
+    0.01199 * dy -
+    0.00256 * dx ** 3 * dy ** 2 +
+    0.00128 * dx * dy ** 4 +
+    0.00022 * dy ** 2 -
+    0.00022 * dx ** 2 +
+    0.00026 * dx ** 5;
+  return { latitude: 52.1551744 + north / 3600, longitude: 5.38720621 + east / 3600 };
+}
+
+/** Metres between two nearby points. */
+export function metresBetween(
+  a: { latitude: number; longitude: number },
+  b: { latitude: number; longitude: number },
+) {
+  const north = (a.latitude - b.latitude) * 111_320;
+  const east = (a.longitude - b.longitude) * 111_320 * Math.cos((a.latitude * Math.PI) / 180);
+  return Math.hypot(north, east);
+}
