@@ -24,7 +24,7 @@ t.test(
       level(12, '2021-03-27T23:00:00Z', 0.812, 'approved', 2),
       level(13, '2021-03-28T01:00:00Z', 0.671, 'approved', 2),
       level(14, '2021-03-28T22:00:00Z', 0.805, 'rejected', 2),
-      skip('no value'),
+      skip('missing value'),
       // voorlopig: provisional, below the fully reviewed points of the same time.
       level(22, '2021-03-28T22:00:00Z', 0.807, 'provisional', 1),
       level(23, '2021-03-29T22:00:00Z', 0.802, 'provisional', 1),
@@ -56,7 +56,7 @@ t.test('seriesAsCsv: a column per kind of value, times in milliseconds, the tube
     level(3, '2021-03-28T01:00:00Z', 0.671, 'approved', 2),
     level(4, '2021-03-28T22:00:00Z', 0.807, 'provisional', 1),
     level(5, '2021-03-29T22:00:00Z', 0.802, 'provisional', 1),
-    skip('no value'),
+    skip('missing value'),
     skip('control reading'),
     level(8, '2021-04-02T22:00:00Z', 0.793, 'provisional', 0),
     level(9, '2021-04-03T22:00:00Z', 0.795, 'provisional', 1),
@@ -84,7 +84,7 @@ t.test('time,value,status_quality_control,censor_reason,censor_limit: offsets su
   t.same(read(gldCsvReader, TIME_VALUE, { tube: TUBE }, 11), [
     level(2, '2021-04-02T22:00:00Z', 0.795, 'provisional', 0),
     level(3, '2021-04-03T22:00:00Z', 0.781, 'rejected', 0),
-    skip('no value'),
+    skip('missing value'),
     level(5, '2021-04-04T22:00:00Z', 0.776, 'provisional', 0),
     level(6, '2021-04-04T22:00:00Z', 0.778, 'provisional', 0),
     level(7, '2021-10-31T23:00:00Z', 0.671, 'provisional', 0),

@@ -16,7 +16,7 @@ import {
   type ReaderFactory,
   roundLevel,
 } from '../reader.js';
-import { broStatus, CONTROL_READING, NO_VALUE, reviewPriority } from './status.js';
+import { broStatus, CONTROL_READING, MISSING_VALUE, reviewPriority } from './status.js';
 
 const PROVISIONAL = statusCode('provisional');
 const REJECTED = statusCode('rejected');
@@ -250,7 +250,7 @@ class ObjectsAsCsv implements Layout {
     readTime(fields[0]!, line, 'tijdstip meting');
     const text = fields[1]!;
     if (text === '') {
-      this.sink.skip(NO_VALUE);
+      this.sink.skip(MISSING_VALUE);
       return;
     }
     const value = roundLevel(numberIn(text, line, 'waterstand'));
@@ -343,7 +343,7 @@ class SeriesAsCsv extends RowsOfGivenTube implements Layout {
       const status = column.remark >= 0 && fields[column.remark] === 'afgekeurd' ? REJECTED : column.status;
       this.sink.level(line, this.tube, instant, value, status, column.priority);
     }
-    if (values === 0) this.sink.skip(NO_VALUE);
+    if (values === 0) this.sink.skip(MISSING_VALUE);
   }
 }
 
@@ -377,7 +377,7 @@ class TimeValueCsv extends RowsOfGivenTube implements Layout {
     readTime(fields[0]!, line, 'time');
     const text = fields[this.value]!;
     if (text === '') {
-      this.sink.skip(NO_VALUE);
+      this.sink.skip(MISSING_VALUE);
       return;
     }
     const value = roundLevel(numberIn(text, line, 'value'));

@@ -23,5 +23,5 @@ export function broStatus(qualityControl: string, reviewLevel: string): number {
 }
 
 /** The reasons the report counts BRO's skipped points under. */
-export const NO_VALUE = 'no value';
+export const MISSING_VALUE = 'missing value';
 export const CONTROL_READING = 'control reading';

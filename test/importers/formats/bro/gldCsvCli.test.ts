@@ -34,7 +34,7 @@ t.test("BRO's three CSV exports of a GLD, end to end", async (t) => {
   t.match(
     first.stdout,
     '9 points read: 2 approved, 3 provisional and 1 rejected written; ' +
-      '1 no value, 1 control reading, 1 duplicate time',
+      '1 missing value, 1 control reading, 1 duplicate time',
   );
   t.same(
     await world.wells(),
@@ -71,7 +71,7 @@ t.test("BRO's three CSV exports of a GLD, end to end", async (t) => {
 
   const series = await world.gwapi(['bro-gld', SERIES, '--tube', TUBE_1]);
   t.equal(series.code, 0, series.stderr);
-  t.match(series.stdout, '8 points read: 3 provisional written, 3 unchanged; 1 no value, 1 control reading');
+  t.match(series.stdout, '8 points read: 3 provisional written, 3 unchanged; 1 missing value, 1 control reading');
   const afterSeries = await world.network(FROM, TO, before.syncToken);
   t.same(
     afterSeries.series.map(({ tubeIdentifier, measurements }) => ({ tubeIdentifier, measurements })),
@@ -92,7 +92,7 @@ t.test("BRO's three CSV exports of a GLD, end to end", async (t) => {
   t.equal(restored.code, 0, restored.stderr);
   t.match(
     restored.stdout,
-    '9 points read: 1 provisional and 1 rejected written, 4 unchanged; 1 no value, 1 control reading, 1 duplicate time',
+    '9 points read: 1 provisional and 1 rejected written, 4 unchanged; 1 missing value, 1 control reading, 1 duplicate time',
     'the full report again, with a --tube that agrees: its two levels the series replaced',
   );
 
@@ -100,7 +100,7 @@ t.test("BRO's three CSV exports of a GLD, end to end", async (t) => {
   t.equal(timeValue.code, 0, timeValue.stderr);
   t.match(
     timeValue.stdout,
-    '6 points read: 2 provisional and 1 rejected written, 1 unchanged; 1 no value, 1 duplicate time',
+    '6 points read: 2 provisional and 1 rejected written, 1 unchanged; 1 missing value, 1 duplicate time',
   );
   t.same(
     (await world.series(TUBE_1, '2021-04-02T00:00:00Z', TO)).map(({ observedAt, value, status }) => [
@@ -135,7 +135,7 @@ t.test("identity: a dossier's CSV export lands on the rows its GLD XML wrote", a
   t.equal(csv.code, 0, csv.stderr);
   t.match(
     csv.stdout,
-    '10 points read: nothing written, 5 unchanged; 2 no values, 1 control reading, 2 duplicate times',
+    '10 points read: nothing written, 5 unchanged; 2 missing values, 1 control reading, 2 duplicate times',
     'every level of the CSV export is one the XML wrote, on the same tube, as it is',
   );
   t.same(await world.series(TUBE_1, from, to), levels);
