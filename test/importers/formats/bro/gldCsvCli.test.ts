@@ -71,7 +71,10 @@ t.test("BRO's three CSV exports of a GLD, end to end", async (t) => {
 
   const series = await world.gwapi(['bro-gld', SERIES, '--tube', TUBE_1]);
   t.equal(series.code, 0, series.stderr);
-  t.match(series.stdout, '8 points read: 3 provisional written, 3 unchanged; 1 missing value, 1 control reading');
+  t.match(
+    series.stdout,
+    '8 points read: 3 provisional written, 3 unchanged; 1 missing value, 1 control reading',
+  );
   const afterSeries = await world.network(FROM, TO, before.syncToken);
   t.same(
     afterSeries.series.map(({ tubeIdentifier, measurements }) => ({ tubeIdentifier, measurements })),
