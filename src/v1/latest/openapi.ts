@@ -5,7 +5,6 @@
  */
 import { z } from 'zod';
 import type { ZodOpenApiContentObject } from 'zod-openapi';
-import { jsonSchemaOf } from '../../domain/jsonSchema.js';
 import { batchOf } from '../../engine/batch.js';
 import {
   EXAMPLE_TUBE_IDENTIFIER,
@@ -21,16 +20,10 @@ import { json } from '../../engine/write/json.js';
 import type { LatestTube, LatestWriter } from '../../engine/write/writer.js';
 import { fileAttachment } from '../../http/attachment.js';
 import { refusalOf } from '../../http/problems/problems.js';
-import {
-  arrowContent,
-  ConditionalHeaders,
-  dataResponses,
-  problemExample,
-  problemResponse,
-  VARY_HEADER,
-} from '../openapi/components.js';
-import { type DocumentPart, openApiPath, readOnlyPathItem, type Tag } from '../openapi/pathItem.js';
-import { listedTubeNotFound, MAX_LISTED_TUBES } from '../tubesInView.js';
+import { arrowContent, VARY_HEADER } from '../openapi/components.js';
+import { dataPart, fileNameHeader, listedTubeMissing } from '../openapi/dataPart.js';
+import type { Tag } from '../openapi/pathItem.js';
+import { MAX_LISTED_TUBES } from '../tubesInView.js';
 import { LatestQuery } from './query.js';
 import { LATEST_FILE_STEM, LATEST_URL } from './route.js';
 
@@ -143,15 +136,6 @@ const withStatus = JSON.parse(written(json.latest({ statuses: STATUSES })).toStr
 const geoExample = JSON.parse(written(geojson.latest(plain)).toString());
 const SUMMARY = 'Two tubes, each with its latest measurement';
 
-const ok = dataResponses(
-  'The latest measurement of each selected tube, in discovery order. As CSV (`format=csv`, or `Accept: ' +
-    'text/csv`), as an Arrow IPC stream (`format=arrow`, or `Accept: application/vnd.apache.arrow.stream`) ' +
-    'or as GeoJSON (`format=geojson`, or `Accept: application/geo+json`) when asked for, by the weights of ' +
-    'Accept (a tie: JSON, then CSV, then Arrow, then GeoJSON).',
-  GroundwaterLevelLatest,
-  example,
-);
-
 /** The body in each format; typed, as the examples' names differ from one format to the next. */
 const content: ZodOpenApiContentObject = {
   'application/json': {
@@ -190,52 +174,42 @@ const content: ZodOpenApiContentObject = {
   },
 };
 
-const response200 = {
-  ...ok['200'],
-  headers: {
-    ...ok['200'].headers,
-    Vary: VARY_HEADER,
-    'Content-Disposition': {
-      description: `CSV and Arrow: a file name \`${LATEST_FILE_STEM}.csv\` (\`.arrows\` for Arrow).`,
-      schema: jsonSchemaOf(z.string().meta({ examples: [fileAttachment(LATEST_FILE_STEM, 'csv')] })),
-    },
-  },
-  content,
-};
-
-const url = LATEST_URL;
-
-const badRequest = problemResponse(
-  '`tubes` holds an empty item, a duplicate or more than ' +
-    `${MAX_LISTED_TUBES} identifiers, \`bbox\` is not a box, \`status\` or \`include\` is not a list of known names, \`format\` ` +
-    'is unknown, or a parameter is given twice. `errors` names each parameter to change and why.',
-  [],
-  problemExample(refusalOf(LatestQuery, { status: 'approve' })!, url),
-);
-
-const notFound = problemResponse(
-  'A listed tube this key may not read: unknown, malformed and hidden identifiers give the same ' +
-    'answer. `detail` names the identifier as it was sent.',
-  [],
-  problemExample(listedTubeNotFound(SECOND_TUBE), url),
-);
-
-export const latestDocumentPart: DocumentPart = {
+export const latestDocumentPart = dataPart({
+  url: LATEST_URL,
   tag: TAG,
-  paths: {
-    [openApiPath(url)]: readOnlyPathItem({
-      operationId: 'getLatestMeasurements',
-      tags: [TAG.name],
-      summary: 'The latest measurement of each tube',
+  operationId: 'getLatestMeasurements',
+  summary: 'The latest measurement of each tube',
+  description:
+    'For every selected tube (the listed ones, or every tube the key may read; with `bbox`, of the ' +
+    'wells inside the box) that has a measurement ' +
+    'passing `status`: its latest such measurement, read from one snapshot, tubes in discovery order. ' +
+    'No interval: `from` and `to` are ignored like any unknown parameter. The request costs one token ' +
+    'and holds one concurrency slot. The ETag is strong: the same tag, the same bytes.',
+  query: LatestQuery,
+  ok: {
+    description:
+      'The latest measurement of each selected tube, in discovery order. As CSV (`format=csv`, or `Accept: ' +
+      'text/csv`), as an Arrow IPC stream (`format=arrow`, or `Accept: application/vnd.apache.arrow.stream`) ' +
+      'or as GeoJSON (`format=geojson`, or `Accept: application/geo+json`) when asked for, by the weights of ' +
+      'Accept (a tie: JSON, then CSV, then Arrow, then GeoJSON).',
+    headers: {
+      Vary: VARY_HEADER,
+      'Content-Disposition': fileNameHeader(
+        `CSV and Arrow: a file name \`${LATEST_FILE_STEM}.csv\` (\`.arrows\` for Arrow).`,
+        fileAttachment(LATEST_FILE_STEM, 'csv'),
+      ),
+    },
+    content,
+  },
+  problems: {
+    '400': {
       description:
-        'For every selected tube (the listed ones, or every tube the key may read; with `bbox`, of the ' +
-        'wells inside the box) that has a measurement ' +
-        'passing `status`: its latest such measurement, read from one snapshot, tubes in discovery order. ' +
-        'No interval: `from` and `to` are ignored like any unknown parameter. The request costs one token ' +
-        'and holds one concurrency slot. The ETag is strong: the same tag, the same bytes.',
-      requestParams: { query: LatestQuery, header: ConditionalHeaders },
-      responses: { ...ok, '200': response200, '400': badRequest, '404': notFound },
-    }),
+        '`tubes` holds an empty item, a duplicate or more than ' +
+        `${MAX_LISTED_TUBES} identifiers, \`bbox\` is not a box, \`status\` or \`include\` is not a list of known names, \`format\` ` +
+        'is unknown, or a parameter is given twice. `errors` names each parameter to change and why.',
+      problem: refusalOf(LatestQuery, { status: 'approve' })!,
+    },
+    '404': listedTubeMissing(SECOND_TUBE),
   },
   schemas: { GroundwaterLevelLatest, LatestMeasurement, LatestFeatureCollection },
-};
+});

@@ -16,16 +16,10 @@ import { attachment } from '../../http/attachment.js';
 import { invalidParameter } from '../../http/problems/problems.js';
 import { issueSyncToken, VIEW_BYTES } from '../../sync/token.js';
 import { MeasurementsQuery } from '../measurementsQuery.js';
-import {
-  arrowContent,
-  ConditionalHeaders,
-  dataResponses,
-  problemExample,
-  problemResponse,
-  VARY_HEADER,
-} from '../openapi/components.js';
-import { type DocumentPart, openApiPath, readOnlyPathItem, type Tag } from '../openapi/pathItem.js';
-import { listedTubeNotFound, MAX_LISTED_TUBES } from '../tubesInView.js';
+import { arrowContent, VARY_HEADER } from '../openapi/components.js';
+import { dataPart, fileNameHeader, listedTubeMissing } from '../openapi/dataPart.js';
+import type { Tag } from '../openapi/pathItem.js';
+import { MAX_LISTED_TUBES } from '../tubesInView.js';
 import { NetworkQuery } from './query.js';
 import { changesGone, TOKEN_NOT_ISSUED } from './refusals.js';
 import { FILE_NAME_STEM, NETWORK_URL, SYNC_TOKEN_HEADER } from './route.js';
@@ -51,6 +45,7 @@ const EXAMPLE_SYNC_TOKEN = issueSyncToken(
   'example',
   Buffer.alloc(32, 1),
 );
+
 const SECOND_TUBE = '5a9e2c1d-7b3f-4e80-a1c2-d3e4f5a6b7c8';
 
 /** Two tubes of the example hour: one with quarter-hourly measurements, one without any. */
@@ -81,105 +76,87 @@ function written(writer: NetworkWriter): Buffer {
 
 const example = JSON.parse(written(json.network()).toString());
 const EXAMPLE_SUMMARY = 'Two tubes of an hour, one without measurements';
-const ok = dataResponses(
-  'The series of the selected tubes, in discovery order. As CSV (`format=csv`, or `Accept: text/csv`) ' +
-    'or as an Arrow IPC stream (`format=arrow`, or `Accept: application/vnd.apache.arrow.stream`) when ' +
-    'asked for, by the weights of Accept (a tie: JSON, then CSV, then Arrow).',
-  GroundwaterLevelNetwork,
-  example,
-);
-
-const response200 = {
-  ...ok['200'],
-  headers: {
-    ...ok['200'].headers,
-    [SYNC_TOKEN_HEADER]: {
-      description:
-        'The token of the snapshot this response was read from (the body holds it too): send it as ' +
-        '`changedSince` to get only what was written since.',
-      required: true,
-      schema: jsonSchemaOf(z.string().meta({ examples: [EXAMPLE_SYNC_TOKEN] })),
-    },
-    Vary: VARY_HEADER,
-    'Content-Disposition': {
-      description:
-        'CSV and Arrow: a file name `groundwater-measurements_<from>_<to>.csv` (`.arrows` for Arrow) with ' +
-        'the interval in compact UTC form.',
-      schema: jsonSchemaOf(z.string().meta({ examples: [attachment(FILE_NAME_STEM, from, to, 'csv')] })),
-    },
+/** The body in each format, every example written as the service writes it. */
+const content = {
+  'application/json': {
+    schema: GroundwaterLevelNetwork,
+    examples: { network: { summary: EXAMPLE_SUMMARY, value: example } },
   },
-  content: {
-    'application/json': {
-      schema: GroundwaterLevelNetwork,
-      examples: { network: { summary: EXAMPLE_SUMMARY, value: example } },
-    },
-    [csv.mediaType]: {
-      schema: z.string().meta({
-        description:
-          'RFC 4180 with CRLF line ends and a header line: `tubeIdentifier,observedAt,value,unit,verticalDatum`, ' +
-          '`tubeIdentifier,observedAt,value,status,unit,verticalDatum` with `include=status`, ' +
-          'or `tubeIdentifier,observedAt,value,min,max,count,unit,verticalDatum` with `aggregate`; one line per ' +
-          'measurement (or bucket), tube by tube in discovery order, each tube in time order. Written as the ' +
-          "series' CSV. Only the header line when nothing is selected. A whole file ends in CRLF.",
-      }),
-      example: written(csv.network()).toString(),
-    },
-    ...arrowContent(
-      "An Apache Arrow IPC stream: the series' columns with `tubeIdentifier` first and `unit` and " +
-        '`verticalDatum` last, none nullable; those three dictionary-encoded (int32 indices into utf8), ' +
-        'each dictionary sent once, whole, before the first record batch. With `include=status`, `status` ' +
-        'right after `value`, dictionary-encoded with int8 indices (its dictionary `approved`, ' +
-        '`provisional`, `rejected`, and in a delta `removed`, also sent whole before the first batch). ' +
-        "The schema's custom metadata " +
-        'holds `from`, `to`, `aggregate` when given, and `syncToken`. Rows tube by tube in discovery ' +
-        'order, each tube in time order; nothing selected gives the schema, the dictionaries and the ' +
-        'end-of-stream marker. A cut-off stream lacks the marker, and readers refuse it.',
-      { network: { summary: EXAMPLE_SUMMARY, bytes: written(arrow.network()) } },
-    ),
+  [csv.mediaType]: {
+    schema: z.string().meta({
+      description:
+        'RFC 4180 with CRLF line ends and a header line: `tubeIdentifier,observedAt,value,unit,verticalDatum`, ' +
+        '`tubeIdentifier,observedAt,value,status,unit,verticalDatum` with `include=status`, ' +
+        'or `tubeIdentifier,observedAt,value,min,max,count,unit,verticalDatum` with `aggregate`; one line per ' +
+        'measurement (or bucket), tube by tube in discovery order, each tube in time order. Written as the ' +
+        "series' CSV. Only the header line when nothing is selected. A whole file ends in CRLF.",
+    }),
+    example: written(csv.network()).toString(),
   },
+  ...arrowContent(
+    "An Apache Arrow IPC stream: the series' columns with `tubeIdentifier` first and `unit` and " +
+      '`verticalDatum` last, none nullable; those three dictionary-encoded (int32 indices into utf8), ' +
+      'each dictionary sent once, whole, before the first record batch. With `include=status`, `status` ' +
+      'right after `value`, dictionary-encoded with int8 indices (its dictionary `approved`, ' +
+      '`provisional`, `rejected`, and in a delta `removed`, also sent whole before the first batch). ' +
+      "The schema's custom metadata " +
+      'holds `from`, `to`, `aggregate` when given, and `syncToken`. Rows tube by tube in discovery ' +
+      'order, each tube in time order; nothing selected gives the schema, the dictionaries and the ' +
+      'end-of-stream marker. A cut-off stream lacks the marker, and readers refuse it.',
+    { network: { summary: EXAMPLE_SUMMARY, bytes: written(arrow.network()) } },
+  ),
 };
 
-const url = NETWORK_URL;
-
-const badRequest = problemResponse(
-  'A query parameter is missing, repeated or malformed, the interval is not valid, `tubes` holds an ' +
-    `empty item, a duplicate or more than ${MAX_LISTED_TUBES} identifiers, or \`changedSince\` is not a token ` +
-    'this service issued to this key. `errors` names each parameter to change and why.',
-  [],
-  problemExample(invalidParameter('changedSince', TOKEN_NOT_ISSUED), url),
-);
-
-const notFound = problemResponse(
-  'A listed tube this key may not read: unknown, malformed and hidden identifiers give the same ' +
-    'answer. `detail` names the identifier as it was sent.',
-  [],
-  problemExample(listedTubeNotFound(SECOND_TUBE), url),
-);
-
-const gone = problemResponse(
-  'The `changedSince` token is one this service issued, but what changed since cannot be told as ' +
-    'measurements: what the key may read changed (a grant, a revocation, a change of a tube or well it ' +
-    'reads), or the token is older than the history kept. Sync again without `changedSince`.',
-  [],
-  problemExample(changesGone(), url),
-);
-
-export const networkDocumentPart: DocumentPart = {
+export const networkDocumentPart = dataPart({
+  url: NETWORK_URL,
   tag: TAG,
-  paths: {
-    [openApiPath(url)]: readOnlyPathItem({
-      operationId: 'getNetworkMeasurements',
-      tags: [TAG.name],
-      summary: 'Level measurements of many tubes over an interval',
+  operationId: 'getNetworkMeasurements',
+  summary: 'Level measurements of many tubes over an interval',
+  description:
+    'The series of the listed tubes, or of every tube the key may read, in [from, to), read from one ' +
+    'snapshot and streamed in one response, tubes in discovery order and each in time order. Each ' +
+    'element of `series` is exactly what the series endpoint gives for that tube. The request costs ' +
+    'one token and holds one concurrency slot while it streams. The ETag is weak: each response ' +
+    'carries the sync token of its own snapshot, so equal tags mean equal measurements, not equal bytes.',
+  query: NetworkQuery,
+  ok: {
+    description:
+      'The series of the selected tubes, in discovery order. As CSV (`format=csv`, or `Accept: text/csv`) ' +
+      'or as an Arrow IPC stream (`format=arrow`, or `Accept: application/vnd.apache.arrow.stream`) when ' +
+      'asked for, by the weights of Accept (a tie: JSON, then CSV, then Arrow).',
+    headers: {
+      [SYNC_TOKEN_HEADER]: {
+        description:
+          'The token of the snapshot this response was read from (the body holds it too): send it as ' +
+          '`changedSince` to get only what was written since.',
+        required: true,
+        schema: jsonSchemaOf(z.string().meta({ examples: [EXAMPLE_SYNC_TOKEN] })),
+      },
+      Vary: VARY_HEADER,
+      'Content-Disposition': fileNameHeader(
+        'CSV and Arrow: a file name `groundwater-measurements_<from>_<to>.csv` (`.arrows` for Arrow) with ' +
+          'the interval in compact UTC form.',
+        attachment(FILE_NAME_STEM, from, to, 'csv'),
+      ),
+    },
+    content,
+  },
+  problems: {
+    '400': {
       description:
-        'The series of the listed tubes, or of every tube the key may read, in [from, to), read from one ' +
-        'snapshot and streamed in one response, tubes in discovery order and each in time order. Each ' +
-        'element of `series` is exactly what the series endpoint gives for that tube. The request costs ' +
-        'one token and holds one concurrency slot while it streams. The ETag is weak: each response ' +
-        'carries the sync token of its own snapshot, so equal tags mean equal measurements, not equal bytes.',
-      requestParams: { query: NetworkQuery, header: ConditionalHeaders },
-      responses: { ...ok, '200': response200, '400': badRequest, '404': notFound, '410': gone },
-    }),
+        'A query parameter is missing, repeated or malformed, the interval is not valid, `tubes` holds an ' +
+        `empty item, a duplicate or more than ${MAX_LISTED_TUBES} identifiers, or \`changedSince\` is not a token ` +
+        'this service issued to this key. `errors` names each parameter to change and why.',
+      problem: invalidParameter('changedSince', TOKEN_NOT_ISSUED),
+    },
+    '404': listedTubeMissing(SECOND_TUBE),
+    '410': {
+      description:
+        'The `changedSince` token is one this service issued, but what changed since cannot be told as ' +
+        'measurements: what the key may read changed (a grant, a revocation, a change of a tube or well it ' +
+        'reads), or the token is older than the history kept. Sync again without `changedSince`.',
+      problem: changesGone(),
+    },
   },
   schemas: { GroundwaterLevelNetwork },
-};
+});

@@ -4,7 +4,12 @@
  * Every example body is made by the code that writes the real one.
  */
 import { z } from 'zod';
-import type { ZodOpenApiResponseObject } from 'zod-openapi';
+import type {
+  oas31,
+  ZodOpenApiContentObject,
+  ZodOpenApiResponseObject,
+  ZodOpenApiResponsesObject,
+} from 'zod-openapi';
 import type { Settings } from '../../config.js';
 import { API_VERSION, V1_PREFIX } from '../../contract.js';
 import { jsonSchemaOf } from '../../domain/jsonSchema.js';
@@ -172,10 +177,6 @@ const STATUS = {
 export const problemRefs = (...names: (keyof typeof STATUS)[]) =>
   Object.fromEntries(names.map((name) => [STATUS[name], ref('responses', name)]));
 
-/**
- * The responses of a data endpoint (one that needs a key and counts against its limits): its 200 with
- * `body` as JSON and `example` (what the service writes), and the problems every data endpoint can answer.
- */
 /** The request headers of a conditional GET or HEAD of the data endpoints. */
 export const ConditionalHeaders = z.object({
   'If-None-Match': z
@@ -205,19 +206,36 @@ export const ConditionalHeaders = z.object({
 
 const VALIDATORS: HeaderName[] = ['ETag', 'Last-Modified', 'Cache-Control'];
 
-export function dataResponses(description: string, body: z.ZodType, example: unknown) {
+/**
+ * The responses of a data endpoint (one that needs a key and counts against its limits): its 200 with
+ * `content` (each example what the service writes) and `headers` besides the shared ones, its 304 when
+ * it answers conditional requests, and the problems every data endpoint can answer.
+ */
+export function dataResponses(
+  description: string,
+  content: ZodOpenApiContentObject,
+  {
+    conditional = true,
+    headers = {},
+  }: { conditional?: boolean; headers?: Record<string, oas31.HeaderObject> } = {},
+): ZodOpenApiResponsesObject {
+  const shared = headerRefs(
+    'API-Version',
+    'X-Request-Id',
+    'RateLimit',
+    'RateLimit-Policy',
+    ...(conditional ? VALIDATORS : []),
+  );
   return {
-    '200': {
-      description,
-      headers: headerRefs('API-Version', 'X-Request-Id', 'RateLimit', 'RateLimit-Policy', ...VALIDATORS),
-      content: { 'application/json': { schema: body, example } },
-    },
-    '304': {
-      description:
-        'Not Modified: the copy named by If-None-Match (or If-Modified-Since) is current; reuse it. ' +
-        'No body.',
-      headers: headerRefs('API-Version', 'X-Request-Id', 'RateLimit', 'RateLimit-Policy', ...VALIDATORS),
-    },
+    '200': { description, headers: { ...shared, ...headers }, content },
+    ...(conditional && {
+      '304': {
+        description:
+          'Not Modified: the copy named by If-None-Match (or If-Modified-Since) is current; reuse it. ' +
+          'No body.',
+        headers: shared,
+      },
+    }),
     ...problemRefs(
       'Unauthorized',
       'Forbidden',

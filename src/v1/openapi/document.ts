@@ -94,7 +94,8 @@ export function openApiDocument(settings: Settings, parts = PARTS) {
     },
     servers: [{ url: V1_PREFIX, description: 'Version 1, on the host that serves this document.' }],
     security: [{ ApiKey: [] }],
-    tags: parts.map((part) => part.tag),
+    // Once each: several parts (the paths of one resource, say) may share a tag.
+    tags: [...new Map(parts.map((part) => [part.tag.name, part.tag])).values()],
     paths: Object.assign({}, ...parts.map((part) => part.paths)),
     components: {
       schemas: Object.assign({ Problem }, ...parts.map((part) => part.schemas)),

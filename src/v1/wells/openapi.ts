@@ -3,8 +3,9 @@
 import { EXAMPLE_TUBE_IDENTIFIER } from '../../engine/schemas.js';
 import { invalidParameter } from '../../http/problems/problems.js';
 import { parseBbox } from '../bbox.js';
-import * as components from '../openapi/components.js';
-import { type DocumentPart, openApiPath, readOnlyPathItem, type Tag } from '../openapi/pathItem.js';
+import { VARY_HEADER } from '../openapi/components.js';
+import { dataPart } from '../openapi/dataPart.js';
+import type { Tag } from '../openapi/pathItem.js';
 import { DISCOVERY_FORMATS, discoveryDocument, writeWells } from './document.js';
 import { WELLS_URL, WellsQuery } from './route.js';
 import { Location, Tube, Well, WellFeature, WellFeatureCollection, WellList } from './schemas.js';
@@ -60,46 +61,37 @@ const written = (format: (typeof DISCOVERY_FORMATS)[number]['name']) =>
   JSON.parse(writeWells(document, format).toString());
 
 const [json, geojson] = DISCOVERY_FORMATS;
-const ok = components.dataResponses(
-  'The wells: a JSON list, or a GeoJSON FeatureCollection (`format=geojson`, or `Accept: ' +
-    'application/geo+json`) with the same wells in the same order. Each body has an ETag of its own.',
-  WellList,
-  written('json'),
-);
-
-const response200 = {
-  ...ok['200'],
-  headers: { ...ok['200'].headers, Vary: components.VARY_HEADER },
-  content: {
-    [json.mediaType]: { schema: WellList, example: written('json') },
-    [geojson.mediaType]: { schema: WellFeatureCollection, example: written('geojson') },
-  },
-};
-
 const badBbox = parseBbox('5.6,51.8,4.2,52.6');
-const badRequest = components.problemResponse(
-  '`format` or `bbox` is malformed or given twice. `errors` names each parameter to change and why.',
-  [],
-  components.problemExample(invalidParameter('bbox', badBbox.ok ? '' : badBbox.reason), WELLS_URL),
-);
 
-export const wellsDocumentPart: DocumentPart = {
+export const wellsDocumentPart = dataPart({
+  url: WELLS_URL,
   tag: TAG,
-  paths: {
-    [openApiPath(WELLS_URL)]: readOnlyPathItem({
-      operationId: 'listWells',
-      tags: [TAG.name],
-      summary: 'Wells and tubes this key may read',
+  operationId: 'listWells',
+  summary: 'Wells and tubes this key may read',
+  description:
+    'Every well with at least one tube the key may read, and only those tubes: nothing reveals ' +
+    'hidden tubes, not even their count. Wells in natural order of name, tubes in natural order ' +
+    'of number (`2` before `10`). The identifiers are the `tubeIdentifier` of the measurements ' +
+    'endpoint. A well has its `location` and a tube its elevations when the operator stated them; ' +
+    'unknown values are left out. With `bbox`, only the wells whose location lies inside the box; ' +
+    'none is a 200 with an empty list (or an empty FeatureCollection).',
+  query: WellsQuery,
+  ok: {
+    description:
+      'The wells: a JSON list, or a GeoJSON FeatureCollection (`format=geojson`, or `Accept: ' +
+      'application/geo+json`) with the same wells in the same order. Each body has an ETag of its own.',
+    headers: { Vary: VARY_HEADER },
+    content: {
+      [json.mediaType]: { schema: WellList, example: written('json') },
+      [geojson.mediaType]: { schema: WellFeatureCollection, example: written('geojson') },
+    },
+  },
+  problems: {
+    '400': {
       description:
-        'Every well with at least one tube the key may read, and only those tubes: nothing reveals ' +
-        'hidden tubes, not even their count. Wells in natural order of name, tubes in natural order ' +
-        'of number (`2` before `10`). The identifiers are the `tubeIdentifier` of the measurements ' +
-        'endpoint. A well has its `location` and a tube its elevations when the operator stated them; ' +
-        'unknown values are left out. With `bbox`, only the wells whose location lies inside the box; ' +
-        'none is a 200 with an empty list (or an empty FeatureCollection).',
-      requestParams: { query: WellsQuery, header: components.ConditionalHeaders },
-      responses: { ...ok, '200': response200, '400': badRequest },
-    }),
+        '`format` or `bbox` is malformed or given twice. `errors` names each parameter to change and why.',
+      problem: invalidParameter('bbox', badBbox.ok ? '' : badBbox.reason),
+    },
   },
   schemas: { Location, Tube, Well, WellList, WellFeature, WellFeatureCollection },
-};
+});

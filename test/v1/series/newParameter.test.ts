@@ -87,8 +87,11 @@ t.test('a route whose query schema gains an optional parameter', async (t) => {
             summary: 'A series',
             description: 'A series of a tube.',
             requestParams: { query: Extended },
-            responses: dataResponses('The series.', z.object({ from: z.string() }), {
-              from: '2024-01-01T00:00:00Z',
+            responses: dataResponses('The series.', {
+              'application/json': {
+                schema: z.object({ from: z.string() }),
+                example: { from: '2024-01-01T00:00:00Z' },
+              },
             }),
           }),
         },
