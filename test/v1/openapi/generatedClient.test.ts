@@ -3,7 +3,9 @@
  * strict tsc (the repository's settings) compiles them with generatedClient/client.ts, an openapi-fetch
  * program, and that program reads a real server: discovery (whole, and in a box), a series, a 400 with
  * its `errors`, the network endpoint with `tubes`, then again with `changedSince` (its sync token), and
- * latest with `status` and `include`.
+ * latest with `status` and `include`. The client of docs/clients.md, as its code block stands there, compiles
+ * with the same types and keeps each body's type exact: discovery's array, the series' measurements, and
+ * the problem of a refusal.
  */
 import { copyFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -11,6 +13,7 @@ import openapiTS, { astToString } from 'openapi-typescript';
 import t from 'tap';
 import { addKey, addMeasurements, addWell } from '../../../testkit/fixtures.js';
 import { startApi } from '../../helpers/api.js';
+import { codeBlocks } from '../../helpers/clientGuide.js';
 import { get } from '../../helpers/http.js';
 import { refreshLatest } from '../../helpers/latest.js';
 import { runNodeScript, typeCheckFolder } from '../../helpers/packageBin.js';
@@ -34,6 +37,7 @@ t.test('a client generated from the served document', async (t) => {
   const directory = t.testdir();
   await writeFile(join(directory, 'api.ts'), types);
   await copyFile(join(import.meta.dirname, 'generatedClient', 'client.ts'), join(directory, 'client.ts'));
+  await writeFile(join(directory, 'guide.ts'), guideClient());
 
   t.test('has only the GET of each path', async (t) => {
     t.match(types, /"\/groundwater-monitoring-wells": \{/);
@@ -42,7 +46,7 @@ t.test('a client generated from the served document', async (t) => {
     t.same(writes ?? [], [], 'every other method is never');
   });
 
-  t.test('compiles with strict tsc', async (t) => {
+  t.test('compiles with strict tsc, the guide’s client too', async (t) => {
     const { code, reported } = await typeCheckFolder(directory);
     t.same(reported, [], 'tsc reports nothing');
     t.equal(code, 0);
@@ -79,3 +83,26 @@ t.test('a client generated from the served document', async (t) => {
     });
   });
 });
+
+/**
+ * The guide's typed client, its `BASE` and `KEY` given, then using what it read as a reader would: each
+ * line compiles only when that body's type is the JSON's own, not a union with GeoJSON's.
+ */
+function guideClient(): string {
+  const blocks = codeBlocks('ts').filter((code) => code.includes('createClient'));
+  if (blocks.length !== 1) throw new Error(`${blocks.length} typed clients in docs/clients.md`);
+  return [
+    'const BASE = process.argv[2]!;',
+    'const KEY = process.env.GWAPI_KEY!;',
+    blocks[0]!,
+    'export const wells: number | undefined = data?.length;',
+    'export const problem: string | undefined = error?.title;',
+    'export const identifier: string | undefined = data?.[0]?.tubes[0]?.identifier;',
+    "const series = await client.GET('/groundwater-monitoring-tubes/{tubeIdentifier}/measurements', {",
+    "  params: { path: { tubeIdentifier: identifier! }, query: { from: '2024-01-01T00:00:00Z', to: '2025-01-01T00:00:00Z' } },",
+    '});',
+    'export const values: number[] | undefined = series.data?.measurements.map((measurement) => measurement.value);',
+    'export const errors: Record<string, string[]> | undefined = series.error?.errors;',
+    '',
+  ].join('\n');
+}
