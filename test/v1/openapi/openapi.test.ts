@@ -12,6 +12,7 @@ import type { Problem } from '../../../src/http/problems/schema.js';
 import { addKey, addMeasurements, addWell } from '../../../testkit/fixtures.js';
 import { startApi } from '../../helpers/api.js';
 import { get, type HttpResponse, send } from '../../helpers/http.js';
+import { CONDITIONAL, INTERVAL_QUERY, parameterList } from '../../helpers/openapi.js';
 import { scriptedLimits } from '../../helpers/scriptedLimits.js';
 
 const DOCUMENT = '/v1/openapi.json';
@@ -45,24 +46,7 @@ function asTable(example: JsonExample): { head: Row; rows: Row[] } {
   return { head, rows: measurements };
 }
 
-/** The query of an interval of measurements, and the conditional headers: name, place, required. */
-const INTERVAL_QUERY = [
-  ['from', 'query', true],
-  ['to', 'query', true],
-  ['aggregate', 'query', false],
-  ['format', 'query', false],
-  ['status', 'query', false],
-  ['include', 'query', false],
-];
-const CONDITIONAL = [
-  ['If-None-Match', 'header', false],
-  ['If-Modified-Since', 'header', false],
-];
 const SERIES_RESPONSES = ['200', '304', '400', '401', '403', '404', '429', '4XX', '500', '503'];
-
-/** An operation's parameters: name, place, and whether required. */
-const parameterList = (operation: { parameters: { name: string; in: string; required?: boolean }[] }) =>
-  operation.parameters.map((p) => [p.name, p.in, p.required ?? false]);
 
 interface Operation {
   operationId: string;

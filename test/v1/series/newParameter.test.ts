@@ -15,10 +15,10 @@ import { formatInstant } from '../../../src/domain/datetime.js';
 import { READ_METHODS } from '../../../src/http/hooks/methods.js';
 import { INVALID_QUERY_DETAIL, registerProblems } from '../../../src/http/problems/problems.js';
 import { MeasurementsQuery } from '../../../src/v1/measurementsQuery.js';
-import { dataResponses } from '../../../src/v1/openapi/components.js';
+import { dataPart } from '../../../src/v1/openapi/dataPart.js';
 import { openApiDocument } from '../../../src/v1/openapi/document.js';
-import { openApiPath, readOnlyPathItem } from '../../../src/v1/openapi/pathItem.js';
 import { v1Routes } from '../../../src/v1/plugin.js';
+import { CONDITIONAL, INTERVAL_QUERY, parameterList } from '../../helpers/openapi.js';
 
 const URL = '/series';
 const Extended = MeasurementsQuery.safeExtend({
@@ -78,24 +78,23 @@ t.test('a route whose query schema gains an optional parameter', async (t) => {
 
   t.test('is documented as an optional query parameter', async (t) => {
     const made = openApiDocument(loadSettings({}), [
-      {
+      dataPart({
+        url: URL,
         tag: { name: 'Series', description: 'Series.' },
-        paths: {
-          [openApiPath(URL)]: readOnlyPathItem({
-            operationId: 'getSeries',
-            tags: ['Series'],
-            summary: 'A series',
-            description: 'A series of a tube.',
-            requestParams: { query: Extended },
-            responses: dataResponses('The series.', {
-              'application/json': {
-                schema: z.object({ from: z.string() }),
-                example: { from: '2024-01-01T00:00:00Z' },
-              },
-            }),
-          }),
+        operationId: 'getSeries',
+        summary: 'A series',
+        description: 'A series of a tube.',
+        query: Extended,
+        ok: {
+          description: 'The series.',
+          content: {
+            'application/json': {
+              schema: z.object({ from: z.string() }),
+              example: { from: '2024-01-01T00:00:00Z' },
+            },
+          },
         },
-      },
+      }),
     ]);
     // As it is served: JSON.
     const document = JSON.parse(JSON.stringify(made));
@@ -109,17 +108,9 @@ t.test('a route whose query schema gains an optional parameter', async (t) => {
       schema: { enum?: string[] };
     }[] = document.paths['/series'].get.parameters;
     t.same(
-      parameters.map(({ name, in: where, required }) => [name, where, required ?? false]),
-      [
-        ['from', 'query', true],
-        ['to', 'query', true],
-        ['aggregate', 'query', false],
-        ['format', 'query', false],
-        ['status', 'query', false],
-        ['include', 'query', false],
-        ['extra', 'query', false],
-      ],
-      'from and to required, aggregate, format, status, include and extra not',
+      parameterList({ parameters }),
+      [...INTERVAL_QUERY, ['extra', 'query', false], ...CONDITIONAL],
+      'from and to required; aggregate, format, status, include, extra and the conditional headers not',
     );
     const extra = parameters.find((parameter) => parameter.name === 'extra')!;
     t.same(extra.schema.enum, ['one', 'two']);
