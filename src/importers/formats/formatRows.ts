@@ -112,25 +112,28 @@ export class FormatRows implements RowReader, LevelSink {
 
   /**
    * Writes the tubes stated since the last call, and their wells: the stated fields over what is
-   * stored. The stored tubes are locked first, so that what another import of them writes is not lost
-   * between the read and the write; a statement that breaks the registry's rules refuses the file.
+   * stored. The tubes are locked before they are read, so that what another import of them writes is
+   * not lost between the read and the write; a statement that breaks the registry's rules refuses the
+   * file.
    */
   async writeTubes(tx: TransactionSql, options: { nowait: boolean }): Promise<void> {
     const stated = [...this.pending.values()];
     this.pending = new Map();
     for (const tube of stated) this.refusing(() => checkStatement(tube));
-    await lockTubes(
-      tx,
-      stated.map((t) => t.identifier),
-      options,
-    );
+
     const wells = new Map<string, WellStatement>();
     for (const tube of stated) {
       const well = wells.get(tube.wellName) ?? { name: tube.wellName };
       if (tube.location !== undefined) well.location = tube.location;
       wells.set(tube.wellName, well);
     }
-    const conflicts = await writeWellsAndTubes(tx, [...wells.values()], stated.map(statement));
+    const conflicts = await writeWellsAndTubes(tx, [...wells.values()], stated.map(statement), () =>
+      lockTubes(
+        tx,
+        stated.map((t) => t.identifier),
+        options,
+      ),
+    );
     if (conflicts.length === 0) return;
     for (const { tube, field, reason } of conflicts) this.add(stated[tube]!.place, field, reason);
     throw new ImportRejected(this.file, this.errors);

@@ -49,6 +49,11 @@ export async function writeWellsAndTubes(
   tx: TransactionSql,
   wells: readonly WellStatement[],
   tubes: readonly TubeStatement[],
+  /**
+   * For a writer that holds no table lock (formats/formatRows.ts): locks the stated tubes, once each
+   * exists, before they are read to be merged.
+   */
+  lockTubes?: () => Promise<unknown>,
 ): Promise<TubeConflict[]> {
   const located = wells.filter((w) => w.location !== undefined);
   // A stated location replaces the stored one; a well stated without one keeps its own.
@@ -60,6 +65,20 @@ export async function writeWellsAndTubes(
       where (wells.longitude, wells.latitude) is distinct from (excluded.longitude, excluded.latitude)`;
   const unlocated = wells.filter((w) => w.location === undefined).map((w) => w.name);
   await tx`insert into wells (name) select unnest(${unlocated}::text[]) on conflict (name) do nothing`;
+
+  if (lockTubes) {
+    // A tube new to the database is inserted bare first: one another writer is inserting at the same
+    // time is then waited for and found, and the lock below holds it, so the merge reads what that
+    // writer committed instead of nothing. A (well, number) held by another tube is left to the clash
+    // check below.
+    await tx`insert into tubes (identifier, well_id, number)
+      select i.identifier, w.id, i.number
+      from unnest(${tubes.map((t) => t.identifier)}::uuid[], ${tubes.map((t) => t.wellName)}::text[],
+                  ${tubes.map((t) => t.number)}::text[]) as i(identifier, well_name, number)
+      join wells w on w.name = i.well_name
+      on conflict do nothing`;
+    await lockTubes();
+  }
 
   const column = <K extends (typeof FIELDS)[number]>(name: K) => tubes.map((t) => t[name] ?? null);
   // Bit i set: FIELDS[i] is stated.

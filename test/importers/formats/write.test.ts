@@ -246,37 +246,43 @@ t.test('a file whose points are all skipped is no error', async (t) => {
   t.equal(describeImport(imported), '5 points read: nothing written; 4 control readings, 1 missing value');
 });
 
-t.test('two files stating one tube at once: the later waits, and keeps what the first stated', async (t) => {
-  const world = await formatImportWorld(t);
-  const { sql } = world.api.db;
-  const importText = importer(world);
-  await importText(`tube ${A} WA 1 groundLevel=1 tubeTop=2`);
-  // The first file states tubeTop, then holds its transaction open until its stream ends.
-  const held = new PassThrough();
-  const first = importFormatFile(sql, held, readLevelDouble, { ...OPTIONS, name: 'first.txt' });
-  held.write(`tube ${A} WA 1 tubeTop=3\n`);
-  await until(
-    'the first file has written its tube, and waits for the rest of its stream',
-    async () =>
-      (
-        await sql`select count(*)::int as n from pg_stat_activity
-                  where state = 'idle in transaction' and query like 'drop table registry_input%'`
-      )[0]!.n,
-    (n) => n === 1,
+for (const stored of [true, false]) {
+  t.test(
+    `two files stating ${stored ? 'a stored tube' : 'a new tube'} at once: the later waits, and keeps what the first stated`,
+    async (t) => {
+      const world = await formatImportWorld(t);
+      const { sql } = world.api.db;
+      const importText = importer(world);
+      // A new tube of a stored well: the files meet at the tube alone.
+      await importText(stored ? `tube ${A} WA 1 groundLevel=1 tubeTop=2` : `tube ${B} WA 2`);
+      // The first file states tubeTop, then holds its transaction open until its stream ends.
+      const held = new PassThrough();
+      const first = importFormatFile(sql, held, readLevelDouble, { ...OPTIONS, name: 'first.txt' });
+      held.write(`tube ${A} WA 1 tubeTop=3\n`);
+      await until(
+        'the first file has written its tube, and waits for the rest of its stream',
+        async () =>
+          (
+            await sql`select count(*)::int as n from pg_stat_activity
+                    where state = 'idle in transaction' and query like 'drop table registry_input%'`
+          )[0]!.n,
+        (n) => n === 1,
+      );
+      const second = importText(`tube ${A} WA 1 groundLevel=5`);
+      await until(
+        'the second file waits for the tube',
+        async () =>
+          (await sql`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock'`)[0]!.n,
+        (n) => n === 1,
+      );
+      held.end();
+      await first;
+      await second;
+      const [tube] = await sql`select ground_level, tube_top from tubes where identifier = ${A}`;
+      t.same(tube, { ground_level: 5, tube_top: 3 }, 'neither statement lost');
+    },
   );
-  const second = importText(`tube ${A} WA 1 groundLevel=5`);
-  await until(
-    'the second file waits for the tube',
-    async () =>
-      (await sql`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock'`)[0]!.n,
-    (n) => n === 1,
-  );
-  held.end();
-  await first;
-  await second;
-  const [tube] = await sql`select ground_level, tube_top from tubes`;
-  t.same(tube, { ground_level: 5, tube_top: 3 }, 'neither statement lost');
-});
+}
 
 t.test(
   'a reader that fails otherwise, or passes a level no reader may, refuses the file alone',
