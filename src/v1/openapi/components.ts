@@ -205,25 +205,32 @@ export const ConditionalHeaders = z.object({
 });
 
 const VALIDATORS: HeaderName[] = ['ETag', 'Last-Modified', 'Cache-Control'];
+const LIMITS: HeaderName[] = ['RateLimit', 'RateLimit-Policy'];
+
+/** What an endpoint's responses have in common with others: headers, a 304, shared problems. */
+export interface ResponseTraits {
+  /** It answers conditional requests: its 200 carries the validators, and it answers 304. */
+  conditional?: boolean;
+  /** No key and no limit: no limits' headers, and none of the key's and the limits' problems. */
+  public?: boolean;
+  /** The 200's headers besides the shared ones. */
+  headers?: Record<string, oas31.HeaderObject>;
+}
 
 /**
- * The responses of a data endpoint (one that needs a key and counts against its limits): its 200 with
- * `content` (each example what the service writes) and `headers` besides the shared ones, its 304 when
- * it answers conditional requests, and the problems every data endpoint can answer.
+ * The responses of a data endpoint (one that needs a key and counts against its limits, unless
+ * public): its 200 with `content` (each example what the service writes) and its own headers, its 304
+ * when it answers conditional requests, and the problems every such endpoint can answer.
  */
 export function dataResponses(
   description: string,
   content: ZodOpenApiContentObject,
-  {
-    conditional = true,
-    headers = {},
-  }: { conditional?: boolean; headers?: Record<string, oas31.HeaderObject> } = {},
+  { conditional = true, public: open = false, headers = {} }: ResponseTraits = {},
 ): ZodOpenApiResponsesObject {
   const shared = headerRefs(
     'API-Version',
     'X-Request-Id',
-    'RateLimit',
-    'RateLimit-Policy',
+    ...(open ? [] : LIMITS),
     ...(conditional ? VALIDATORS : []),
   );
   return {
@@ -236,14 +243,16 @@ export function dataResponses(
         headers: shared,
       },
     }),
-    ...problemRefs(
-      'Unauthorized',
-      'Forbidden',
-      'TooManyRequests',
-      'ClientError',
-      'InternalServerError',
-      'ServiceUnavailable',
-    ),
+    ...(open
+      ? problemRefs('ClientError', 'InternalServerError')
+      : problemRefs(
+          'Unauthorized',
+          'Forbidden',
+          'TooManyRequests',
+          'ClientError',
+          'InternalServerError',
+          'ServiceUnavailable',
+        )),
   };
 }
 

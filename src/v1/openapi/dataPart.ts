@@ -2,7 +2,7 @@
  * A data endpoint's part of the OpenAPI document, from one description of it: its operation, its
  * request schemas (those its route validates with), its 200 in each format, the problems it answers of
  * its own, and the schemas it names. What every data endpoint shares (the key's problems, the limits'
- * headers, conditional requests) is added here, once.
+ * headers, conditional requests; a public one, neither key nor limits) is added here, once.
  */
 import { z } from 'zod';
 import type { oas31, ZodOpenApiContentObject, ZodOpenApiResponseObject } from 'zod-openapi';
@@ -43,6 +43,8 @@ export interface DataEndpoint {
    * reads If-None-Match and If-Modified-Since. So unless false.
    */
   conditional?: boolean;
+  /** Public: no key (`security: []`) and no limit, like this document. Not unless true. */
+  public?: boolean;
   /** The 200: when, its headers besides the ones every data response has, its body in each format. */
   ok: {
     description: string;
@@ -56,7 +58,7 @@ export interface DataEndpoint {
 }
 
 export function dataPart(endpoint: DataEndpoint): DocumentPart {
-  const { url, tag, path, query, conditional = true, ok, problems = {} } = endpoint;
+  const { url, tag, path, query, conditional = true, public: open = false, ok, problems = {} } = endpoint;
   const own = Object.entries(problems).map(([status, { description, problem, id }]) => {
     const response: ZodOpenApiResponseObject = problemResponse(description, [], problemExample(problem, url));
     return [status, id ? { id, ...response } : response];
@@ -69,9 +71,10 @@ export function dataPart(endpoint: DataEndpoint): DocumentPart {
         tags: [tag.name],
         summary: endpoint.summary,
         description: endpoint.description,
+        ...(open && { security: [] }),
         requestParams: { ...(path && { path }), query, ...(conditional && { header: ConditionalHeaders }) },
         responses: {
-          ...dataResponses(ok.description, ok.content, { conditional, headers: ok.headers }),
+          ...dataResponses(ok.description, ok.content, { conditional, public: open, headers: ok.headers }),
           ...Object.fromEntries(own),
         },
       }),

@@ -1,7 +1,7 @@
 /**
  * dataPart: a data endpoint's part from one description. The served parts are checked against the
  * service in openapi.test.ts; this checks what none of them uses yet: an endpoint that answers no
- * conditional request, and several parts under one tag (the paths of one resource).
+ * conditional request, several parts under one tag (the paths of one resource), and a public part.
  */
 import { Validator } from '@seriousme/openapi-schema-validator';
 import t from 'tap';
@@ -80,4 +80,31 @@ t.test('parts with one tag, answering no conditional request', async (t) => {
     small.responses['400'].content['application/problem+json'].example.instance,
     '/v1/things/small/items',
   );
+});
+
+t.test('a public part: no key, no limit', async (t) => {
+  const made = openApiDocument(loadSettings({}), [
+    dataPart({
+      url: '/things',
+      tag: TAG,
+      operationId: 'getThingsIndex',
+      summary: 'Where the things are',
+      description: 'Links to the things.',
+      query: z.object({}),
+      conditional: false,
+      public: true,
+      ok: {
+        description: 'The links.',
+        content: { 'application/json': { schema: z.array(z.string()), example: ['/things/small/items'] } },
+      },
+    }),
+  ]);
+  const document = JSON.parse(JSON.stringify(made));
+  const result = await new Validator().validate(document);
+  t.same(result.errors ?? [], [], 'a valid OpenAPI document');
+  t.same(document.security, [{ ApiKey: [] }], 'the document asks for the key');
+  const operation = document.paths['/things'].get;
+  t.same(operation.security, [], 'this operation does not');
+  t.same(Object.keys(operation.responses), ['200', '500', '4XX'], 'no 401, 403, 429 or 503');
+  t.same(Object.keys(operation.responses['200'].headers), ['API-Version', 'X-Request-Id'], 'no limits');
 });
