@@ -4,7 +4,7 @@
 export const V1_PREFIX = '/v1';
 
 /** The contract's MAJOR.MINOR.PATCH, sent as `API-Version` on every response and in the OpenAPI `info`. */
-export const API_VERSION = '1.3.1';
+export const API_VERSION = '1.4.0';
 
 const SECONDS_PER_DAY = 86_400;
 

@@ -21,6 +21,7 @@ import { syncTokens } from '../sync/tokens.js';
 import { docsRoute } from './docs/plugin.js';
 import { latestRoute } from './latest/route.js';
 import { networkRoute } from './network/route.js';
+import { ogcDataRoutes, ogcPublicRoutes } from './ogc/route.js';
 import { openApiRoute } from './openapi/route.js';
 import { seriesRoute } from './series/route.js';
 import { wellsRoute } from './wells/route.js';
@@ -52,10 +53,19 @@ export async function v1Api(api: FastifyInstance, deps: V1Dependencies): Promise
   v1Routes(api);
   await api.register(openApiRoute, { settings });
   await api.register(docsRoute, { settings });
-  await api.register(async function dataEndpoints(data) {
-    data.addHook('onRequest', authenticate(resolver, limits));
+  await api.register(ogcPublicRoutes);
+  /** The key (401) and the client limits (429) of a scope's routes; `queryKey`: `api_key` too. */
+  const keyed = (scope: FastifyInstance, queryKey: boolean) => {
+    scope.addHook('onRequest', authenticate(resolver, limits, { queryKey }));
     // Lifted limits admit every request and advertise nothing, so they need no hook at all.
-    if (limits !== unlimited) data.addHook('onRequest', admitClient(limits, settings));
+    if (limits !== unlimited) scope.addHook('onRequest', admitClient(limits, settings));
+  };
+  await api.register(async function ogcEndpoints(ogc) {
+    keyed(ogc, true);
+    await ogc.register(ogcDataRoutes, { reads });
+  });
+  await api.register(async function dataEndpoints(data) {
+    keyed(data, false);
     await data.register(wellsRoute, { reads });
     await data.register(seriesRoute, { reads, metrics, turns });
     await data.register(networkRoute, { reads, metrics, turns, sync });

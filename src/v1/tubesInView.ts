@@ -82,6 +82,11 @@ export interface TubeInView extends TubeRow {
   latitude: number | null;
   /** When the well's location last changed, null if it never did. */
   locationChangedAt: Date | null;
+  /** The tube's elevations as the operator stated them, null when unknown. */
+  groundLevel: number | null;
+  tubeTop: number | null;
+  screenTop: number | null;
+  screenBottom: number | null;
 }
 
 /**
@@ -98,7 +103,9 @@ export async function tubesInView(
     select t.id, t.identifier::text as identifier, t.number, t.unit, t.vertical_datum as "verticalDatum",
            t.series_version::text as "seriesVersion", t.series_changed_at as "seriesChangedAt",
            w.name as "wellName", w.changed_at as "wellChangedAt", w.id as "wellId",
-           w.longitude, w.latitude, w.location_changed_at as "locationChangedAt"
+           w.longitude, w.latitude, w.location_changed_at as "locationChangedAt",
+           t.ground_level as "groundLevel", t.tube_top as "tubeTop",
+           t.screen_top as "screenTop", t.screen_bottom as "screenBottom"
     from tubes t join wells w on w.id = t.well_id
     where (${client.allTubes} or t.id = any(${[...client.grants]}::int[]))
       ${listed === undefined ? sql`` : sql`and t.identifier = any(${listed as string[]}::uuid[])`}`;

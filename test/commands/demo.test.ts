@@ -136,7 +136,7 @@ t.test('gwapi demo seeds once, serves, prints a key and requests, and stops clea
       .sort(),
   );
   const response = await fetch(`${first.base}/openapi.json`);
-  t.equal(response.headers.get('api-version'), '1.3.1', 'the HTTP server answers on the printed address');
+  t.equal(response.headers.get('api-version'), '1.4.0', 'the HTTP server answers on the printed address');
   await response.body?.cancel();
   const reference = await fetch(`${first.base}/docs`);
   t.equal(reference.status, 200, 'the printed reference is served');

@@ -24,7 +24,7 @@ const READY = '/health/ready';
 // biome-ignore lint/suspicious/noExplicitAny: a JSON document, checked field by field
 async function readiness(t: Test, api: TestApi): Promise<HttpResponse & { report: any }> {
   const response = await get(api.base, READY);
-  t.equal(response.headers['api-version'], '1.3.1');
+  t.equal(response.headers['api-version'], '1.4.0');
   t.equal(response.headers['content-type'], 'application/json');
   t.equal(response.headers['cache-control'], 'no-store');
   return { ...response, report: JSON.parse(response.body) };
@@ -38,20 +38,20 @@ t.test('liveness: 200 with no I/O, no key and no limits; HEAD too; other methods
     const response = await get(api.base, LIVE, headers);
     t.equal(response.status, 200);
     t.same(JSON.parse(response.body), { status: 'pass' });
-    t.equal(response.headers['api-version'], '1.3.1');
+    t.equal(response.headers['api-version'], '1.4.0');
     t.equal(response.headers['cache-control'], 'no-store');
   }
   const head = await send(api.base, 'HEAD', LIVE);
   t.equal(head.status, 200);
   t.equal(head.body, '');
-  t.equal(head.headers['api-version'], '1.3.1');
+  t.equal(head.headers['api-version'], '1.4.0');
   for (const path of [LIVE, READY]) {
     for (const method of ['POST', 'DELETE', 'PURGE']) {
       const refused = await send(api.base, method, path);
       t.equal(refused.status, 405, `${method} ${path}`);
       t.equal(refused.headers.allow, 'GET, HEAD');
       t.equal(refused.headers['content-type'], 'application/problem+json');
-      t.equal(refused.headers['api-version'], '1.3.1');
+      t.equal(refused.headers['api-version'], '1.4.0');
     }
   }
   t.same(limits.admitted, [], 'no client admission');

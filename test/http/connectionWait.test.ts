@@ -96,7 +96,7 @@ t.test('slow clients holding every connection', async (t) => {
   const busy = (t: Test, name: string, { response, ms }: { response: HttpResponse; ms: number }) => {
     t.equal(response.status, 503, `${name}: 503`);
     t.equal(response.headers['retry-after'], String(WAIT_SECONDS), `${name}: Retry-After`);
-    t.equal(response.headers['api-version'], '1.3.1', `${name}: API-Version`);
+    t.equal(response.headers['api-version'], '1.4.0', `${name}: API-Version`);
     t.ok(ms >= WAIT_SECONDS * 1000, `${name}: answered after the wait (${Math.round(ms)} ms)`);
     t.ok(ms < 3 * WAIT_SECONDS * 1000, `${name}: and well before three times it`);
     if (response.body === '') return; // HEAD

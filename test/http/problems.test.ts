@@ -16,7 +16,7 @@ const KNOWN_PATHS = [WELLS, measurementsOf('2f1c7a4e-9b1d-4c3e-8f55-0a6d3c9e1b42
 function checkProblem(t: Test, response: HttpResponse, status: number, instance?: string) {
   t.equal(response.status, status, 'status');
   t.equal(response.headers['content-type'], 'application/problem+json', 'media type');
-  t.equal(response.headers['api-version'], '1.3.1', 'API-Version');
+  t.equal(response.headers['api-version'], '1.4.0', 'API-Version');
   const body = JSON.parse(response.body);
   t.equal(body.type, 'about:blank');
   t.equal(body.status, status);
@@ -98,17 +98,17 @@ t.test('problem documents and API-Version', async (t) => {
   t.test('API-Version on successes, 304 and HEAD', async (t) => {
     const ok = await get(api.base, WELLS, { 'x-api-key': key });
     t.equal(ok.status, 200);
-    t.equal(ok.headers['api-version'], '1.3.1');
+    t.equal(ok.headers['api-version'], '1.4.0');
     const doc = await get(api.base, '/v1/openapi.json');
-    t.equal(doc.headers['api-version'], '1.3.1');
+    t.equal(doc.headers['api-version'], '1.4.0');
     const notModified = await get(api.base, '/v1/openapi.json', {
       'if-none-match': String(doc.headers.etag),
     });
     t.equal(notModified.status, 304);
-    t.equal(notModified.headers['api-version'], '1.3.1');
+    t.equal(notModified.headers['api-version'], '1.4.0');
     const head = await send(api.base, 'HEAD', WELLS, { 'x-api-key': key });
     t.equal(head.status, 200);
-    t.equal(head.headers['api-version'], '1.3.1');
+    t.equal(head.headers['api-version'], '1.4.0');
     t.equal(head.body, '');
   });
 

@@ -57,7 +57,7 @@ t.test('slow senders and slow readers', async (t) => {
     const response = parseRaw(received);
     t.equal(response.status, 408);
     t.equal(response.headers['content-type'], 'application/problem+json');
-    t.equal(response.headers['api-version'], '1.3.1');
+    t.equal(response.headers['api-version'], '1.4.0');
     t.match(JSON.parse(response.body), { type: 'about:blank', title: 'Request Timeout', status: 408 });
   });
 

@@ -108,7 +108,7 @@ t.test('the limits seam: order of checks, 429, and slots released', async (t) =>
     t.equal(refused.status, 429);
     t.equal(refused.headers['retry-after'], '1');
     t.equal(refused.headers['content-type'], 'application/problem+json');
-    t.equal(refused.headers['api-version'], '1.3.1');
+    t.equal(refused.headers['api-version'], '1.4.0');
     t.equal(JSON.parse(refused.body).title, 'Too Many Requests');
     limits.refuseNext('rate', 2.2);
     t.equal(

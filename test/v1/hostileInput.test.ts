@@ -1790,7 +1790,7 @@ function checkResponse(world: World, r: Generated, response: RawResponse, expect
     `status ${response.status}, expected ${expected.statuses.join(' or ')}`,
   );
   check(response.reason === STATUS_CODES[response.status], `reason phrase ${response.reason}`);
-  check(field(response, 'api-version') === '1.3.1', 'API-Version');
+  check(field(response, 'api-version') === '1.4.0', 'API-Version');
   const isHead = r.method === 'HEAD';
   const network = r.traits.endpoint === 'network';
   if (response.status >= 400) checkProblem(r, response, expected, isHead);

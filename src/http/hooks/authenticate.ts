@@ -27,7 +27,36 @@ export const unauthorized = (presented: boolean) =>
     CHALLENGE,
   );
 
-export function authenticate(resolver: ClientResolver, limits: ClientLimits) {
+/** The query parameter that carries the key where a client can only add to a URL (OGC API clients). */
+export const API_KEY_PARAMETER = 'api_key';
+
+/** The 400 of a key given in both places that differ; it names neither. */
+export const keysDisagree = () =>
+  new ProblemError(
+    400,
+    `The API key in the X-API-Key header and the one in ${API_KEY_PARAMETER} differ: give one key, once.`,
+  );
+
+/**
+ * The key a request presents: the header, or with `queryKey` also `api_key` (which must then be the same
+ * key, given once). Undefined when none; a ProblemError for keys that disagree.
+ */
+export function presentedKey(request: FastifyRequest, queryKey: boolean): string | undefined {
+  const header = request.headers[API_KEY_HEADER];
+  const fromHeader = typeof header === 'string' && header !== '' ? header : undefined;
+  if (!queryKey) return fromHeader;
+  const parameter = (request.query as Record<string, unknown> | undefined)?.[API_KEY_PARAMETER];
+  if (parameter === undefined) return fromHeader;
+  if (typeof parameter !== 'string' || (fromHeader !== undefined && parameter !== fromHeader))
+    throw keysDisagree();
+  return parameter === '' ? fromHeader : parameter;
+}
+
+/**
+ * The hook that resolves the presented key to `request.client`. With `queryKey`, `api_key` presents a
+ * key as the header does.
+ */
+export function authenticate(resolver: ClientResolver, limits: ClientLimits, { queryKey = false } = {}) {
   async function refuse(request: FastifyRequest, presented: unknown): Promise<never> {
     // Guessing keys costs the guesser, not the database: failures are limited per address.
     const admission = await limits.admitFailedAuth(request.ip);
@@ -41,7 +70,13 @@ export function authenticate(resolver: ClientResolver, limits: ClientLimits) {
     _reply: FastifyReply,
     done: (error?: Error) => void,
   ): void {
-    const presented = request.headers[API_KEY_HEADER];
+    let presented: string | undefined;
+    try {
+      presented = presentedKey(request, queryKey);
+    } catch (error) {
+      done(error as Error);
+      return;
+    }
     const found = (client: Client | undefined) => {
       if (!client) {
         refuse(request, presented).catch(done);
@@ -50,8 +85,7 @@ export function authenticate(resolver: ClientResolver, limits: ClientLimits) {
       request.client = client;
       done();
     };
-    const client =
-      typeof presented === 'string' && presented !== '' ? resolver.resolve(presented) : undefined;
+    const client = presented === undefined ? undefined : resolver.resolve(presented);
     if (client instanceof Promise) client.then(found, done);
     else found(client);
   };

@@ -20,6 +20,20 @@ declare module 'fastify' {
 /** `gw_` and a long run of base64url: a key, or most of one (src/keys/format.ts). */
 const KEY_PREFIX = 'gw_';
 const KEY_LIKE = /gw_[A-Za-z0-9_-]{16,}/g;
+/**
+ * Any value of `api_key` (the key where only a URL could carry it, `/v1/ogc`), on any path: a mistyped
+ * key is still most of a key. Its name as sent, in any case, `_` escaped or not; the value up to the
+ * next parameter, or the end of the URL in a JSON string (escaped quotes included).
+ */
+const KEY_PARAMETER = /key=/i;
+const KEY_PARAMETER_VALUE = /(api(?:_|%5f)key=)(?:\\.|[^&#\s"\\])*/gi;
+
+/** A line without any key in it: the last guard of every line written. */
+export function scrubKeys(line: string): string {
+  let scrubbed = line.includes(KEY_PREFIX) ? line.replace(KEY_LIKE, 'gw_[redacted]') : line;
+  if (KEY_PARAMETER.test(scrubbed)) scrubbed = scrubbed.replace(KEY_PARAMETER_VALUE, '$1[redacted]');
+  return scrubbed;
+}
 
 /**
  * Standard output, each line written at once (synchronousLines.ts). pino's default destination hands
@@ -80,10 +94,7 @@ export function createLogger(level: Settings['LOG_LEVEL'], stream?: DestinationS
       redact: { paths: ['req.headers["x-api-key"]', 'headers["x-api-key"]'], censor: '[redacted]' },
       // The search for the prefix alone is far cheaper than running the pattern over every line
       // (docs/decisions/0013-per-request-costs.md).
-      hooks: {
-        streamWrite: (line: string) =>
-          line.includes(KEY_PREFIX) ? line.replace(KEY_LIKE, 'gw_[redacted]') : line,
-      },
+      hooks: { streamWrite: scrubKeys },
     },
     stream ?? standardOutput(),
   );

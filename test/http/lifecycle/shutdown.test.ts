@@ -203,7 +203,7 @@ t.test('graceful shutdown of gwapi serve', async (t) => {
       const ready = parseRaw(received.slice(readyAt));
       t.equal(ready.status, 503, 'readiness fails');
       t.equal(ready.headers.connection, 'close', 'and the connection is closed after it');
-      t.equal(ready.headers['api-version'], '1.3.1');
+      t.equal(ready.headers['api-version'], '1.4.0');
       const report = JSON.parse(ready.body);
       t.equal(report.status, 'fail');
       t.match(report.checks.shutdown, { status: 'fail', output: /shutting down/ });

@@ -26,6 +26,12 @@ t.test('request log and key redaction', async (t) => {
   await get(api.base, `/v1/groundwater-monitoring-wells?api_key=${key}`, { 'x-api-key': key });
   await get(api.base, `/v1/${key}`);
   await get(api.base, `/v1/${key}/%zz`);
+  // Any value of api_key, on any path: a mistyped key, one not shaped like a key, in any spelling.
+  const mistyped = 'gwMistypedKeyValue12';
+  await get(api.base, `/v1/ogc/collections?api_key=${mistyped}`);
+  await get(api.base, `/v1/groundwater-monitoring-wells?limit=1&API_KEY=${mistyped}&bbox=1`);
+  await get(api.base, `/nowhere?api%5Fkey=${mistyped}%22x&format=json`);
+  await get(api.base, `/v1/ogc?api_key=${mistyped}`);
   await sendRaw(api.port, `GET /v1/x HTTP/1.1\r\nX-API-Key: ${key}\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
   await sql`alter table tubes rename to tubes_elsewhere`;
   const failed = await get(api.base, `${series}${day}`, { 'x-api-key': stranger });
@@ -52,6 +58,19 @@ t.test('request log and key redaction', async (t) => {
     t.ok(
       lines.some((line) => line.includes('gw_[redacted]')),
       'keys in URLs are replaced, not dropped',
+    );
+    t.notOk(
+      lines.some((line) => line.includes('MistypedKey')),
+      'no value of api_key, whatever it holds',
+    );
+    t.equal(
+      lines.filter((line) => /api(_|%5F)key=\[redacted\]/i.test(line)).length,
+      5,
+      'each replaced, the gw_ key above too',
+    );
+    t.ok(
+      lines.some((line) => line.includes('&bbox=1')) && lines.some((line) => line.includes('&format=json')),
+      'the parameters after it are kept',
     );
   });
 

@@ -203,7 +203,7 @@ t.test('what the API counts, scraped from the metrics listener', async (t) => {
   t.test('the metrics listener: GET and HEAD, 405 and 404 like the API, process metrics', async (t) => {
     const scraped = await get(base, '/metrics');
     t.equal(scraped.headers['content-type'], 'text/plain; version=0.0.4; charset=utf-8');
-    t.equal(scraped.headers['api-version'], '1.3.1');
+    t.equal(scraped.headers['api-version'], '1.4.0');
     t.equal(scraped.headers['cache-control'], 'no-store');
     t.match(scraped.body, /^process_cpu_user_seconds_total \d/m, 'the process metrics too');
     t.match(scraped.body, /^# TYPE gwapi_http_request_duration_seconds histogram$/m);

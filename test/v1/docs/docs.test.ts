@@ -29,7 +29,7 @@ t.test('the interactive reference', async (t) => {
       t.equal(response.status, 200, path);
       t.equal(response.headers['content-type'], 'text/html; charset=utf-8');
       t.equal(response.headers['content-security-policy'], CSP);
-      t.equal(response.headers['api-version'], '1.3.1');
+      t.equal(response.headers['api-version'], '1.4.0');
       t.match(response.body, '<title>Groundwater Monitoring Read API</title>');
     }
     t.same(limits.admitted, [], 'no admission asked for');
@@ -50,7 +50,7 @@ t.test('the interactive reference', async (t) => {
       const response = await get(api.base, asset);
       t.equal(response.status, 200, asset);
       t.equal(response.headers['content-security-policy'], CSP, `${asset}: CSP`);
-      t.equal(response.headers['api-version'], '1.3.1');
+      t.equal(response.headers['api-version'], '1.4.0');
     }
     const initializer = await get(api.base, '/v1/docs/static/swagger-initializer.js');
     t.match(initializer.body, "url: resolveUrl('./json')", 'the page reads the document at /v1/docs/json');
@@ -135,7 +135,7 @@ t.test('the interactive reference', async (t) => {
       const response = await get(api.base, path);
       t.equal(response.status, 404, path);
       t.equal(response.headers['content-type'], 'application/problem+json');
-      t.equal(response.headers['api-version'], '1.3.1');
+      t.equal(response.headers['api-version'], '1.4.0');
       t.match(JSON.parse(response.body), { type: 'about:blank', title: 'Not Found', status: 404 });
     }
   });

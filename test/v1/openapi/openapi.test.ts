@@ -91,7 +91,7 @@ t.test('the OpenAPI document', async (t) => {
     t.same(result.errors ?? [], [], 'no validation errors');
     t.ok(result.valid);
     t.equal(validator.version, '3.1');
-    t.equal(document.info.version, '1.3.1');
+    t.equal(document.info.version, '1.4.0');
   });
 
   t.test('documents what a client can call: the GET of every path, HEAD and 405 said once', async (t) => {
@@ -249,7 +249,7 @@ t.test('the OpenAPI document', async (t) => {
       t.equal(response.status, 304, `If-None-Match: ${header}`);
       t.equal(response.body, '');
       t.equal(response.headers.etag, etag);
-      t.equal(response.headers['api-version'], '1.3.1');
+      t.equal(response.headers['api-version'], '1.4.0');
       t.ok(response.headers['cache-control']);
     }
     const changed = await get(api.base, DOCUMENT, { 'if-none-match': '"something-else"' });

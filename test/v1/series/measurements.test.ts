@@ -36,7 +36,7 @@ t.test('measurements', async (t) => {
   const problem = (response: HttpResponse, status: number) => {
     t.equal(response.status, status, `status ${status}`);
     t.equal(response.headers['content-type'], 'application/problem+json');
-    t.equal(response.headers['api-version'], '1.3.1');
+    t.equal(response.headers['api-version'], '1.4.0');
     return JSON.parse(response.body);
   };
 
@@ -44,7 +44,7 @@ t.test('measurements', async (t) => {
     const response = await fetchSeries(tube!.identifier, DAY);
     t.equal(response.status, 200);
     t.equal(response.headers['content-type'], 'application/json');
-    t.equal(response.headers['api-version'], '1.3.1');
+    t.equal(response.headers['api-version'], '1.4.0');
     t.ok(response.body.startsWith('{"tubeIdentifier":'), 'the series head comes first');
     const series = JSON.parse(response.body);
     t.same(series, {
@@ -203,7 +203,7 @@ t.test('measurements', async (t) => {
     const head = await send(api.base, 'HEAD', path(tube!.identifier, DAY), as(reader.key));
     t.equal(head.status, 200);
     t.equal(head.headers['content-type'], 'application/json');
-    t.equal(head.headers['api-version'], '1.3.1');
+    t.equal(head.headers['api-version'], '1.4.0');
     t.equal(head.body, '');
     const missing = await send(api.base, 'HEAD', path(hidden!.identifier, DAY), as(reader.key));
     t.equal(missing.status, 404);

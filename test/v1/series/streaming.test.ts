@@ -137,7 +137,7 @@ t.test('streaming a year of 1-minute data', async (t) => {
     const response = await get(api.base, path, { 'x-api-key': key });
     t.equal(response.status, 500);
     t.equal(response.headers['content-type'], 'application/problem+json');
-    t.equal(response.headers['api-version'], '1.3.1');
+    t.equal(response.headers['api-version'], '1.4.0');
     const body = JSON.parse(response.body);
     t.same(Object.keys(body).sort(), ['detail', 'instance', 'status', 'title', 'type']);
     t.equal(body.title, 'Internal Server Error');

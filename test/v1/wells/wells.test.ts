@@ -32,7 +32,7 @@ t.test('discovery', async (t) => {
     const response = await get(api.base, WELLS, { 'x-api-key': everything.key, accept: 'application/json' });
     t.equal(response.status, 200);
     t.equal(response.headers['content-type'], 'application/json');
-    t.equal(response.headers['api-version'], '1.3.1');
+    t.equal(response.headers['api-version'], '1.4.0');
     const wells = JSON.parse(response.body);
     t.same(
       wells.map((w: { name: string }) => w.name),

@@ -1,0 +1,324 @@
+/**
+ * The features of the three collections, a page at a time, read in one snapshot: the tubes of the key's
+ * view in discovery's order (tubesInView.ts), then what each collection holds of them. A page starts
+ * after the last feature's key (keyset), never at an offset, so page 100 costs what page 1 costs and a
+ * page never repeats or skips a feature that existed when the first was read.
+ */
+import type { Queryable } from '../../db/connect.js';
+import { formatInstant, type Instant, parseDateTime } from '../../domain/datetime.js';
+import { naturalCompare } from '../../domain/naturalOrder.js';
+import { canonicalTubeIdentifier, STATUSES, statusCode } from '../../engine/schemas.js';
+import type { Client } from '../../keys/clients.js';
+import { containsLocation } from '../bbox.js';
+import { type TubeInView, tubesInView } from '../tubesInView.js';
+import type { ItemsQuery, Period } from './query.js';
+
+type Properties = Record<string, string | number | null>;
+
+export interface Feature {
+  type: 'Feature';
+  id: string;
+  geometry: { type: 'Point'; coordinates: [number, number] } | null;
+  properties: Properties;
+}
+
+/** Where a page ends: the last feature's tube (well name, number, identifier) and, for a measurement, its time. */
+export type Position = [string, string, string] | [string, string, string, number, number];
+
+export interface Page {
+  features: Feature[];
+  numberMatched: number;
+  /** Where the next page starts, when more features follow. */
+  next: Position | undefined;
+}
+
+export const geometryOf = (tube: TubeInView): Feature['geometry'] =>
+  tube.longitude === null || tube.latitude === null
+    ? null
+    : { type: 'Point', coordinates: [tube.longitude, tube.latitude] };
+
+const feature = (id: string, tube: TubeInView, properties: Properties): Feature => ({
+  type: 'Feature',
+  id,
+  geometry: geometryOf(tube),
+  properties,
+});
+
+export const tubeFeature = (tube: TubeInView): Feature =>
+  feature(tube.identifier, tube, {
+    tubeIdentifier: tube.identifier,
+    wellName: tube.wellName,
+    tubeNumber: tube.number,
+    unit: tube.unit,
+    verticalDatum: tube.verticalDatum,
+    groundLevel: tube.groundLevel,
+    tubeTop: tube.tubeTop,
+    screenTop: tube.screenTop,
+    screenBottom: tube.screenBottom,
+  });
+
+/** A measurement's row as read: its time as whole epoch seconds and microseconds. */
+interface MeasurementRow {
+  tubeId: number;
+  seconds: number;
+  micros: number;
+  value: number;
+  status: number;
+}
+
+const instantOf = (row: MeasurementRow): Instant => ({ seconds: row.seconds, micros: row.micros });
+
+export const latestFeature = (tube: TubeInView, row: MeasurementRow): Feature =>
+  feature(tube.identifier, tube, {
+    tubeIdentifier: tube.identifier,
+    wellName: tube.wellName,
+    tubeNumber: tube.number,
+    observedAt: formatInstant(instantOf(row)),
+    value: row.value,
+    status: STATUSES[row.status]!,
+    unit: tube.unit,
+    verticalDatum: tube.verticalDatum,
+  });
+
+export function measurementFeature(tube: TubeInView, row: MeasurementRow): Feature {
+  const observedAt = formatInstant(instantOf(row));
+  return feature(`${tube.identifier}:${observedAt}`, tube, {
+    tubeIdentifier: tube.identifier,
+    observedAt,
+    value: row.value,
+    status: STATUSES[row.status]!,
+    unit: tube.unit,
+    verticalDatum: tube.verticalDatum,
+  });
+}
+
+/** A time as SQL reads it: the instant's text, exact to the microsecond. */
+const timeText = (instant: Instant | undefined) => (instant === undefined ? null : formatInstant(instant));
+
+const ROW_COLUMNS = `tube_id as "tubeId", floor(extract(epoch from observed_at))::float8 as seconds,
+  (extract(microseconds from observed_at)::int8 % 1000000)::int4 as micros, value, status::int4 as status`;
+
+/** The status codes a query passes, undefined for every status. */
+const codesOf = (status: readonly string[] | undefined) =>
+  status?.map((name) => statusCode(name as (typeof STATUSES)[number]));
+
+/** The tubes a query may show: the key's view, the listed ones of it (the others are simply not there), in the box. */
+export async function queriedTubes(tx: Queryable, client: Client, query: ItemsQuery): Promise<TubeInView[]> {
+  const listed = query.tubeIdentifier?.map(canonicalTubeIdentifier).filter((id) => id !== undefined);
+  const tubes = await tubesInView(tx, client, listed);
+  const { bbox } = query;
+  return bbox === undefined
+    ? tubes
+    : tubes.filter((tube) => containsLocation(bbox, tube.longitude, tube.latitude));
+}
+
+/** The index of the first tube after `position` in discovery's order (the tube itself, if it is still there). */
+function resumeAt(
+  tubes: readonly TubeInView[],
+  position: Position | undefined,
+): { index: number; same: boolean } {
+  if (position === undefined) return { index: 0, same: false };
+  const [wellName, number, identifier] = position;
+  const index = tubes.findIndex((tube) => tube.identifier === identifier);
+  if (index !== -1) return { index, same: true };
+  const after = tubes.findIndex(
+    (tube) => (naturalCompare(tube.wellName, wellName) || naturalCompare(tube.number, number)) > 0,
+  );
+  return { index: after === -1 ? tubes.length : after, same: false };
+}
+
+const positionOf = (tube: TubeInView): [string, string, string] => [
+  tube.wellName,
+  tube.number,
+  tube.identifier,
+];
+
+/** A page of a list of whole features, one per tube, in the tubes' order. */
+function pageOf(
+  entries: readonly { tube: TubeInView; feature: Feature }[],
+  position: Position | undefined,
+  limit: number,
+): Page {
+  const { index, same } = resumeAt(
+    entries.map(({ tube }) => tube),
+    position,
+  );
+  const start = same ? index + 1 : index;
+  const page = entries.slice(start, start + limit);
+  return {
+    features: page.map(({ feature }) => feature),
+    numberMatched: entries.length,
+    next: start + limit < entries.length ? positionOf(page.at(-1)!.tube) : undefined,
+  };
+}
+
+/** Each tube's latest measurement among the statuses that pass (latest_measurements, sql/009), by tube id. */
+async function latestRows(
+  tx: Queryable,
+  tubes: readonly TubeInView[],
+  status: readonly string[] | undefined,
+): Promise<Map<number, MeasurementRow>> {
+  const codes = codesOf(status);
+  const rows = await tx.unsafe<MeasurementRow[]>(
+    `select distinct on (tube_id) ${ROW_COLUMNS}
+     from latest_measurements where tube_id = any($1::int4[]) ${codes ? 'and status = any($2::int2[])' : ''}
+     order by tube_id, observed_at desc`,
+    codes ? [tubes.map((tube) => tube.id), codes] : [tubes.map((tube) => tube.id)],
+  );
+  return new Map(rows.map((row) => [row.tubeId, row]));
+}
+
+const compareInstants = (a: Instant, b: Instant) => a.seconds - b.seconds || a.micros - b.micros;
+
+const inPeriod = (instant: Instant, period: Period | undefined) =>
+  period === undefined ||
+  ((period.from === undefined || compareInstants(instant, period.from) >= 0) &&
+    (period.to === undefined || compareInstants(instant, period.to) <= 0));
+
+export async function tubesPage(
+  tubes: TubeInView[],
+  position: Position | undefined,
+  limit: number,
+): Promise<Page> {
+  return pageOf(
+    tubes.map((tube) => ({ tube, feature: tubeFeature(tube) })),
+    position,
+    limit,
+  );
+}
+
+/** The latest features of `tubes` (those with a latest measurement in the period). */
+export async function latestFeatures(
+  tx: Queryable,
+  tubes: readonly TubeInView[],
+  query: Pick<ItemsQuery, 'status' | 'datetime'>,
+): Promise<{ tube: TubeInView; feature: Feature; row: MeasurementRow }[]> {
+  const rows = await latestRows(tx, tubes, query.status);
+  return tubes.flatMap((tube) => {
+    const row = rows.get(tube.id);
+    return row && inPeriod(instantOf(row), query.datetime)
+      ? [{ tube, feature: latestFeature(tube, row), row }]
+      : [];
+  });
+}
+
+export async function latestPage(
+  tx: Queryable,
+  tubes: readonly TubeInView[],
+  query: ItemsQuery,
+  position: Position | undefined,
+  limit: number,
+): Promise<Page> {
+  return pageOf(await latestFeatures(tx, tubes, query), position, limit);
+}
+
+/** The SQL conditions of a measurements query on `alias`: statuses and period (both ends inclusive). */
+function measurementConditions(query: Pick<ItemsQuery, 'status' | 'datetime'>): {
+  sql: string;
+  values: (string | number[] | null)[];
+} {
+  const codes = codesOf(query.status);
+  return {
+    sql: `($1::int2[] is null or status = any($1::int2[]))
+      and ($2::timestamptz is null or observed_at >= $2::timestamptz)
+      and ($3::timestamptz is null or observed_at <= $3::timestamptz)`,
+    values: [codes ?? null, timeText(query.datetime?.from), timeText(query.datetime?.to)],
+  };
+}
+
+/**
+ * How many measurements of `tubes` pass the query, without reading them: the daily rollups (sql/011)
+ * hold each day's count per set of statuses, and only the measurements of a period's first and last
+ * day, where it cuts a day, are counted one by one.
+ */
+export async function measurementsMatched(
+  tx: Queryable,
+  tubes: readonly TubeInView[],
+  query: Pick<ItemsQuery, 'status' | 'datetime'>,
+): Promise<number> {
+  const codes = codesOf(query.status);
+  const mask = (codes ?? [0, 1, 2]).reduce((bits, code) => bits | (1 << code), 0);
+  const conditions = measurementConditions(query);
+  const [row] = await tx.unsafe<{ matched: number }[]>(
+    `with period as (
+       select f, t1,
+              case when f is null then '-infinity'::timestamptz
+                   when f = measurement_day(f) then f else measurement_day(f) + interval '1 day' end as fs,
+              case when t1 is null then 'infinity'::timestamptz else measurement_day(t1) end as te
+       from (select $2::timestamptz as f, $3::timestamptz + interval '1 microsecond' as t1) ends)
+     select (select coalesce(sum(r.count), 0)::float8 from measurement_day_rollups r, period
+             where r.tube_id = any($4::int4[]) and r.statuses = (r.present & $5::int2)
+               and r.day >= period.fs and r.day < period.te)
+          + (select count(*)::float8 from measurements, period
+             where tube_id = any($4::int4[]) and ${conditions.sql} and period.f is not null
+               and observed_at < least(period.fs, coalesce(period.t1, 'infinity')))
+          + (select count(*)::float8 from measurements, period
+             where tube_id = any($4::int4[]) and ${conditions.sql} and period.t1 is not null
+               and observed_at >= greatest(period.te, period.fs)) as matched`,
+    [...conditions.values, tubes.map((tube) => tube.id), mask],
+  );
+  return row!.matched;
+}
+
+/**
+ * A page of measurements: tube by tube in discovery's order, each in time order, from the tube and time
+ * of `position` on. The tubes without a measurement in the period are skipped by their rollups, so a
+ * page reads only the tubes it holds rows of.
+ */
+export async function measurementsPage(
+  tx: Queryable,
+  tubes: readonly TubeInView[],
+  query: ItemsQuery,
+  position: Position | undefined,
+  limit: number,
+): Promise<Page> {
+  const { index, same } = resumeAt(tubes, position);
+  const after = same && position!.length === 5 ? { seconds: position![3], micros: position![4] } : undefined;
+  const remaining = tubes.slice(index);
+  const conditions = measurementConditions(query);
+  const withDays = new Set(
+    (
+      await tx<{ tubeId: number }[]>`
+        select distinct tube_id as "tubeId" from measurement_day_rollups
+        where tube_id = any(${remaining.map((tube) => tube.id)}::int4[])
+          and (${timeText(query.datetime?.from)}::timestamptz is null
+               or day >= measurement_day(${timeText(query.datetime?.from)}::timestamptz))
+          and (${timeText(query.datetime?.to)}::timestamptz is null or day <= ${timeText(query.datetime?.to)}::timestamptz)`
+    ).map(({ tubeId }) => tubeId),
+  );
+  const features: Feature[] = [];
+  let last: Position | undefined;
+  for (const [i, tube] of remaining.entries()) {
+    if (!withDays.has(tube.id)) continue;
+    // One more than the page holds: whether another follows.
+    const wanted = limit + 1 - features.length;
+    const start = i === 0 && after ? formatInstant(after) : null;
+    const rows = await tx.unsafe<MeasurementRow[]>(
+      `select ${ROW_COLUMNS} from measurements
+       where tube_id = $4::int4 and ${conditions.sql} and ($5::timestamptz is null or observed_at > $5::timestamptz)
+       order by observed_at limit $6::int4`,
+      [...conditions.values, tube.id, start, wanted],
+    );
+    for (const row of rows) {
+      if (features.length === limit) return { features, numberMatched: 0, next: last };
+      features.push(measurementFeature(tube, row));
+      last = [...positionOf(tube), row.seconds, row.micros];
+    }
+  }
+  return { features, numberMatched: 0, next: undefined };
+}
+
+/** The measurement of `tube` at `observedAt` (as its feature id gives it), if there is one. */
+export async function measurementAt(
+  tx: Queryable,
+  tube: TubeInView,
+  observedAt: string,
+): Promise<Feature | undefined> {
+  const parsed = parseDateTime(observedAt);
+  if (!parsed.ok) return undefined;
+  const [row] = await tx.unsafe<MeasurementRow[]>(
+    `select ${ROW_COLUMNS} from measurements where tube_id = $1::int4 and observed_at = $2::timestamptz`,
+    [tube.id, formatInstant(parsed.instant)],
+  );
+  return row === undefined ? undefined : measurementFeature(tube, row);
+}

@@ -1,0 +1,405 @@
+/**
+ * `/v1/ogc`: the data of `/v1` as an OGC API - Features service (Part 1: core, GeoJSON, OAS 3.0), for
+ * the GIS clients that read any such service with no code of the user's own. The landing page and the
+ * conformance are public, like the OpenAPI document; the collections and their features need a key,
+ * given as the header or as `api_key` (ogcDataRoutes), and show only what it may read.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { V1_PREFIX } from '../../contract.js';
+import type { ReadSources } from '../../db/readReplicas/readSources.js';
+import { begin } from '../../db/transaction.js';
+import { formatInstant } from '../../domain/datetime.js';
+import { canonicalTubeIdentifier } from '../../engine/schemas.js';
+import { clientGoneSignal } from '../../http/clientGone.js';
+import { API_KEY_PARAMETER, presentedKey } from '../../http/hooks/authenticate.js';
+import { READ_METHODS } from '../../http/hooks/methods.js';
+import { forbidden, invalidParameter, ProblemError } from '../../http/problems/problems.js';
+import { type Client, readsNothing } from '../../keys/clients.js';
+import { type TubeInView, tubesInView } from '../tubesInView.js';
+import { readCursor, writeCursor } from './cursor.js';
+import {
+  type Feature,
+  latestFeatures,
+  latestPage,
+  measurementAt,
+  measurementsMatched,
+  measurementsPage,
+  type Page,
+  type Position,
+  queriedTubes,
+  tubeFeature,
+  tubesPage,
+} from './features.js';
+import {
+  COLLECTION_IDS,
+  type CollectionId,
+  CRS84,
+  DEFAULT_LIMIT,
+  FeatureQuery,
+  filterBinding,
+  ITEMS_QUERIES,
+  type ItemsQuery,
+  MetadataQuery,
+} from './query.js';
+
+export const OGC_URL = '/ogc';
+
+const GEOJSON = 'application/geo+json';
+const JSON_TYPE = 'application/json';
+/** OWSLib compares it as a string. */
+export const OPENAPI_LINK_TYPE = 'application/vnd.oai.openapi+json;version=3.0';
+const GREGORIAN = 'http://www.opengis.net/def/uom/ISO-8601/0/Gregorian';
+
+export const CONFORMANCE = [
+  'http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/core',
+  'http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/geojson',
+  'http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/oas30',
+];
+
+export const COLLECTIONS: Record<CollectionId, { title: string; description: string }> = {
+  tubes: {
+    title: 'Tubes',
+    description: 'Every tube this key may read, at its well, with its elevations.',
+  },
+  latest: {
+    title: 'Latest measurements',
+    description: 'The latest measurement of each tube this key may read that has one.',
+  },
+  measurements: {
+    title: 'Measurements',
+    description: 'Every measurement of the tubes this key may read, by tube (in discovery order), then time.',
+  },
+};
+
+/** The service's own absolute URL of `path` (under /v1/ogc), as the client reached it. */
+const urlOf = (request: FastifyRequest, path: string) =>
+  `${request.protocol}://${request.host}${V1_PREFIX}${OGC_URL}${path}`;
+
+/**
+ * `path` with the request's query as sent, but never `api_key` (a key is never written into a link:
+ * clients that give it in the URL add it to every request themselves) and with `changes` applied.
+ */
+function linkOf(request: FastifyRequest, path: string, changes: Record<string, string> = {}): string {
+  const sent = new URLSearchParams(request.url.split('?')[1] ?? '');
+  const query = new URLSearchParams();
+  for (const [name, value] of sent) {
+    if (name !== API_KEY_PARAMETER && !(name in changes)) query.append(name, value);
+  }
+  for (const [name, value] of Object.entries(changes)) query.append(name, value);
+  const text = query.toString();
+  return urlOf(request, path) + (text === '' ? '' : `?${text}`);
+}
+
+const sendJson = (reply: FastifyReply, type: string, body: unknown) =>
+  reply.type(type).send(JSON.stringify(body));
+
+const collectionNotFound = (id: string) =>
+  new ProblemError(
+    404,
+    `There is no collection ${JSON.stringify(id)}: the collections are ${COLLECTION_IDS.join(', ')}.`,
+  );
+
+const featureNotFound = () =>
+  new ProblemError(404, 'There is no feature with this identifier that this API key may read.');
+
+const isCollection = (id: string): id is CollectionId => (COLLECTION_IDS as readonly string[]).includes(id);
+
+/** The landing page and the conformance: public, like the OpenAPI document they point to. */
+export async function ogcPublicRoutes(app: FastifyInstance): Promise<void> {
+  const api = app.withTypeProvider<ZodTypeProvider>();
+  const landing = (request: FastifyRequest, reply: FastifyReply) =>
+    sendJson(reply, JSON_TYPE, {
+      title: 'Groundwater levels',
+      description: 'Groundwater monitoring tubes, their latest measurements and every measurement.',
+      links: [
+        { rel: 'self', type: JSON_TYPE, title: 'This document', href: linkOf(request, '') },
+        {
+          rel: 'service-desc',
+          type: OPENAPI_LINK_TYPE,
+          title: 'The OpenAPI document',
+          href: `${request.protocol}://${request.host}${V1_PREFIX}/openapi.json`,
+        },
+        { rel: 'conformance', type: JSON_TYPE, title: 'Conformance', href: urlOf(request, '/conformance') },
+        { rel: 'data', type: JSON_TYPE, title: 'Collections', href: urlOf(request, '/collections') },
+      ],
+    });
+  for (const url of [OGC_URL, `${OGC_URL}/`]) {
+    api.route({ method: READ_METHODS, url, schema: { querystring: MetadataQuery }, handler: landing });
+  }
+  api.route({
+    method: READ_METHODS,
+    url: `${OGC_URL}/conformance`,
+    schema: { querystring: MetadataQuery },
+    handler: (_request, reply) => sendJson(reply, JSON_TYPE, { conformsTo: CONFORMANCE }),
+  });
+}
+
+/** Reads `work` in one read-only snapshot of a read source, through its gate. */
+function inSnapshot<T>(
+  reads: ReadSources,
+  reply: FastifyReply,
+  work: (tx: Parameters<Parameters<typeof begin>[1]>[0]) => Promise<T>,
+) {
+  const signal = clientGoneSignal(reply);
+  return reads.read(({ sql, gate }) => gate.run(() => begin(sql, work, { snapshot: true }), signal, 'ogc'));
+}
+
+/** The extent of a collection's features for the key: their box, and for timed ones their first and last time. */
+async function extentOf(
+  tx: Parameters<Parameters<typeof begin>[1]>[0],
+  id: CollectionId,
+  tubes: TubeInView[],
+): Promise<object | undefined> {
+  let located = tubes;
+  let interval: [string, string] | undefined;
+  if (id === 'latest') {
+    const latest = await latestFeatures(tx, tubes, {});
+    located = latest.map(({ tube }) => tube);
+    const times = latest.map(({ feature }) => feature.properties.observedAt as string).sort();
+    if (times.length > 0) interval = [times[0]!, times.at(-1)!];
+  } else if (id === 'measurements') {
+    const ids = tubes.map((tube) => tube.id);
+    const [bounds] = await tx<
+      {
+        firstSeconds: number | null;
+        firstMicros: number | null;
+        lastSeconds: number | null;
+        lastMicros: number | null;
+      }[]
+    >`
+      with ends as (
+        select (select min(observed_at) from measurements where tube_id = any(${ids}::int4[])) as first,
+               (select max(observed_at) from latest_measurements where tube_id = any(${ids}::int4[])) as last)
+      select floor(extract(epoch from first))::float8 as "firstSeconds",
+             (extract(microseconds from first)::int8 % 1000000)::int4 as "firstMicros",
+             floor(extract(epoch from last))::float8 as "lastSeconds",
+             (extract(microseconds from last)::int8 % 1000000)::int4 as "lastMicros"
+      from ends`;
+    if (bounds!.firstSeconds !== null && bounds!.lastSeconds !== null) {
+      interval = [
+        formatInstant({ seconds: bounds!.firstSeconds, micros: bounds!.firstMicros! }),
+        formatInstant({ seconds: bounds!.lastSeconds, micros: bounds!.lastMicros! }),
+      ];
+      const withRows = new Set(
+        (
+          await tx<
+            { id: number }[]
+          >`select distinct tube_id as id from latest_measurements where tube_id = any(${ids}::int4[])`
+        ).map(({ id: tube }) => tube),
+      );
+      located = tubes.filter((tube) => withRows.has(tube.id));
+    } else located = [];
+  }
+  const points = located.filter((tube) => tube.longitude !== null && tube.latitude !== null);
+  if (points.length === 0 && interval === undefined) return undefined;
+  const extent: Record<string, object> = {};
+  if (points.length > 0) {
+    const longitudes = points.map((tube) => tube.longitude!);
+    const latitudes = points.map((tube) => tube.latitude!);
+    extent.spatial = {
+      bbox: [
+        [Math.min(...longitudes), Math.min(...latitudes), Math.max(...longitudes), Math.max(...latitudes)],
+      ],
+      crs: CRS84,
+    };
+  }
+  if (interval !== undefined) extent.temporal = { interval: [interval], trs: GREGORIAN };
+  return extent;
+}
+
+function collectionOf(request: FastifyRequest, id: CollectionId, extent: object | undefined) {
+  const { title, description } = COLLECTIONS[id];
+  return {
+    id,
+    title,
+    description,
+    itemType: 'feature',
+    crs: [CRS84],
+    ...(extent === undefined ? {} : { extent }),
+    links: [
+      { rel: 'self', type: JSON_TYPE, title, href: urlOf(request, `/collections/${id}`) },
+      { rel: 'items', type: GEOJSON, title, href: urlOf(request, `/collections/${id}/items`) },
+    ],
+  };
+}
+
+/** The position a cursor holds, or the 400 of one that is not this key's for this filter. */
+function positionOf(key: string, binding: string, cursor: string | undefined): Position | undefined {
+  if (cursor === undefined) return undefined;
+  const position = readCursor(key, binding, cursor);
+  const valid =
+    position !== undefined &&
+    (position.length === 3 || position.length === 5) &&
+    position.slice(0, 3).every((part) => typeof part === 'string') &&
+    position.slice(3).every((part) => Number.isInteger(part));
+  if (!valid) {
+    throw invalidParameter(
+      'cursor',
+      'is not a cursor of this collection for this API key and these filters: follow the next link as given, or start again without it',
+    );
+  }
+  return position as Position;
+}
+
+/** A measurement's feature id, `{tubeIdentifier}:{observedAt}`, split; undefined when it is none. */
+function measurementId(featureId: string): { tube: string; observedAt: string } | undefined {
+  const colon = featureId.indexOf(':');
+  if (colon === -1) return undefined;
+  const tube = canonicalTubeIdentifier(featureId.slice(0, colon));
+  return tube === undefined ? undefined : { tube, observedAt: featureId.slice(colon + 1) };
+}
+
+export async function ogcDataRoutes(app: FastifyInstance, options: { reads: ReadSources }): Promise<void> {
+  const { reads } = options;
+  const api = app.withTypeProvider<ZodTypeProvider>();
+  const clientOf = (request: FastifyRequest): Client => {
+    const client = request.client!;
+    if (readsNothing(client)) throw forbidden();
+    return client;
+  };
+
+  api.route({
+    method: READ_METHODS,
+    url: `${OGC_URL}/collections`,
+    schema: { querystring: MetadataQuery },
+    handler: async (request, reply) => {
+      const client = clientOf(request);
+      const collections = await inSnapshot(reads, reply, async (tx) => {
+        const tubes = await tubesInView(tx, client, undefined);
+        return Promise.all(
+          COLLECTION_IDS.map(async (id) => collectionOf(request, id, await extentOf(tx, id, tubes))),
+        );
+      });
+      return sendJson(reply, JSON_TYPE, {
+        links: [{ rel: 'self', type: JSON_TYPE, href: urlOf(request, '/collections') }],
+        collections,
+      });
+    },
+  });
+
+  api.route({
+    method: READ_METHODS,
+    url: `${OGC_URL}/collections/:collectionId`,
+    schema: { querystring: MetadataQuery, params: z.object({ collectionId: z.string() }) },
+    handler: async (request, reply) => {
+      const { collectionId } = request.params;
+      if (!isCollection(collectionId)) throw collectionNotFound(collectionId);
+      const client = clientOf(request);
+      const extent = await inSnapshot(reads, reply, async (tx) =>
+        extentOf(tx, collectionId, await tubesInView(tx, client, undefined)),
+      );
+      return sendJson(reply, JSON_TYPE, collectionOf(request, collectionId, extent));
+    },
+  });
+
+  api.route({
+    method: READ_METHODS,
+    url: `${OGC_URL}/collections/:collectionId/items`,
+    schema: { params: z.object({ collectionId: z.string() }) },
+    handler: async (request, reply) => {
+      const { collectionId } = request.params;
+      if (!isCollection(collectionId)) throw collectionNotFound(collectionId);
+      const client = clientOf(request);
+      const parsed = ITEMS_QUERIES[collectionId].safeParse(request.query);
+      if (!parsed.success) {
+        const errors: Record<string, string[]> = {};
+        for (const issue of parsed.error.issues) {
+          const name = String(issue.path[0] ?? '');
+          errors[name] = [...(errors[name] ?? []), issue.message];
+        }
+        throw new ProblemError(400, 'The query parameters are not valid: see errors.', {}, errors);
+      }
+      const query = parsed.data as ItemsQuery;
+      const limit = query.limit ?? DEFAULT_LIMIT;
+      const binding = filterBinding(collectionId, query);
+      const key = presentedKey(request, true)!;
+      const position = positionOf(key, binding, query.cursor);
+      const page = await inSnapshot(reads, reply, async (tx): Promise<Page> => {
+        const tubes = await queriedTubes(tx, client, query);
+        if (collectionId === 'tubes') return tubesPage(tubes, position, limit);
+        if (collectionId === 'latest') return latestPage(tx, tubes, query, position, limit);
+        const [rows, matched] = await Promise.all([
+          measurementsPage(tx, tubes, query, position, limit),
+          measurementsMatched(tx, tubes, query),
+        ]);
+        return { ...rows, numberMatched: matched };
+      });
+      const features = query.skipGeometry
+        ? page.features.map((feature): Feature => ({ ...feature, geometry: null }))
+        : page.features;
+      const links = [
+        {
+          rel: 'self',
+          type: GEOJSON,
+          title: 'This page',
+          href: linkOf(request, `/collections/${collectionId}/items`),
+        },
+      ];
+      if (page.next !== undefined) {
+        links.push({
+          rel: 'next',
+          type: GEOJSON,
+          title: 'The next page',
+          href: linkOf(request, `/collections/${collectionId}/items`, {
+            cursor: writeCursor(key, binding, page.next),
+          }),
+        });
+      }
+      request.rowsStreamed = features.length;
+      return sendJson(reply, query.f === 'json' ? JSON_TYPE : GEOJSON, {
+        type: 'FeatureCollection',
+        features,
+        numberMatched: page.numberMatched,
+        numberReturned: features.length,
+        timeStamp: new Date().toISOString(),
+        links,
+      });
+    },
+  });
+
+  api.route({
+    method: READ_METHODS,
+    url: `${OGC_URL}/collections/:collectionId/items/:featureId`,
+    schema: {
+      querystring: FeatureQuery,
+      params: z.object({ collectionId: z.string(), featureId: z.string() }),
+    },
+    handler: async (request, reply) => {
+      const { collectionId, featureId } = request.params;
+      if (!isCollection(collectionId)) throw collectionNotFound(collectionId);
+      const client = clientOf(request);
+      const found = await inSnapshot(reads, reply, async (tx): Promise<Feature | undefined> => {
+        if (collectionId === 'measurements') {
+          const id = measurementId(featureId);
+          if (id === undefined) return undefined;
+          const [tube] = await tubesInView(tx, client, [id.tube]);
+          if (tube === undefined) return undefined;
+          return measurementAt(tx, tube, id.observedAt);
+        }
+        const identifier = canonicalTubeIdentifier(featureId);
+        if (identifier === undefined) return undefined;
+        const [tube] = await tubesInView(tx, client, [identifier]);
+        if (tube === undefined) return undefined;
+        if (collectionId === 'tubes') return tubeFeature(tube);
+        return (await latestFeatures(tx, [tube], {}))[0]?.feature;
+      });
+      if (found === undefined) throw featureNotFound();
+      const self = {
+        rel: 'self',
+        type: GEOJSON,
+        href: urlOf(request, `/collections/${collectionId}/items/${encodeURIComponent(featureId)}`),
+      };
+      const collection = {
+        rel: 'collection',
+        type: JSON_TYPE,
+        href: urlOf(request, `/collections/${collectionId}`),
+      };
+      return sendJson(reply, request.query.f === 'json' ? JSON_TYPE : GEOJSON, {
+        ...found,
+        links: [self, collection],
+      });
+    },
+  });
+}
