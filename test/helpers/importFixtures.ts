@@ -1,4 +1,4 @@
-/** The registry the measurements import tests share: one well with two tubes. */
+/** What the import and endpoint tests share: registries (TUBE, OTHER, THIRD), rows, an importer. */
 
 import { Readable } from 'node:stream';
 import type { Test } from 'tap';
@@ -33,6 +33,21 @@ export const TWO_TUBES: RegistryWell[] = [
       { identifier: OTHER, number: '2' },
     ],
   },
+];
+
+/** A tube of another well: outside every selection of TUBE and OTHER but the one of all tubes. */
+export const THIRD = '1b4e28ba-2fa1-11d2-883f-0016d3cca429';
+
+/** TUBE (in `unit` when given) and OTHER in well W, THIRD in well X. */
+export const threeTubes = (unit?: string): RegistryWell[] => [
+  {
+    name: 'W',
+    tubes: [
+      { identifier: TUBE, number: '1', ...(unit && { unit }) },
+      { identifier: OTHER, number: '2' },
+    ],
+  },
+  { name: 'X', tubes: [{ identifier: THIRD, number: '1' }] },
 ];
 
 /** A fresh database with TWO_TUBES registered, on the suite's PostgreSQL or on `server`. */

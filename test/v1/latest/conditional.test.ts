@@ -15,11 +15,9 @@ import { MAX_LISTED_TUBES } from '../../../src/v1/tubesInView.js';
 import { rememberKey } from '../../../testkit/outputCapture.js';
 import { startApi } from '../../helpers/api.js';
 import { type HttpResponse, send } from '../../helpers/http.js';
-import { OTHER, TUBE } from '../../helpers/importFixtures.js';
+import { OTHER, THIRD, TUBE, threeTubes } from '../../helpers/importFixtures.js';
 import { expectedLatest, LATEST } from '../../helpers/latest.js';
 
-/** A tube outside every selection below but the one of all tubes. */
-const THIRD = '1b4e28ba-2fa1-11d2-883f-0016d3cca429';
 const UNKNOWN = '00000000-0000-4000-8000-000000000000';
 const STRONG_TAG = /^"[A-Za-z0-9_-]+"$/;
 
@@ -30,17 +28,7 @@ t.test('latest: refusals, HEAD, 304 and its tag', async (t) => {
   });
   const api = await startApi(t, { env: { KEY_CACHE_SECONDS: '0' }, limits });
   const { sql } = api.db;
-  const registry = (unit: string) => [
-    {
-      name: 'W',
-      tubes: [
-        { identifier: TUBE, number: '1', unit },
-        { identifier: OTHER, number: '2' },
-      ],
-    },
-    { name: 'X', tubes: [{ identifier: THIRD, number: '1' }] },
-  ];
-  await upsertRegistry(sql, registry('m'));
+  await upsertRegistry(sql, threeTubes('m'));
   const reader = await createKey(sql, { name: 'reader', tubeIdentifiers: [TUBE, OTHER], allTubes: false });
   const nothing = await createKey(sql, { name: 'nothing', tubeIdentifiers: [], allTubes: false });
   rememberKey(reader.key);
@@ -202,7 +190,7 @@ t.test('latest: refusals, HEAD, 304 and its tag', async (t) => {
     const afterStatus = tagOf(await head(''));
     t.not(afterStatus, etag, 'a status change changes the tag');
     t.equal(tagOf(await head(`tubes=${OTHER}`)), justOther, 'and not of a selection without that tube');
-    await upsertRegistry(sql, registry('cm'));
+    await upsertRegistry(sql, threeTubes('cm'));
     t.not(tagOf(await head('')), afterStatus, "a tube's unit");
     const beforeMove = tagOf(await head('format=geojson'));
     t.not(beforeMove, geo);

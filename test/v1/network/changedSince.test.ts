@@ -12,11 +12,10 @@ import { rememberKey } from '../../../testkit/outputCapture.js';
 import { startApi } from '../../helpers/api.js';
 import { januaryRows } from '../../helpers/conditional.js';
 import { type HttpResponse, send } from '../../helpers/http.js';
-import { OTHER, rowImporter, TUBE } from '../../helpers/importFixtures.js';
+import { OTHER, rowImporter, THIRD, TUBE, threeTubes } from '../../helpers/importFixtures.js';
 import { networkPath } from '../../helpers/network.js';
 
 const JANUARY = { from: '2024-01-01T00:00:00Z', to: '2024-02-01T00:00:00Z' };
-const THIRD = '1b4e28ba-2fa1-11d2-883f-0016d3cca429';
 
 interface Measurement {
   observedAt: string;
@@ -45,16 +44,7 @@ function applied(copy: Network, delta: Network): Network {
 t.test('changedSince', async (t) => {
   const api = await startApi(t, { env: { KEY_CACHE_SECONDS: '0', LIMITS_ENABLED: 'false' } });
   const { sql } = api.db;
-  await upsertRegistry(sql, [
-    {
-      name: 'W',
-      tubes: [
-        { identifier: TUBE, number: '1' },
-        { identifier: OTHER, number: '2' },
-      ],
-    },
-    { name: 'X', tubes: [{ identifier: THIRD, number: '1' }] },
-  ]);
+  await upsertRegistry(sql, threeTubes());
   const reader = await createKey(sql, { name: 'reader', tubeIdentifiers: [TUBE, OTHER], allTubes: false });
   const other = await createKey(sql, { name: 'other', tubeIdentifiers: [TUBE, OTHER], allTubes: false });
   rememberKey(reader.key);

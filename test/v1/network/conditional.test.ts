@@ -10,28 +10,16 @@ import { rememberKey } from '../../../testkit/outputCapture.js';
 import { startApi } from '../../helpers/api.js';
 import { januaryRows } from '../../helpers/conditional.js';
 import { type HttpResponse, send } from '../../helpers/http.js';
-import { OTHER, rowImporter, TUBE } from '../../helpers/importFixtures.js';
+import { OTHER, rowImporter, THIRD, TUBE, threeTubes } from '../../helpers/importFixtures.js';
 
 const PATH = '/v1/groundwater-monitoring-measurements';
 const JANUARY = 'from=2024-01-01T00:00:00Z&to=2024-02-01T00:00:00Z';
-/** A tube outside every selection below but the one of all tubes. */
-const THIRD = '1b4e28ba-2fa1-11d2-883f-0016d3cca429';
 const WEAK_TAG = /^W\/"[A-Za-z0-9_-]+"$/;
 
 t.test('conditional requests of the network endpoint', async (t) => {
   const api = await startApi(t, { env: { KEY_CACHE_SECONDS: '0', LIMITS_ENABLED: 'false' } });
   const { sql } = api.db;
-  const registry = (unit: string) => [
-    {
-      name: 'W',
-      tubes: [
-        { identifier: TUBE, number: '1', unit },
-        { identifier: OTHER, number: '2' },
-      ],
-    },
-    { name: 'X', tubes: [{ identifier: THIRD, number: '1' }] },
-  ];
-  await upsertRegistry(sql, registry('m'));
+  await upsertRegistry(sql, threeTubes('m'));
   const reader = await createKey(sql, { name: 'reader', tubeIdentifiers: [TUBE, OTHER], allTubes: false });
   rememberKey(reader.key);
   const importRows = rowImporter(sql);
@@ -131,7 +119,7 @@ t.test('conditional requests of the network endpoint', async (t) => {
     const afterOther = tagOf(await head(JANUARY));
     t.not(afterOther, etag, "a change of one tube's values changes the tag of all");
     t.equal(tagOf(await head(justTube)), tubeTag, 'and not of a selection without that tube');
-    await upsertRegistry(sql, registry('cm'));
+    await upsertRegistry(sql, threeTubes('cm'));
     t.not(tagOf(await head(justTube)), tubeTag, "a tube's unit");
     const beforeGrant = tagOf(await head(JANUARY));
     await sql`
