@@ -4,8 +4,8 @@
  */
 import { StringDecoder } from 'node:string_decoder';
 import { splitQuotedLine } from '../measurements/csv/csvLine.js';
-import { decimalProblem, readLongDecimal } from '../measurements/csv/decimal.js';
-import { FileRefused, type LevelReader } from './reader.js';
+import { decimalProblem, readDecimal, readLongDecimal } from '../measurements/csv/decimal.js';
+import { FileRefused, type LevelReader, roundLevel } from './reader.js';
 
 /** Real lines are under a few hundred characters: a longer one means another kind of file. */
 const MAX_LINE = 65_536;
@@ -72,6 +72,15 @@ export function numberIn(text: string, line: number, field: string): number {
   const value = readLongDecimal(text, 0, text.length);
   if (Number.isNaN(value)) throw new FileRefused({ line }, field, `${shown(text)}: ${decimalProblem(text)}`);
   return value;
+}
+
+/**
+ * A level as `text` states it, rounded to 15 significant digits. A decimal of at most 15 reads back as
+ * itself (readDecimal), so only a longer one (0.6709999999999999) takes the rounding's cost.
+ */
+export function levelIn(text: string, line: number, field: string): number {
+  const value = readDecimal(text, 0, text.length);
+  return Number.isNaN(value) ? roundLevel(numberIn(text, line, field)) : value;
 }
 
 /** A reader of a CSV format: each line's fields go to `line`, and `finish` follows the last line. */

@@ -7,15 +7,9 @@
  */
 import { readDateTime, readInstant } from '../../../domain/datetime.js';
 import { statusCode } from '../../../domain/status.js';
-import { CsvReader, isBlank, numberIn, shown } from '../csvLines.js';
+import { CsvReader, isBlank, levelIn, shown } from '../csvLines.js';
 import { broTube } from '../identity.js';
-import {
-  FileRefused,
-  type FormatOptions,
-  type LevelSink,
-  type ReaderFactory,
-  roundLevel,
-} from '../reader.js';
+import { FileRefused, type FormatOptions, type LevelSink, type ReaderFactory } from '../reader.js';
 import { broStatus, CONTROL_READING, MISSING_VALUE, reviewPriority } from './status.js';
 
 const PROVISIONAL = statusCode('provisional');
@@ -71,25 +65,32 @@ class GldCsv extends CsvReader {
 /** Where `readTime` leaves the instant it read (reused: the sink copies what it keeps). */
 const instant = { seconds: 0, micros: 0 };
 
-const EPOCH_MILLISECONDS = /^-?\d{1,15}$/;
-const OFFSET_WITHOUT_COLON = /[+-]\d{4}$/;
+const isDigit = (code: number) => code >= 48 && code <= 57;
+
+/** Whether `text[start, end)` is digits only (and not empty). */
+function digitsOnly(text: string, start: number, end: number): boolean {
+  if (start >= end) return false;
+  for (let i = start; i < end; i++) if (!isDigit(text.charCodeAt(i))) return false;
+  return true;
+}
 
 /**
  * A BRO export's time: RFC 3339, with its offset also written without a colon (`+0200`, as BRO's
  * exports do), or milliseconds since 1970 (`seriesAsCsv` and the compact reports by default).
  */
 function readTime(text: string, line: number, field: string): void {
-  if (EPOCH_MILLISECONDS.test(text)) {
+  const length = text.length;
+  if (length <= 16 && digitsOnly(text, text.charCodeAt(0) === 45 /* - */ ? 1 : 0, length)) {
     const milliseconds = Number(text);
     instant.seconds = Math.floor(milliseconds / 1000);
     instant.micros = (milliseconds - instant.seconds * 1000) * 1000;
     return;
   }
-  const sign = text.length - 5;
-  const time =
-    sign > 10 && OFFSET_WITHOUT_COLON.test(text)
-      ? `${text.slice(0, sign + 3)}:${text.slice(sign + 3)}`
-      : text;
+  const sign = length - 5;
+  const signCode = text.charCodeAt(sign);
+  const offsetWithoutColon =
+    sign > 10 && (signCode === 43 || signCode === 45) && digitsOnly(text, sign + 1, length);
+  const time = offsetWithoutColon ? `${text.slice(0, sign + 3)}:${text.slice(sign + 3)}` : text;
   const problem = readDateTime(time, 0, time.length);
   if (problem !== undefined) {
     throw new FileRefused(
@@ -253,7 +254,7 @@ class ObjectsAsCsv implements Layout {
       this.sink.skip(MISSING_VALUE);
       return;
     }
-    const value = roundLevel(numberIn(text, line, 'waterstand'));
+    const value = levelIn(text, line, 'waterstand');
     // BRO's code is `controlemeting`; its exports are read whatever the case.
     if (this.observationType.toLowerCase() === 'controlemeting') {
       this.sink.skip(CONTROL_READING);
@@ -335,7 +336,7 @@ class SeriesAsCsv extends RowsOfGivenTube implements Layout {
       const text = fields[column.index]!;
       if (text === '') continue;
       values++;
-      const value = roundLevel(numberIn(text, line, 'Waarde'));
+      const value = levelIn(text, line, 'Waarde');
       if (column.control) {
         this.sink.skip(CONTROL_READING);
         continue;
@@ -380,7 +381,7 @@ class TimeValueCsv extends RowsOfGivenTube implements Layout {
       this.sink.skip(MISSING_VALUE);
       return;
     }
-    const value = roundLevel(numberIn(text, line, 'value'));
+    const value = levelIn(text, line, 'value');
     const status = this.qualityControl >= 0 ? broStatus(fields[this.qualityControl]!, '') : PROVISIONAL;
     this.sink.level(line, this.tube, instant, value, status, reviewPriority(''));
   }
