@@ -5,9 +5,7 @@
 import type { Settings } from '../config.js';
 import { migrate } from '../db/migrate.js';
 import { demoBanner } from '../demo/banner.js';
-import { seedDemo } from '../demo/seed.js';
-import { DEMO_TUBES, HIDDEN_DEMO_TUBE } from '../demo/wells.js';
-import { createKey } from '../keys/store.js';
+import { createDemoKey, seedDemo } from '../demo/seed.js';
 import { runServer } from '../server.js';
 import { openDatabase } from './database.js';
 
@@ -21,11 +19,7 @@ export async function demoCommand(settings: Settings): Promise<void> {
     const data = await seedDemo(db.sql);
     if (data.seeded)
       process.stderr.write(`gwapi demo: seeded in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
-    const { key, keyId } = await createKey(db.sql, {
-      name: 'demo',
-      tubeIdentifiers: DEMO_TUBES.filter((tube) => tube !== HIDDEN_DEMO_TUBE).map((tube) => tube.identifier),
-      allTubes: false,
-    });
+    const { key, keyId } = await createDemoKey(db.sql);
     prepared = { data, key, keyId };
   } catch (error) {
     await db.close();

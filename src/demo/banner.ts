@@ -60,7 +60,9 @@ export function demoBanner({ address, database, data, key, keyId }: BannerInput)
   const to = encodeURIComponent(localDateTime(data.to, TIME_ZONE));
   const series = (tube: DemoTube) =>
     `'${base}/groundwater-monitoring-tubes/${tube.identifier}/measurements?from=${from}&to=${to}'`;
-  const withKey = `curl -s -H 'X-API-Key: ${key}'`;
+  const network = `${base}/groundwater-monitoring-measurements?from=${from}&to=${to}`;
+  const header = `X-API-Key: ${key}`;
+  const withKey = `curl -s -H '${header}'`;
   return [
     '',
     `gwapi demo is serving ${base} from ${database}.`,
@@ -81,6 +83,17 @@ export function demoBanner({ address, database, data, key, keyId }: BannerInput)
     `  ${withKey} ${series(EXAMPLE_DEMO_TUBE)}`,
     '  # the hidden tube: 404, exactly like a tube that does not exist',
     `  ${withKey} -i ${series(HIDDEN_DEMO_TUBE)}`,
+    '  # the wells on a map: GeoJSON, which QGIS, GDAL/OGR and geopandas open as a layer of points',
+    `  ${withKey} '${base}/groundwater-monitoring-wells?format=geojson'`,
+    '  # the latest level of each tube, all in one request',
+    `  ${withKey} ${base}/groundwater-monitoring-measurements/latest`,
+    '  # the last 30 days of every tube as Arrow (pandas, Polars, DuckDB), saved under its own file name',
+    `  ${withKey} -OJ '${network}&format=arrow'`,
+    '  # a sync: keep the Sync-Token of a response, then ask for only what changed since it',
+    `  TOKEN=$(${withKey} -o /dev/null -D - '${network}' | grep -i '^sync-token:' | cut -d' ' -f2 | tr -d '\\r')`,
+    `  ${withKey} '${network}&changedSince='"$TOKEN"`,
+    '  # QGIS and GDAL: the OGC API - Features connection (in QGIS, add the key to the URL as ?api_key=…)',
+    `  ogrinfo --config GDAL_HTTP_HEADERS '${header}' OAPIF:${base}/ogc`,
     '  # the OpenAPI document (public)',
     `  curl -s ${base}/openapi.json`,
     '',

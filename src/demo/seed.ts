@@ -1,16 +1,27 @@
 /**
  * Seeds the demo network once: the registry through the same upsert as `gwapi import registry`, then a
- * year of 15-minute levels per tube generated inside PostgreSQL (generate_series), which writes the
- * 200,000-odd rows in a few seconds without sending them over the wire. Later runs find the data and
- * reuse it.
+ * year of 15-minute levels per tube through the measurements import, as `gwapi import measurements`
+ * writes a CSV: so latest, the daily rollups, the change history (sync tokens) and the validators are
+ * kept as for any import, and every endpoint answers on the demo as on imported data. The CSV is
+ * generated as it is read, never held whole. Later runs find the data and reuse it.
  */
 import type { Sql } from '../db/connect.js';
 import { UserError } from '../errors.js';
+import { HEADER_WITH_STATUS } from '../importers/measurements/csv/measurementCsv.js';
+import { CHUNK_BYTES, type ImportInput } from '../importers/measurements/importInput.js';
+import {
+  changeLogMark,
+  importMeasurements,
+  vacuumMeasurements,
+} from '../importers/measurements/measurements.js';
 import { upsertRegistry } from '../importers/registry/registry.js';
-import { DEMO_TUBES, DEMO_WELLS, demoRegistry } from './wells.js';
+import { createKey } from '../keys/store.js';
+import { DEMO_TUBES, DEMO_WELLS, type DemoTube, demoRegistry, HIDDEN_DEMO_TUBE } from './wells.js';
 
 export const DEMO_DAYS = 366;
 export const DEMO_STEP_MINUTES = 15;
+/** The last days of the series are provisional, the rest approved: as a network's checks lag behind. */
+export const DEMO_PROVISIONAL_DAYS = 14;
 
 export interface DemoData {
   /** Whether this call wrote the measurements (false: an earlier run had). */
@@ -26,12 +37,13 @@ export interface DemoData {
 const demoIdentifiers = () => DEMO_TUBES.map((tube) => tube.identifier);
 
 /** Demo tubes that have no measurements yet (all of them on a first run, none after). */
-async function unseededTubeCount(sql: Sql): Promise<number> {
-  const [row] = await sql<{ seeded: number }[]>`
-    select count(*)::int as seeded from tubes t
+async function unseededTubes(sql: Sql): Promise<DemoTube[]> {
+  const seeded = await sql<{ identifier: string }[]>`
+    select t.identifier::text from tubes t
     where t.identifier = any(${demoIdentifiers()}::uuid[])
       and exists (select from measurements m where m.tube_id = t.id)`;
-  return DEMO_TUBES.length - row!.seeded;
+  const found = new Set(seeded.map((row) => row.identifier));
+  return DEMO_TUBES.filter((tube) => !found.has(tube.identifier));
 }
 
 /** The demo must not mix its wells into an operator's own data. */
@@ -61,34 +73,56 @@ async function seriesEnd(sql: Sql): Promise<Date> {
   return row!.end;
 }
 
+const STEP_MS = DEMO_STEP_MINUTES * 60_000;
+const YEAR_SECONDS = 31_557_600;
+
 /**
  * A seasonal sine (high on `highDay`, the epoch counted in years of 365.25 days), a small 17-day wobble
- * standing in for wet and dry spells, and ±4 mm of sensor noise, rounded to the millimetre.
+ * standing in for wet and dry spells, and ±4 mm of sensor noise, rounded to the millimetre. The noise is
+ * a hash of the instant, so that a second reading of the input (measurements.ts) is the same file.
  */
-async function insertLevels(sql: Sql, end: Date): Promise<void> {
-  const levels = DEMO_TUBES.map((tube) => tube.level);
-  await sql`
-    insert into measurements (tube_id, observed_at, value)
-    select t.id, s.observed_at,
-           round((p.mean
-             + p.amplitude * cos(2 * pi() * (extract(epoch from s.observed_at) / 31557600 - (p.high_day - 1) / 365.25))
-             + p.amplitude * 0.15 * sin(2 * pi() * extract(epoch from s.observed_at) / (17 * 86400))
-             + (random() - 0.5) * 0.008)::numeric, 3)::float8
-    from unnest(${demoIdentifiers()}::uuid[], ${levels.map((l) => l.mean)}::float8[],
-                ${levels.map((l) => l.amplitude)}::float8[], ${levels.map((l) => l.highDay)}::float8[])
-           as p(identifier, mean, amplitude, high_day)
-    join tubes t on t.identifier = p.identifier
-    cross join generate_series(
-      ${end}::timestamptz - make_interval(days => ${DEMO_DAYS}),
-      ${end}::timestamptz - make_interval(mins => ${DEMO_STEP_MINUTES}),
-      make_interval(mins => ${DEMO_STEP_MINUTES})
-    ) as s(observed_at)
-    where not exists (select from measurements m where m.tube_id = t.id)`;
-  // Written here rather than by an importer, so the daily rollups (sql/011) are computed here too.
-  await sql`
-    select rollup_tube_measurements(id) from tubes where identifier = any(${demoIdentifiers()}::uuid[])`;
-  // Sets the visibility map, so series are read with index-only scans from the first request.
-  await sql`vacuum (analyze) measurements`;
+function level(tube: DemoTube, time: number): number {
+  const { mean, amplitude, highDay } = tube.level;
+  const seconds = time / 1000;
+  const noise = (Math.imul(time / STEP_MS, 0x9e3779b1) >>> 0) / 2 ** 32 - 0.5;
+  const value =
+    mean +
+    amplitude * Math.cos(2 * Math.PI * (seconds / YEAR_SECONDS - (highDay - 1) / 365.25)) +
+    amplitude * 0.15 * Math.sin((2 * Math.PI * seconds) / (17 * 86_400)) +
+    noise * 0.008;
+  return Math.round(value * 1000) / 1000;
+}
+
+/** The measurements CSV of `tubes` over the demo year ending at `end`, tube after tube, in chunks. */
+async function* levelsCsv(tubes: readonly DemoTube[], end: Date): AsyncGenerator<Buffer> {
+  const first = end.getTime() - DEMO_DAYS * 86_400_000;
+  const approvedUntil = end.getTime() - DEMO_PROVISIONAL_DAYS * 86_400_000;
+  let text = `${HEADER_WITH_STATUS}\n`;
+  for (const tube of tubes) {
+    for (let time = first; time < end.getTime(); time += STEP_MS) {
+      const status = time < approvedUntil ? 'approved' : 'provisional';
+      text += `${tube.identifier},${new Date(time).toISOString()},${level(tube, time)},${status}\n`;
+      if (text.length >= CHUNK_BYTES) {
+        yield Buffer.from(text);
+        text = '';
+      }
+    }
+  }
+  yield Buffer.from(text);
+}
+
+/** The generated CSV as the import's input: read again from the start whenever the import asks. */
+const levelsInput = (tubes: readonly DemoTube[], end: Date): ImportInput => ({
+  read: () => levelsCsv(tubes, end),
+  full: false,
+  close: async () => {},
+});
+
+async function importLevels(sql: Sql, tubes: readonly DemoTube[], end: Date): Promise<void> {
+  const since = await changeLogMark(sql);
+  await importMeasurements(sql, levelsInput(tubes, end), { name: 'the demo levels' });
+  // Series are read with index-only scans from the first request (measurements.ts).
+  await vacuumMeasurements(sql, since);
 }
 
 async function countMeasurements(sql: Sql): Promise<number> {
@@ -100,15 +134,15 @@ async function countMeasurements(sql: Sql): Promise<number> {
 
 /** Seeds what is missing of the demo network and its measurements; cheap when all is there. */
 export async function seedDemo(sql: Sql): Promise<DemoData> {
-  const missing = await unseededTubeCount(sql);
-  if (missing > 0) {
+  const missing = await unseededTubes(sql);
+  if (missing.length > 0) {
     await refuseForeignWells(sql);
     await upsertRegistry(sql, demoRegistry());
   }
   const to = await seriesEnd(sql);
-  if (missing > 0) await insertLevels(sql, to);
+  if (missing.length > 0) await importLevels(sql, missing, to);
   return {
-    seeded: missing > 0,
+    seeded: missing.length > 0,
     wells: DEMO_WELLS.length,
     tubes: DEMO_TUBES.length,
     measurements: await countMeasurements(sql),
@@ -116,3 +150,11 @@ export async function seedDemo(sql: Sql): Promise<DemoData> {
     to,
   };
 }
+
+/** A new demo key: every demo tube but the hidden one. */
+export const createDemoKey = (sql: Sql) =>
+  createKey(sql, {
+    name: 'demo',
+    tubeIdentifiers: DEMO_TUBES.filter((tube) => tube !== HIDDEN_DEMO_TUBE).map((tube) => tube.identifier),
+    allTubes: false,
+  });
