@@ -1,5 +1,39 @@
-/** Compressed chunks on native TimescaleDB, for the tests about reading and writing them. */
+/** The API and compressed chunks on native TimescaleDB, for the tests about reading and writing them. */
+import type { Test } from 'tap';
 import type { Sql } from '../../src/db/connect.js';
+import { usesTimescaleDb } from '../../src/db/migrate.js';
+import { addWell, type TubeFixture } from '../../testkit/fixtures.js';
+import { startApi, type TestApi } from './api.js';
+import { freshDatabase, timescaleServerOrSkip } from './database.js';
+
+/**
+ * The API on a database of its own on the suite's TimescaleDB, limits off, `env` added; undefined
+ * (the test skipped) without that server.
+ */
+export async function timescaleApi(t: Test, env: Record<string, string> = {}): Promise<TestApi | undefined> {
+  const server = timescaleServerOrSkip(t);
+  if (!server) return undefined;
+  const db = await freshDatabase(t, { server });
+  const api = await startApi(t, { db, env: { LIMITS_ENABLED: 'false', ...env } });
+  t.ok(await usesTimescaleDb(db.sql), 'measurements is a hypertable');
+  return api;
+}
+
+/**
+ * Four tubes of two wells: `second`, `tenth` and `empty` (numbers 2, 10 and 3) of well T 1, `other`
+ * (in cm) of well T 0; in discovery's order other, second, empty, tenth.
+ */
+export async function fourTubes(
+  sql: Sql,
+): Promise<Record<'second' | 'tenth' | 'empty' | 'other', TubeFixture>> {
+  const [second, tenth, empty] = await addWell(sql, 'T 1', [
+    { number: '2' },
+    { number: '10' },
+    { number: '3' },
+  ]);
+  const [other] = await addWell(sql, 'T 0', [{ number: '1', unit: 'cm' }]);
+  return { second: second!, tenth: tenth!, empty: empty!, other: other! };
+}
 
 export interface ChunkCompression {
   compressed: number;

@@ -4,30 +4,19 @@
  * same in JSON, CSV, Arrow and GeoJSON, read by their readers, as the measurements themselves say.
  */
 import t from 'tap';
-import { usesTimescaleDb } from '../../../src/db/migrate.js';
-import { addKey, addMeasurements, addRegularSeries, addWell } from '../../../testkit/fixtures.js';
-import { startApi } from '../../helpers/api.js';
-import { freshDatabase, timescaleServerOrSkip } from '../../helpers/database.js';
+import { addKey, addMeasurements, addRegularSeries } from '../../../testkit/fixtures.js';
 import { expectedLatest, provesLatestFormats, refreshLatest, withoutStatus } from '../../helpers/latest.js';
-import { compressChunks } from '../../helpers/timescale.js';
+import { compressChunks, fourTubes, timescaleApi } from '../../helpers/timescale.js';
 
 t.test('latest on TimescaleDB with compressed chunks', async (t) => {
-  const server = timescaleServerOrSkip(t);
-  if (!server) return;
-  const db = await freshDatabase(t, { server });
-  const api = await startApi(t, { db, env: { LIMITS_ENABLED: 'false' } });
-  const { sql } = db;
-  t.ok(await usesTimescaleDb(sql), 'measurements is a hypertable');
-  const [second, tenth, empty] = await addWell(sql, 'T 1', [
-    { number: '2' },
-    { number: '10' },
-    { number: '3' },
-  ]);
-  const [other] = await addWell(sql, 'T 0', [{ number: '1', unit: 'cm' }]);
+  const api = await timescaleApi(t);
+  if (!api) return;
+  const { sql } = api.db;
+  const { second, tenth, empty, other } = await fourTubes(sql);
   await sql`update wells set longitude = 4.9, latitude = 52.37 where name = 'T 1'`;
-  await addRegularSeries(sql, second!.id, '2024-01-01T00:00:00Z', '2024-03-01T00:00:00Z', '17 minutes');
-  await addRegularSeries(sql, other!.id, '2023-12-31T23:00:00Z', '2024-01-15T00:00:00Z', '1 hour');
-  await addMeasurements(sql, tenth!.id, [
+  await addRegularSeries(sql, second.id, '2024-01-01T00:00:00Z', '2024-03-01T00:00:00Z', '17 minutes');
+  await addRegularSeries(sql, other.id, '2023-12-31T23:00:00Z', '2024-01-15T00:00:00Z', '1 hour');
+  await addMeasurements(sql, tenth.id, [
     ['2023-12-31T23:00:00Z', '-1.23'],
     ['2024-01-20T00:00:00.000001Z', '0.1'],
   ]);
@@ -37,13 +26,13 @@ t.test('latest on TimescaleDB with compressed chunks', async (t) => {
   await refreshLatest(sql);
   const { compressed, uncompressed } = await compressChunks(sql);
   t.ok(compressed > 0 && uncompressed === 0, `every chunk compressed (${compressed})`);
-  const { key } = await addKey(sql, { tubeIds: [second!.id, tenth!.id, empty!.id, other!.id] });
-  const inOrder = [other!, second!, empty!, tenth!].map((tube) => tube.identifier);
+  const { key } = await addKey(sql, { tubeIds: [second.id, tenth.id, empty.id, other.id] });
+  const inOrder = [other, second, empty, tenth].map((tube) => tube.identifier);
 
   const every = await expectedLatest(sql, inOrder);
   t.same(
     every.map((row) => row.tubeIdentifier),
-    [other!, second!, tenth!].map((tube) => tube.identifier),
+    [other, second, tenth].map((tube) => tube.identifier),
   );
   await provesLatestFormats(t, api.base, key, '', withoutStatus(every));
   for (const status of ['approved', 'provisional', 'rejected,provisional']) {
