@@ -1,10 +1,10 @@
 /**
- * A fresh demo as a newcomer tries it: the banner's requests, pasted into a shell, each answer with
- * data, and so does every endpoint and format beside them (series, network and latest in each format,
+ * A fresh demo as a newcomer tries it: the banner's requests, pasted into a shell (GDAL's ogrinfo
+ * too, where installed), each answer with data, and so does every endpoint and format beside them (series, network and latest in each format,
  * aggregation, statuses, a sync token and its delta). The demo's data must be kept by the import's own
  * paths for that: latest, the daily rollups and the change history.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -18,6 +18,7 @@ import { importMeasurements } from '../../src/importers/measurements/measurement
 import { startApi } from '../helpers/api.js';
 import { get } from '../helpers/http.js';
 
+const gdalMissing = spawnSync('ogrinfo', ['--version']).status !== 0;
 const STEP_MS = 15 * 60_000;
 const PER_DAY = 96;
 const READABLE = DEMO_TUBES.filter((tube) => tube !== HIDDEN_DEMO_TUBE);
@@ -111,6 +112,13 @@ t.test('every endpoint answers with data on a fresh demo', async (t) => {
     const contract = JSON.parse(await run(/\/openapi\.json$/));
     t.match(contract, { openapi: /^3\.1/ });
     t.match(banner, `  ogrinfo --config GDAL_HTTP_HEADERS 'X-API-Key: ${key}' OAPIF:${api.base}/v1/ogc\n`);
+    if (gdalMissing) return t.comment('no ogrinfo here: the OGC API - Features line is not run');
+    const layers = await run(/^ {2}ogrinfo /);
+    t.same(
+      [...layers.matchAll(/^\d+: (\w+)/gm)].map(([, name]) => name).sort(),
+      ['latest', 'measurements', 'tubes'],
+      'GDAL lists the collections',
+    );
   });
 
   t.test('each endpoint in each format', async (t) => {
