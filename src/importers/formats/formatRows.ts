@@ -30,7 +30,7 @@ export class FormatRows implements RowReader, LevelSink {
   rows = 0;
   readonly hasStatus = true;
   /** Levels passed on, by status code. */
-  readonly levels = STATUSES.map(() => 0);
+  readonly rowsByStatus = STATUSES.map(() => 0);
   /** Points left out by the reader, by reason. */
   readonly skipped = new Map<string, number>();
   /** What was left out of the tubes the file stated, by reason: how many tubes. */
@@ -98,7 +98,7 @@ export class FormatRows implements RowReader, LevelSink {
       throw new FileRefused({ line }, 'status', `${status} is not a status code`);
     }
     this.rows++;
-    this.levels[status]!++;
+    this.rowsByStatus[status]!++;
     this.sink.row(line, this.lastTube, newTube, instant, value, status, priority);
   }
 

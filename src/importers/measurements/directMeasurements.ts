@@ -35,7 +35,7 @@ export async function copyDirect(
   tx: TransactionSql,
   input: ImportInput,
   options: DirectOptions,
-): Promise<{ rows: number; byStatus: number[] }> {
+): Promise<{ rows: number; byStatus: readonly number[] }> {
   // The errors of the file are reported by the staging path, which finds them all (duplicates too).
   const errors = new ErrorCollector();
   const rows = new DirectRows(options.maxTubes);
@@ -68,7 +68,7 @@ export async function copyDirect(
     recordDirectLatest(tx, rows.latest()),
     ...recordDirectDays(tx, rows.days),
   ]);
-  return { rows: reader.rows, byStatus: rows.byStatus };
+  return { rows: reader.rows, byStatus: reader.rowsByStatus ?? [] };
 }
 
 /**

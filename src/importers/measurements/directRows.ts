@@ -47,8 +47,6 @@ export class DirectRows extends RowBlocks implements RowSink {
   /** Why the direct path cannot take this file, once that is known. */
   refusal: string | undefined;
   private readonly tubes = new Map<string, DirectTube>();
-  /** Rows by status code. */
-  readonly byStatus = STATUSES.map(() => 0);
   /** The daily rollups of the days the file writes whole. */
   readonly days = new DirectDays<DirectTube>();
   private tube: DirectTube | undefined;
@@ -85,7 +83,6 @@ export class DirectRows extends RowBlocks implements RowSink {
     tube.latestSeconds[status] = instant.seconds;
     tube.latestMicros[status] = instant.micros;
     tube.latestValues[status] = value;
-    this.byStatus[status]!++;
     this.days.add(tube, instant.seconds, value, status);
     const at = this.reserve(ROW_BYTES);
     const view = this.view;

@@ -95,7 +95,7 @@ export async function importRows(
       const { rows, byStatus } = await begin(sql, (tx) => copyDirect(tx, source, { ...options, maxTubes }), {
         write: true,
       });
-      return { rows, inserted: rows, updated: 0, unchanged: 0, written: byStatus, duplicates: 0 };
+      return { rows, inserted: rows, updated: 0, unchanged: 0, written: [...byStatus], duplicates: 0 };
     } catch (error) {
       if (!givesWay(error)) throw error;
     }

@@ -13,6 +13,8 @@ export interface RowReader {
   end(): void;
   /** Good rows passed on to the sink. */
   readonly rows: number;
+  /** Good rows by status code, where the import's report tells them (a format's; the CSV's does not). */
+  readonly rowsByStatus?: readonly number[];
   /** Whether the input states each row's status; without it stored rows keep theirs. */
   readonly hasStatus: boolean;
   /**

@@ -29,7 +29,10 @@ export interface MeasurementsImported {
 
 /** What an import of rows wrote, told in more detail than a CSV import reports. */
 export interface RowsImported extends MeasurementsImported {
-  /** Rows inserted or updated, by status code. */
+  /**
+   * Rows inserted or updated, by status code; on the direct path, where every row is inserted, as the
+   * reader counted them (the CSV's does not: empty).
+   */
   written: number[];
   /** Rows left out for another row of the same tube and instant (`duplicates: 'keep one'`). */
   duplicates: number;
