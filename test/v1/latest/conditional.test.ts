@@ -14,12 +14,12 @@ import { createClientLimits } from '../../../src/limits/createClientLimits.js';
 import { MAX_LISTED_TUBES } from '../../../src/v1/tubesInView.js';
 import { rememberKey } from '../../../testkit/outputCapture.js';
 import { startApi } from '../../helpers/api.js';
+import { validatorsOf } from '../../helpers/conditional.js';
 import { type HttpResponse, send } from '../../helpers/http.js';
 import { OTHER, THIRD, TUBE, threeTubes } from '../../helpers/importFixtures.js';
 import { expectedLatest, LATEST } from '../../helpers/latest.js';
 
 const UNKNOWN = '00000000-0000-4000-8000-000000000000';
-const STRONG_TAG = /^"[A-Za-z0-9_-]+"$/;
 
 t.test('latest: refusals, HEAD, 304 and its tag', async (t) => {
   // Limits in process, as one replica without Redis keeps them: each request takes one token.
@@ -111,12 +111,9 @@ t.test('latest: refusals, HEAD, 304 and its tag', async (t) => {
   const etag = tagOf(first);
 
   t.test('HEAD: the headers of a 200, no body', async (t) => {
-    t.equal(first.status, 200);
+    const { vary } = validatorsOf(t, first);
     t.equal(first.body, '');
-    t.match(etag, STRONG_TAG, 'a strong tag');
-    t.match(first.headers['last-modified'], /GMT$/);
-    t.equal(first.headers['cache-control'], 'private, no-cache');
-    t.equal(first.headers.vary, 'Accept, Accept-Encoding');
+    t.equal(vary, 'Accept, Accept-Encoding');
     t.equal(first.headers['content-type'], 'application/json');
     t.notOk(first.headers['sync-token'], 'no sync token: latest is no sync');
     const get = await ask('');

@@ -8,7 +8,7 @@ import { upsertRegistry } from '../../../src/importers/registry/registry.js';
 import { createKey } from '../../../src/keys/store.js';
 import { rememberKey } from '../../../testkit/outputCapture.js';
 import { startApi } from '../../helpers/api.js';
-import { januaryRows } from '../../helpers/conditional.js';
+import { januaryRows, validatorsOf } from '../../helpers/conditional.js';
 import { type HttpResponse, send } from '../../helpers/http.js';
 import { OTHER, rowImporter, THIRD, TUBE, threeTubes } from '../../helpers/importFixtures.js';
 
@@ -34,12 +34,10 @@ t.test('conditional requests of the network endpoint', async (t) => {
   const etag = tagOf(first);
 
   t.test('HEAD: the headers of a 200, no body', async (t) => {
-    t.equal(first.status, 200);
+    // A weak tag: every response has a sync token of its own.
+    const { vary } = validatorsOf(t, first, WEAK_TAG);
     t.equal(first.body, '');
-    t.match(etag, WEAK_TAG, 'a weak tag: every response has a sync token of its own');
-    t.match(first.headers['last-modified'], /GMT$/);
-    t.equal(first.headers['cache-control'], 'private, no-cache');
-    t.equal(first.headers.vary, 'Accept, Accept-Encoding');
+    t.equal(vary, 'Accept, Accept-Encoding');
     t.equal(first.headers['content-type'], 'application/json');
     t.ok(first.headers['sync-token'], 'Sync-Token');
     t.match(String(first.headers['sync-token']), /^[A-Za-z0-9_-]{1,200}$/, 'URL-safe, at most 200');
