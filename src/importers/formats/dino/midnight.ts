@@ -45,11 +45,13 @@ export function midnightIn(timeZone: string): (year: number, month: number, day:
     const found = known.get(date);
     if (found !== undefined) return found;
     const wall = wallTime(year, month, day, 0, 0, 0);
-    const before = wall - offsetAt(wall);
+    const guess = offsetAt(wall);
+    const before = wall - guess;
     const offset = offsetAt(before);
     const midnight = wall - offset;
-    // A zone whose clocks skip midnight (jump from 00:00 to 01:00): the day begins when they jump.
-    const seconds = (offsetAt(midnight) === offset ? midnight : before) / 1000;
+    // The same offset twice (almost every date): `before` is midnight, and asking Intl again would say so.
+    // Otherwise a zone whose clocks skip midnight (00:00 to 01:00): the day begins when they jump.
+    const seconds = (offset === guess || offsetAt(midnight) === offset ? midnight : before) / 1000;
     if (known.size >= MOST_KNOWN_DATES) known.clear();
     known.set(date, seconds);
     return seconds;
