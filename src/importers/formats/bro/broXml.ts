@@ -45,6 +45,12 @@ function localName(name: string): string {
   return local;
 }
 
+/** A decimal number rounded to 15 significant digits (roundLevel), or NaN when `text` is none. */
+export function decimalValue(text: string): number {
+  const value = readDecimal(text, 0, text.length);
+  return Number.isNaN(value) ? roundLevel(parseLongDecimal(text)) : value;
+}
+
 /** The attribute `nil` of XML Schema instances, under any prefix: a value BRO states as absent. */
 export function isNil(tag: SaxesTagPlain): boolean {
   const attributes = tag.attributes;
@@ -76,12 +82,20 @@ export abstract class BroXmlReader implements LevelReader {
   protected text = '';
   /** Depth of the message element (`dispatchDataResponse`, `registrationRequest`); 0 until found. */
   private messageDepth = 0;
-  /** Namespace declarations on the way to the message element, innermost last. */
+  /** Namespace declarations of the open elements on the way to the message element, by depth. */
   private readonly declarations: Array<Record<string, string>> = [];
   private started = false;
   /** The message is a registration request (else a dispatch). */
   protected registration = false;
   private objectsRead = 0;
+  private linesAtEnd: number | undefined;
+  /** Lines of the text a subclass read itself, which saxes did not count. */
+  protected linesPassed = 0;
+  /**
+   * Where saxes stood (its `position`) when it last ended a tag, or when a subclass last read an element
+   * itself: the text it has been given since is what lies between that element and the next.
+   */
+  protected tagEndAt = -1;
 
   constructor(protected readonly messages: BroMessages) {
     this.parser.on('opentag', (tag) => this.openTag(tag as SaxesTagPlain));
@@ -95,7 +109,7 @@ export abstract class BroXmlReader implements LevelReader {
   }
 
   get lines(): number {
-    return this.parser.line;
+    return this.linesAtEnd ?? this.parser.line + this.linesPassed;
   }
 
   write(chunk: Buffer): void {
@@ -104,12 +118,12 @@ export abstract class BroXmlReader implements LevelReader {
       text = this.firstText(text);
       if (text === '') return;
     }
-    this.parse(text);
+    this.feed(text);
   }
 
   end(): void {
     const rest = this.decoder.end();
-    if (rest !== '') this.parse(this.started ? rest : this.firstText(rest));
+    if (rest !== '') this.feed(this.started ? rest : this.firstText(rest));
     if (!this.started) this.refuse('file', `is empty: a BRO ${this.messages.object} file is XML`);
     if (this.depth > 0) {
       this.refuse(
@@ -117,6 +131,8 @@ export abstract class BroXmlReader implements LevelReader {
         'the file ends before this element closes: it is truncated or not whole',
       );
     }
+    // saxes counts from 1 again once closed.
+    this.linesAtEnd = this.lines;
     this.parse(null);
     if (this.messageDepth === 0) this.refuse('file', `holds no BRO ${this.messages.object} message`);
     if (this.objectsRead === 0) {
@@ -142,10 +158,18 @@ export abstract class BroXmlReader implements LevelReader {
     return text.slice(start);
   }
 
-  private parse(text: string | null): void {
+  /** Text of the file, in order: to saxes, unless a subclass reads some of it itself (GLD's points). */
+  protected feed(text: string): void {
+    this.parse(text);
+  }
+
+  protected parse(text: string | null): void {
     try {
       if (text === null) this.parser.close();
-      else this.parser.write(text);
+      else {
+        this.parsedChars += text.length;
+        this.parser.write(text);
+      }
     } catch (error) {
       if (error instanceof FileRefused) throw error;
       // saxes's message starts with its own `line:column: `; the place says where.
@@ -155,7 +179,7 @@ export abstract class BroXmlReader implements LevelReader {
   }
 
   protected place(depth = this.depth): Place {
-    return { line: this.parser.line, path: this.names.slice(0, depth).join('/') || undefined };
+    return { line: this.lines, path: this.names.slice(0, depth).join('/') || undefined };
   }
 
   /** Refuses the file for `field`: the current element (then the path is its parent's) or another name. */
@@ -178,7 +202,14 @@ export abstract class BroXmlReader implements LevelReader {
     return this.locals[this.depth - 1 - up];
   }
 
+  /**
+   * How much text saxes has been given; with `tagEndAt`, what it holds since the last element ended.
+   * (saxes's `position` is that only while it reads, in its events.)
+   */
+  protected parsedChars = 0;
+
   private openTag(tag: SaxesTagPlain): void {
+    this.tagEndAt = this.parser.position;
     const local = localName(tag.name);
     this.names[this.depth] = tag.name;
     this.locals[this.depth] = local;
@@ -193,6 +224,7 @@ export abstract class BroXmlReader implements LevelReader {
   }
 
   private closeTag(tag: SaxesTagPlain): void {
+    this.tagEndAt = this.parser.position;
     if (this.messageDepth !== 0 && this.depth > this.messageDepth)
       this.close(tag, this.locals[this.depth - 1]!);
     this.depth--;
@@ -223,14 +255,14 @@ export abstract class BroXmlReader implements LevelReader {
       if (name === 'xmlns') declared[''] = tag.attributes[name]!;
       else if (name.startsWith('xmlns:')) declared[name.slice(6)] = tag.attributes[name]!;
     }
-    this.declarations.push(declared);
+    this.declarations[this.depth - 1] = declared;
     const colon = tag.name.indexOf(':');
     const uri = this.resolve(colon < 0 ? '' : tag.name.slice(0, colon));
     if (uri === SOAP_ENVELOPE || uri === SOAP_12_ENVELOPE) {
       if (this.depth === 1 && local === 'Envelope') return;
       if (this.depth === 2 && (local === 'Header' || local === 'Body')) return;
     }
-    if (this.depth === 3 && this.locals[1] === 'Header') return;
+    if (this.depth >= 3 && this.locals[1] === 'Header') return;
     const schema = broSchema(uri);
     const object = this.messages.object.toLowerCase();
     if (local === 'dispatchDataResponse' && schema === `ds${object}`) {
@@ -254,7 +286,7 @@ export abstract class BroXmlReader implements LevelReader {
   }
 
   private resolve(prefix: string): string | undefined {
-    for (let i = this.declarations.length - 1; i >= 0; i--) {
+    for (let i = this.depth - 1; i >= 0; i--) {
       const uri = this.declarations[i]![prefix];
       if (uri !== undefined) return uri;
     }
@@ -281,12 +313,8 @@ export abstract class BroXmlReader implements LevelReader {
 
   /** A decimal number as BRO writes it, rounded to 15 significant digits (roundLevel); refuses anything else. */
   protected decimal(text: string): number {
-    let value = readDecimal(text, 0, text.length);
-    if (Number.isNaN(value)) {
-      value = parseLongDecimal(text);
-      if (Number.isNaN(value)) this.refuse(this.name, `${JSON.stringify(text)}: ${decimalProblem(text)}`);
-      value = roundLevel(value);
-    }
+    const value = decimalValue(text);
+    if (Number.isNaN(value)) this.refuse(this.name, `${JSON.stringify(text)}: ${decimalProblem(text)}`);
     return value;
   }
 }

@@ -92,9 +92,37 @@ t.test(
   },
 );
 
-t.test('read whole at once or a byte at a time, the same', async (t) => {
-  t.same(read(DISPATCH, OPTIONS, 1 << 20), read(DISPATCH, OPTIONS, 1));
-});
+t.test(
+  'read whole at once (its points without saxes) or a byte at a time (all by saxes), the same',
+  async (t) => {
+    for (const file of ['gld-dispatch.xml', 'gld-dispatch-soap.xml', 'gld-addition.xml']) {
+      const tube = pythonUuid5('urn:bro:gmw:PB-OH-07:1')[0];
+      const options = file === 'gld-addition.xml' ? { ...OPTIONS, tube } : OPTIONS;
+      const text = fixture(file);
+      t.same(readAll(gldXmlReader, text, options, 1 << 20), readAll(gldXmlReader, text, options, 1), file);
+    }
+    const point = DISPATCH.slice(
+      DISPATCH.indexOf('<waterml:point>'),
+      DISPATCH.indexOf('</waterml:point>') + '</waterml:point>'.length,
+    );
+    const commented = DISPATCH.replace(
+      point,
+      `<!-- ${point.replace('0.6709999999999999', '9.999')} -->${point}`,
+    );
+    const withoutLines = (read: Read) => read.levels.map(({ line: _, ...level }) => level);
+    t.same(
+      withoutLines(read(commented, OPTIONS, 1 << 20)),
+      withoutLines(read(DISPATCH)),
+      'a point in a comment is no point',
+    );
+    const broken = DISPATCH.replace('>0.655<', '>0,655<');
+    t.same(
+      readAll(gldXmlReader, broken, OPTIONS, 1 << 20),
+      readAll(gldXmlReader, broken, OPTIONS, 1),
+      'refused alike',
+    );
+  },
+);
 
 t.test('a dispatch inside a SOAP envelope, on one line', async (t) => {
   const soap = fixture('gld-dispatch-soap.xml');

@@ -81,6 +81,12 @@ t.test('the same dispatch in a SOAP envelope', async (t) => {
     read(fixture('gmw-dispatch-soap.xml')).tubes,
     read(DISPATCH).tubes.map((tube) => ({ ...tube, place: { line: 5, path } })),
   );
+  const withHeader = fixture('gmw-dispatch-soap.xml').replace(
+    '<soapenv:Header/>',
+    '<soapenv:Header><wsse:Security xmlns:wsse="http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-wssecurity-secext-1.0.xsd">' +
+      '<wsse:UsernameToken><wsse:Username>afnemer</wsse:Username></wsse:UsernameToken></wsse:Security></soapenv:Header>',
+  );
+  t.equal(read(withHeader).tubes.length, 2, "a header's elements are passed over");
 });
 
 t.test(

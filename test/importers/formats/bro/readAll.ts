@@ -36,14 +36,14 @@ export interface Read {
 }
 
 /**
- * Reads `text` in chunks of `chunk` bytes (small ones split names, numbers and UTF-8 sequences), or
- * returns the FileRefused it throws.
+ * Reads `text` in chunks of `chunk` bytes (small ones split names, numbers and UTF-8 sequences, and
+ * every GLD point, so saxes reads them all), or returns the FileRefused it throws.
  */
 export function readAll(
   factory: ReaderFactory,
   text: string,
   options = OPTIONS,
-  chunk = 7,
+  chunk = 65_536,
 ): Read | FileRefused {
   const read: Read = { tubes: [], levels: [], skips: {}, lines: 0 };
   const reader = factory(
