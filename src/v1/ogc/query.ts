@@ -5,6 +5,7 @@
  * here from its own parameters, so a route validates with it and the OpenAPI document lists it.
  */
 import { z } from 'zod';
+import type { ZodOpenApiOverrideMetaContext } from 'zod-openapi';
 import { formatInstant, type Instant, parseDateTime } from '../../domain/datetime.js';
 import { bboxParameter } from '../bbox.js';
 import { GIVEN_TWICE, statusParameter } from '../measurementsQuery.js';
@@ -86,6 +87,16 @@ const limitParameter = (collection: CollectionId) =>
         description:
           `The most features in a page; more than ${MAX_LIMIT[collection].toLocaleString('en-US')} is served ` +
           'as that many. 0, a negative or a fractional number is 400.',
+      },
+      // Where QGIS reads a collection's page sizes: a whole number with its default and maximum.
+      override: ({ jsonSchema }: ZodOpenApiOverrideMetaContext) => {
+        for (const name of Object.keys(jsonSchema)) delete jsonSchema[name as keyof typeof jsonSchema];
+        Object.assign(jsonSchema, {
+          type: 'integer',
+          minimum: 1,
+          maximum: MAX_LIMIT[collection],
+          default: DEFAULT_LIMIT,
+        });
       },
     });
 

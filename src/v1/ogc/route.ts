@@ -73,6 +73,11 @@ export const COLLECTIONS: Record<CollectionId, { title: string; description: str
   },
 };
 
+export const CONFORMANCE_URL = `${OGC_URL}/conformance`;
+export const COLLECTIONS_URL = `${OGC_URL}/collections`;
+export const COLLECTION_URL = `${COLLECTIONS_URL}/:collectionId`;
+export const itemsUrl = (id: CollectionId) => `${COLLECTIONS_URL}/${id}/items`;
+
 /** The service's own absolute URL of `path` (under /v1/ogc), as the client reached it. */
 const urlOf = (request: FastifyRequest, path: string) =>
   `${request.protocol}://${request.host}${V1_PREFIX}${OGC_URL}${path}`;
@@ -106,33 +111,41 @@ const featureNotFound = () =>
 
 const isCollection = (id: string): id is CollectionId => (COLLECTION_IDS as readonly string[]).includes(id);
 
+/** `https://host/v1`: where the client reached this service. */
+const baseOf = (request: FastifyRequest) => `${request.protocol}://${request.host}${V1_PREFIX}`;
+
+/** The landing page of the service at `base` (`https://host/v1`). */
+export const landingPage = (base: string) => ({
+  title: 'Groundwater levels',
+  description: 'Groundwater monitoring tubes, their latest measurements and every measurement.',
+  links: [
+    { rel: 'self', type: JSON_TYPE, title: 'This document', href: `${base}${OGC_URL}` },
+    {
+      rel: 'service-desc',
+      type: OPENAPI_LINK_TYPE,
+      title: 'The OpenAPI document',
+      href: `${base}/openapi.json`,
+    },
+    { rel: 'conformance', type: JSON_TYPE, title: 'Conformance', href: `${base}${OGC_URL}/conformance` },
+    { rel: 'data', type: JSON_TYPE, title: 'Collections', href: `${base}${OGC_URL}/collections` },
+  ],
+});
+
+export const conformance = () => ({ conformsTo: CONFORMANCE });
+
 /** The landing page and the conformance: public, like the OpenAPI document they point to. */
 export async function ogcPublicRoutes(app: FastifyInstance): Promise<void> {
   const api = app.withTypeProvider<ZodTypeProvider>();
   const landing = (request: FastifyRequest, reply: FastifyReply) =>
-    sendJson(reply, JSON_TYPE, {
-      title: 'Groundwater levels',
-      description: 'Groundwater monitoring tubes, their latest measurements and every measurement.',
-      links: [
-        { rel: 'self', type: JSON_TYPE, title: 'This document', href: linkOf(request, '') },
-        {
-          rel: 'service-desc',
-          type: OPENAPI_LINK_TYPE,
-          title: 'The OpenAPI document',
-          href: `${request.protocol}://${request.host}${V1_PREFIX}/openapi.json`,
-        },
-        { rel: 'conformance', type: JSON_TYPE, title: 'Conformance', href: urlOf(request, '/conformance') },
-        { rel: 'data', type: JSON_TYPE, title: 'Collections', href: urlOf(request, '/collections') },
-      ],
-    });
+    sendJson(reply, JSON_TYPE, landingPage(baseOf(request)));
   for (const url of [OGC_URL, `${OGC_URL}/`]) {
     api.route({ method: READ_METHODS, url, schema: { querystring: MetadataQuery }, handler: landing });
   }
   api.route({
     method: READ_METHODS,
-    url: `${OGC_URL}/conformance`,
+    url: CONFORMANCE_URL,
     schema: { querystring: MetadataQuery },
-    handler: (_request, reply) => sendJson(reply, JSON_TYPE, { conformsTo: CONFORMANCE }),
+    handler: (_request, reply) => sendJson(reply, JSON_TYPE, conformance()),
   });
 }
 
@@ -209,8 +222,10 @@ async function extentOf(
   return extent;
 }
 
-function collectionOf(request: FastifyRequest, id: CollectionId, extent: object | undefined) {
+/** A collection's description, at `base` (`https://host/v1`), with its extent for the key if it has features. */
+export function collectionOf(base: string, id: CollectionId, extent: object | undefined) {
   const { title, description } = COLLECTIONS[id];
+  const href = (path: string) => `${base}${OGC_URL}${path}`;
   return {
     id,
     title,
@@ -219,11 +234,28 @@ function collectionOf(request: FastifyRequest, id: CollectionId, extent: object 
     crs: [CRS84],
     ...(extent === undefined ? {} : { extent }),
     links: [
-      { rel: 'self', type: JSON_TYPE, title, href: urlOf(request, `/collections/${id}`) },
-      { rel: 'items', type: GEOJSON, title, href: urlOf(request, `/collections/${id}/items`) },
+      { rel: 'self', type: JSON_TYPE, title, href: href(`/collections/${id}`) },
+      { rel: 'items', type: GEOJSON, title, href: href(`/collections/${id}/items`) },
     ],
   };
 }
+
+export interface Link {
+  rel: string;
+  type: string;
+  title?: string;
+  href: string;
+}
+
+/** A page of features as OGC API - Features writes it. */
+export const featureCollection = (features: Feature[], numberMatched: number, links: Link[]) => ({
+  type: 'FeatureCollection' as const,
+  features,
+  numberMatched,
+  numberReturned: features.length,
+  timeStamp: new Date().toISOString(),
+  links,
+});
 
 /** The position a cursor holds, or the 400 of one that is not this key's for this filter. */
 function positionOf(key: string, binding: string, cursor: string | undefined): Position | undefined {
@@ -262,14 +294,14 @@ export async function ogcDataRoutes(app: FastifyInstance, options: { reads: Read
 
   api.route({
     method: READ_METHODS,
-    url: `${OGC_URL}/collections`,
+    url: COLLECTIONS_URL,
     schema: { querystring: MetadataQuery },
     handler: async (request, reply) => {
       const client = clientOf(request);
       const collections = await inSnapshot(reads, reply, async (tx) => {
         const tubes = await tubesInView(tx, client, undefined);
         return Promise.all(
-          COLLECTION_IDS.map(async (id) => collectionOf(request, id, await extentOf(tx, id, tubes))),
+          COLLECTION_IDS.map(async (id) => collectionOf(baseOf(request), id, await extentOf(tx, id, tubes))),
         );
       });
       return sendJson(reply, JSON_TYPE, {
@@ -281,7 +313,7 @@ export async function ogcDataRoutes(app: FastifyInstance, options: { reads: Read
 
   api.route({
     method: READ_METHODS,
-    url: `${OGC_URL}/collections/:collectionId`,
+    url: COLLECTION_URL,
     schema: { querystring: MetadataQuery, params: z.object({ collectionId: z.string() }) },
     handler: async (request, reply) => {
       const { collectionId } = request.params;
@@ -290,7 +322,7 @@ export async function ogcDataRoutes(app: FastifyInstance, options: { reads: Read
       const extent = await inSnapshot(reads, reply, async (tx) =>
         extentOf(tx, collectionId, await tubesInView(tx, client, undefined)),
       );
-      return sendJson(reply, JSON_TYPE, collectionOf(request, collectionId, extent));
+      return sendJson(reply, JSON_TYPE, collectionOf(baseOf(request), collectionId, extent));
     },
   });
 
@@ -348,14 +380,11 @@ export async function ogcDataRoutes(app: FastifyInstance, options: { reads: Read
         });
       }
       request.rowsStreamed = features.length;
-      return sendJson(reply, query.f === 'json' ? JSON_TYPE : GEOJSON, {
-        type: 'FeatureCollection',
-        features,
-        numberMatched: page.numberMatched,
-        numberReturned: features.length,
-        timeStamp: new Date().toISOString(),
-        links,
-      });
+      return sendJson(
+        reply,
+        query.f === 'json' ? JSON_TYPE : GEOJSON,
+        featureCollection(features, page.numberMatched, links),
+      );
     },
   });
 

@@ -21,6 +21,7 @@ import { ALLOWED_METHODS } from '../../http/problems/problems.js';
 import { Problem } from '../../http/problems/schema.js';
 import { latestDocumentPart } from '../latest/openapi.js';
 import { networkDocumentPart } from '../network/openapi.js';
+import { ogcDocumentParts } from '../ogc/openapi.js';
 import { seriesDocumentPart } from '../series/openapi.js';
 import { wellsDocumentPart } from '../wells/openapi.js';
 import { headers, problemResponses } from './components.js';
@@ -38,6 +39,7 @@ export const PARTS: readonly DocumentPart[] = [
   seriesDocumentPart,
   networkDocumentPart,
   latestDocumentPart,
+  ...ogcDocumentParts,
   openApiDocumentPart,
 ];
 

@@ -100,8 +100,31 @@ t.test('the OpenAPI document', async (t) => {
       '/groundwater-monitoring-measurements/latest',
       '/groundwater-monitoring-tubes/{tubeIdentifier}/measurements',
       '/groundwater-monitoring-wells',
+      '/ogc',
+      '/ogc/collections',
+      '/ogc/collections/latest/items',
+      '/ogc/collections/latest/items/{featureId}',
+      '/ogc/collections/measurements/items',
+      '/ogc/collections/measurements/items/{featureId}',
+      '/ogc/collections/tubes/items',
+      '/ogc/collections/tubes/items/{featureId}',
+      '/ogc/collections/{collectionId}',
+      '/ogc/conformance',
       '/openapi.json',
     ]);
+    // Each collection's items path with its own page sizes, where QGIS reads them.
+    for (const [collection, maximum] of [
+      ['tubes', 10_000],
+      ['latest', 10_000],
+      ['measurements', 50_000],
+    ] as const) {
+      const parameters = document.paths[`/ogc/collections/${collection}/items`].get.parameters;
+      const limit = parameters.find((parameter: { name: string }) => parameter.name === 'limit');
+      t.same(limit.schema, { type: 'integer', minimum: 1, maximum, default: 1000 }, `${collection}: limit`);
+    }
+    for (const path of ['/ogc', '/ogc/conformance']) {
+      t.same(document.paths[path].get.security, [], `${path} is public`);
+    }
     t.same(document.servers, [{ url: '/v1', description: document.servers[0].description }]);
     const tagNames = document.tags.map((tag: { name: string; description: string }) => {
       t.ok(tag.description, `tag ${tag.name} has a description`);
