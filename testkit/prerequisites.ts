@@ -116,6 +116,9 @@ const pythonModule = (module: string, debianPackage: string): Prerequisite => ({
 export const pandas = pythonModule('pandas', 'python3-pandas');
 export const geopandas = pythonModule('geopandas', 'python3-geopandas');
 export const ogrinfo = command('ogrinfo', 'gdal-bin');
+export const owslib = pythonModule('owslib', 'python3-owslib');
+/** QGIS's Python bindings; its OAPIF provider comes with them (qgis-providers, a dependency). */
+export const qgis = pythonModule('qgis.core', 'python3-qgis');
 
 const require = createRequire(import.meta.url);
 const loads = (npmPackage: string) => {
