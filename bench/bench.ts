@@ -41,6 +41,7 @@ const SCENARIOS: Record<string, string> = {
   limits: 'What do the client limits add to a request, in process and in Redis?',
   scale:
     'Does a billion-row national network on TimescaleDB answer as a table of 10 million does, in how many bytes a row?',
+  ogc: 'Does page 100 of /v1/ogc cost what page 1 costs, and its pages what the series and discovery cost?',
   profile:
     'Where does the server spend its CPU on a year-long series, or on discovery under load? (a profile)',
 };
