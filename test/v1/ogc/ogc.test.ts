@@ -5,9 +5,12 @@
  * or an item.
  */
 import t from 'tap';
+import { createClientLimits } from '../../../src/limits/createClientLimits.js';
 import { addMeasurements } from '../../../testkit/fixtures.js';
 import { startApi } from '../../helpers/api.js';
-import { get } from '../../helpers/http.js';
+import { get, send } from '../../helpers/http.js';
+import { refreshLatest } from '../../helpers/latest.js';
+import { recordingLogger, settingsWith } from '../../helpers/limits.js';
 import { READABLE, seedLocatedWells, TUBES } from '../../helpers/locatedWells.js';
 
 const OGC = '/v1/ogc';
@@ -38,8 +41,6 @@ t.test('/v1/ogc', async (t) => {
   await addMeasurements(sql, id(TUBES.hidden), [['2025-06-01T00:00:00Z', '9']]);
   await addMeasurements(sql, id(TUBES.mixedHidden), [['2019-06-01T00:00:00Z', '9']]);
   await sql`update measurements set status = 0 where tube_id = ${id(TUBES.amstel1a)} and observed_at < '2024-01-02T00:00:00Z'`;
-  await sql`select refresh_latest_measurements()`.catch(() => undefined);
-  const { refreshLatest } = await import('../../helpers/latest.js');
   await refreshLatest(sql);
   await sql`select rollup_tube_measurements(id) from tubes`;
   const reader = { 'X-API-Key': keys.reader.key };
@@ -356,4 +357,33 @@ t.test('/v1/ogc', async (t) => {
       t.notMatch(line, 'not-a-key-at-all');
     }
   });
+});
+
+t.test('/v1/ogc: each page one request under the token bucket, read-only, public pages free', async (t) => {
+  const env = { RATE_LIMIT_BURST: '3', RATE_LIMIT_PER_SECOND: '0.001' };
+  const limits = await createClientLimits(settingsWith(env), { logger: recordingLogger() });
+  t.teardown(() => limits.close());
+  const api = await startApi(t, { env, limits });
+  const { keys } = await seedLocatedWells(api.db.sql);
+  const items = `${OGC}/collections/tubes/items?limit=2`;
+  for (let i = 0; i < 5; i++) t.equal((await get(api.base, OGC)).status, 200, 'the landing page is public');
+  t.equal((await get(api.base, `${OGC}/conformance`)).status, 200);
+  const first = await get(api.base, items, { 'X-API-Key': keys.reader.key });
+  t.equal(first.status, 200);
+  t.ok(first.headers.ratelimit, 'limits advertised');
+  const next = new URL(
+    JSON.parse(first.body).links.find((link: { rel: string }) => link.rel === 'next').href,
+  );
+  t.equal((await get(api.base, `${next.pathname}${next.search}&api_key=${keys.reader.key}`)).status, 200);
+  t.equal((await get(api.base, `${OGC}/collections`, { 'X-API-Key': keys.reader.key })).status, 200);
+  const refused = await get(api.base, `${next.pathname}${next.search}`, { 'X-API-Key': keys.reader.key });
+  t.equal(refused.status, 429, 'the fourth request of a burst of 3, the key given either way');
+  t.ok(refused.headers['retry-after']);
+  t.equal((await get(api.base, items, { 'X-API-Key': keys.all.key })).status, 200, 'another key has its own');
+  const post = await send(api.base, 'POST', items, { 'X-API-Key': keys.all.key });
+  t.equal(post.status, 405);
+  t.equal(post.headers.allow, 'GET, HEAD');
+  const head = await send(api.base, 'HEAD', items, { 'X-API-Key': keys.all.key });
+  t.equal(head.status, 200);
+  t.equal(head.body, '');
 });
