@@ -7,29 +7,10 @@
  */
 import type { SaxesTagPlain } from 'saxes';
 import { readDateTime, readInstant } from '../../../domain/datetime.js';
-import { statusCode } from '../../../domain/status.js';
 import { broTube } from '../identity.js';
 import type { FormatOptions, LevelSink, ReaderFactory } from '../reader.js';
 import { attribute, BroXmlReader, decimalValue, isNil } from './broXml.js';
-
-/** The reasons points are skipped under, as the report counts them (noun last: `3 missing values`). */
-export const SKIPPED = {
-  /** `xsi:nil`: censored, or not measured. */
-  missingValue: 'missing value',
-  /** A point of a `controlemeting` observation: a manual check of the logger, not a level of the series. */
-  controlReading: 'control reading',
-} as const;
-
-const APPROVED = statusCode('approved');
-const PROVISIONAL = statusCode('provisional');
-const REJECTED = statusCode('rejected');
-
-/** `urn:bro:gld:StatusCode:volledigBeoordeeld` → the rank of its review level, higher winning. */
-function reviewRank(status: string | undefined): number {
-  if (status === 'volledigBeoordeeld') return 2;
-  if (status === 'voorlopig') return 1;
-  return 0;
-}
+import { broStatus, CONTROL_READING, MISSING_VALUE, reviewPriority } from './status.js';
 
 /**
  * A point as BRO writes nearly all of them, with a value in metres and its StatusQualityControl: 1 the
@@ -240,7 +221,7 @@ class GldXmlReader extends BroXmlReader {
       );
     }
     this.control = this.observationType === 'controlemeting';
-    this.priority = reviewRank(this.review) * REVIEW_STEP + this.resultTime;
+    this.priority = reviewPriority(this.review ?? '') * REVIEW_STEP + this.resultTime;
   }
 
   private readTime(): void {
@@ -255,20 +236,21 @@ class GldXmlReader extends BroXmlReader {
   private point(): void {
     if (!this.hasTime) this.refuse(this.name, 'has no time');
     if (Number.isNaN(this.value)) {
-      this.sink.skip(SKIPPED.missingValue);
+      this.sink.skip(MISSING_VALUE);
       return;
     }
     if (this.control) {
-      this.sink.skip(SKIPPED.controlReading);
+      this.sink.skip(CONTROL_READING);
       return;
     }
-    this.sink.level(this.pointLine, this.tube!, this.instant, this.value, this.status(), this.priority);
-  }
-
-  private status(): number {
-    if (this.quality === 'afgekeurd') return REJECTED;
-    if (this.quality === 'goedgekeurd' && this.review === 'volledigBeoordeeld') return APPROVED;
-    return PROVISIONAL;
+    this.sink.level(
+      this.pointLine,
+      this.tube!,
+      this.instant,
+      this.value,
+      broStatus(this.quality, this.review ?? ''),
+      this.priority,
+    );
   }
 }
 

@@ -5,11 +5,14 @@
  */
 import t from 'tap';
 import { formatImportWorld } from '../../../helpers/formatImport.js';
-import { FEWS_LUNETTEN, fixture, LUNETTEN_LEVELS, metresApart, uuid5, VLEUTEN_LEVELS } from './fixtures.js';
+import { metresBetween, pythonUuid5 } from '../readerSink.js';
+import { FEWS_LUNETTEN, fixture, LUNETTEN_LEVELS, VLEUTEN_LEVELS } from './fixtures.js';
 
-const LUNETTEN = uuid5('urn:fews:PP-Lunetten-101');
-const VLEUTEN = uuid5('urn:fews:Vleuten peilbuis 2');
-const ZEEEN = uuid5('urn:fews:PP-Zeeën-3');
+const [LUNETTEN, VLEUTEN, ZEEEN] = pythonUuid5(
+  'urn:fews:PP-Lunetten-101',
+  'urn:fews:Vleuten peilbuis 2',
+  'urn:fews:PP-Zeeën-3',
+) as [string, string, string];
 
 interface StatedLatest {
   tubeIdentifier: string;
@@ -50,7 +53,7 @@ t.test('a PI-XML file of two locations, end to end', async (t) => {
   const at = (name: string) => wells.find((well) => well.name === name)?.location?.coordinates;
   const lunetten = at('PP-Lunetten-101')!;
   t.ok(
-    metresApart({ longitude: lunetten[0], latitude: lunetten[1] }, FEWS_LUNETTEN) < 1,
+    metresBetween({ longitude: lunetten[0], latitude: lunetten[1] }, FEWS_LUNETTEN) < 1,
     'RD x/y within 1 m of where FEWS puts it',
   );
   t.same(at('Vleuten peilbuis 2'), [5.185924, 52.104488], 'lat/lon as the header gives them');

@@ -9,7 +9,8 @@ import {
   type LevelSink,
   type StatedTube,
 } from '../../../../src/importers/formats/reader.js';
-import { FEWS_LUNETTEN, fixture, LUNETTEN_LEVELS, metresApart, uuid5, VLEUTEN_LEVELS } from './fixtures.js';
+import { metresBetween, pythonUuid5 } from '../readerSink.js';
+import { FEWS_LUNETTEN, fixture, LUNETTEN_LEVELS, VLEUTEN_LEVELS } from './fixtures.js';
 
 const bytesOf = (name: string) => readFileSync(fixture(name));
 
@@ -57,8 +58,8 @@ function refusal(bytes: Buffer, options: Partial<FormatOptions> = {}): FileRefus
 }
 
 t.test('a file of groundwater levels in mNAP: tubes, levels, statuses and skips', async (t) => {
-  const lunetten = uuid5('urn:fews:PP-Lunetten-101');
-  const vleuten = uuid5('urn:fews:Vleuten peilbuis 2');
+  const lunetten = pythonUuid5('urn:fews:PP-Lunetten-101')[0]!;
+  const vleuten = pythonUuid5('urn:fews:Vleuten peilbuis 2')[0]!;
   const { tubes, levels, skipped } = read(bytesOf('levels-mnap.xml'));
 
   t.same(
@@ -70,7 +71,7 @@ t.test('a file of groundwater levels in mNAP: tubes, levels, statuses and skips'
     'one tube per location, named by its locationId, tube 1, metres relative to NAP',
   );
   t.ok(
-    metresApart(tubes[0]!.location!, FEWS_LUNETTEN) < 1,
+    metresBetween(tubes[0]!.location!, FEWS_LUNETTEN) < 1,
     'RD x/y: within 1 m of where FEWS puts the point',
   );
   t.same(
@@ -122,7 +123,7 @@ t.test('plain m takes --datum; x/y outside RD state no location; any chunking', 
     whole.tubes.map(({ place, ...tube }) => tube),
     [
       {
-        identifier: uuid5('urn:fews:PP-Zeeën-3'),
+        identifier: pythonUuid5('urn:fews:PP-Zeeën-3')[0]!,
         wellName: 'PP-Zeeën-3',
         number: '1',
         unit: 'm',

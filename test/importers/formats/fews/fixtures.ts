@@ -1,31 +1,10 @@
 /** The FEWS fixtures (test/importers/formats/fixtures/fews/) and what they state, for the reader's tests and the CLI's. */
-import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 
 export const fixture = (name: string) => join(import.meta.dirname, '..', 'fixtures', 'fews', name);
 
-/** The spec's identifiers, computed apart from the code under test. */
-export const uuid5 = (name: string) =>
-  execFileSync('/usr/bin/python3', [
-    '-c',
-    'import sys, uuid; print(uuid.uuid5(uuid.NAMESPACE_URL, sys.argv[1]))',
-    name,
-  ])
-    .toString()
-    .trim();
-
 /** `lat`, `lon` FEWS itself writes for RD x 133623.0, y 454951.0, the point of PP-Lunetten-101. */
 export const FEWS_LUNETTEN = { latitude: 52.082416488309036, longitude: 5.075337740730613 };
-
-/** Metres between two WGS 84 points a few kilometres apart at most. */
-export function metresApart(
-  a: { latitude: number; longitude: number },
-  b: { latitude: number; longitude: number },
-): number {
-  const north = (b.latitude - a.latitude) * 111_320;
-  const east = (b.longitude - a.longitude) * 111_320 * Math.cos((a.latitude * Math.PI) / 180);
-  return Math.hypot(north, east);
-}
 
 /**
  * The levels levels-mnap.xml gives PP-Lunetten-101: flags 0-5 and none provisional, 6-8 rejected, 9,
