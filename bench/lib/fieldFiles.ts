@@ -492,7 +492,7 @@ export async function writeFewsXml(path: string, points: number, twinPath?: stri
   await Promise.all([file.close(), twin.close()]);
 }
 
-/** Points of a one-line GLD dispatch of about `bytes` (each point's element is some 560 bytes). */
-export const gldPointsFor = (bytes: number) => Math.ceil(bytes / 560);
+/** Points of a one-line GLD dispatch of about `bytes` (each point's element is some 557 bytes). */
+export const gldPointsFor = (bytes: number) => Math.ceil(bytes / 557);
 /** Events of a FEWS file of about `bytes` (each event's line is some 75 bytes). */
 export const fewsPointsFor = (bytes: number) => Math.ceil(bytes / 75);

@@ -13,9 +13,11 @@
  * the GLD, as its command needs); then the same command again on that database (a re-import: every
  * point unchanged). The format and its twin follow each other, in turns (ABBA over the rounds). The
  * start-up of `gwapi import` (Node, tsx, the connection, nothing imported) is timed in each round as the
- * import of a one-row CSV, and the ratios of the medians are also given net of its median. Before anything is reported, each
- * database's points are checked against the twin's: per tube and status the same count, sum of
- * millimetres and first and last time, and POINTS in all; and unchanged by the re-import.
+ * import of a one-row CSV, and the ratios of the medians are also given net of its median. Before
+ * anything is reported, each database's points are checked against the twin's: per tube and status the
+ * same count, sum of millimetres and first and last time, and POINTS in all; and unchanged by the
+ * re-import. The DINO twin is one CSV of daily levels, whose rollups the CSV import keeps in memory to
+ * the end: past some 400,000 points it exceeds the CLI's heap (docs/performance.md).
  */
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
