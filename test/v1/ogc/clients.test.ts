@@ -157,28 +157,39 @@ t.test('GIS clients read /v1/ogc with a key limited to some tubes', async (t) =>
   t.equal(expected.latest.length, 5, 'five of them have measurements');
   t.equal(expected.measurements.length, 15);
 
-  /** The requests the server answered since `from` (an index into its log). */
-  const requestsSince = async (from: number) => {
-    // A request of the test's own, after the client's: once it is logged, so are all of the client's.
-    const sentinel = '/v1/ogc/conformance?f=json';
-    t.equal((await get(replica.base, sentinel)).status, 200);
-    const logged = () =>
-      replica.logs.slice(from).flatMap((line) => {
-        const { url, status } = line as LogLine & { url?: string; status?: number };
-        return url === undefined ? [] : [{ url, status }];
-      });
+  /** A request of the test's own, which the clients never send. */
+  const SENTINEL = '/v1/ogc/conformance?f=json';
+  const requestsIn = (from: number) =>
+    replica.logs.slice(from).flatMap((line) => {
+      const { url, status } = line as LogLine & { url?: string; status?: number };
+      return url === undefined ? [] : [{ url, status }];
+    });
+  /**
+   * Where the server's log stands once every request answered so far is in it: a line is written after
+   * its response, so the test's own request is sent and its line awaited.
+   */
+  const logSettled = async () => {
+    const from = replica.logs.length;
+    t.equal((await get(replica.base, SENTINEL)).status, 200);
     await until(
       'the test’s request is logged',
-      async () => logged(),
-      (lines) => lines.some(({ url }) => url === sentinel),
+      async () => requestsIn(from),
+      (lines) => lines.some(({ url }) => url === SENTINEL),
     );
-    return logged().filter(({ url }) => url !== sentinel);
+    return replica.logs.length;
+  };
+  /** The requests the server answered since the log stood at `from`, the test's own left out. */
+  const requestsSince = async (from: number) => {
+    await logSettled();
+    return requestsIn(from).filter(({ url }) => url !== SENTINEL);
   };
   /** How many next links a client followed on `id`'s items. */
   const nextLinksFollowed = (requests: { url: string }[], id: CollectionId) =>
     requests.filter(
       ({ url }) => url.startsWith(`/v1/ogc/collections/${id}/items?`) && url.includes('cursor='),
     ).length;
+  /** The start of a request for a page of `limit` features of `id`. */
+  const pageOf = (id: CollectionId, limit: number) => `/v1/ogc/collections/${id}/items?limit=${limit}`;
   const pagesAfterTheFirst = (id: CollectionId) => Math.ceil(expected[id].length / PAGE_SIZE) - 1;
   /** No feature of a tube the key may not read. */
   const noHiddenTube = (t: Test, features: Read[], what: string) =>
@@ -199,7 +210,7 @@ t.test('GIS clients read /v1/ogc with a key limited to some tubes', async (t) =>
       ).features.map(readFeature);
 
     t.test("the guide's ogc.sh: the key in a header file", async (t) => {
-      const from = replica.logs.length;
+      const from = await logSettled();
       const { stdout } = await run('sh', ['-eu', 'ogc.sh'], { cwd: directory, env });
       t.same(
         [...stdout.matchAll(/^\d+: (\w+) .*\(Point\)$/gm)].map(([, name]) => name),
@@ -218,10 +229,12 @@ t.test('GIS clients read /v1/ogc with a key limited to some tubes', async (t) =>
         'every request answered, none with the key in its URL',
       );
       t.ok(
-        requests.some(
-          ({ url }) => url.startsWith('/v1/ogc/collections/measurements/items?') && url.includes('bbox='),
-        ),
-        'the box sent as bbox',
+        requests.some(({ url }) => url.startsWith(pageOf('measurements', 10_000)) && url.includes('&bbox=')),
+        'the box sent as bbox, 10,000 features a request',
+      );
+      t.ok(
+        requests.some(({ url }) => url.startsWith(pageOf('tubes', 10_000))),
+        'the network copied 10,000 features a request',
       );
     });
 
@@ -232,7 +245,7 @@ t.test('GIS clients read /v1/ogc with a key limited to some tubes', async (t) =>
     ];
     for (const [index, { way, source, env: keyEnv }] of ways.entries()) {
       t.test(`every collection, ${PAGE_SIZE} features a page, with ${way}`, async (t) => {
-        const from = replica.logs.length;
+        const from = await logSettled();
         const listed = await run('ogrinfo', ['-ro', '-so', source], { env: { ...env, ...keyEnv } });
         t.same(
           [...listed.stdout.matchAll(/^\d+: (\w+) /gm)].map(([, name]) => name),
@@ -277,7 +290,7 @@ names = runpy.run_path("features.py")
 service = names["service"]
 small = {id: service.collection_items(id, bbox=[${BOX}], limit=${PAGE_SIZE}) for id in names["collections"]}
 print(json.dumps({"collections": names["collections"], "page": names["page"], "small": small}))`;
-      const from = replica.logs.length;
+      const from = await logSettled();
       const { stdout } = await run(PYTHON, ['-c', script], { cwd: directory, env });
       const read = JSON.parse(stdout) as {
         collections: string[];
@@ -337,7 +350,7 @@ from qgis.core import QgsApplication, QgsProject, QgsVectorLayer
 app = QgsApplication([], False)
 app.initQgis()
 runpy.run_path("layers.py")
-recipe = {layer.name(): {"valid": layer.isValid(), "count": layer.featureCount()}
+recipe = {layer.name(): {"valid": layer.isValid(), "count": layer.featureCount(), "read": len(list(layer.getFeatures()))}
           for layer in QgsProject.instance().mapLayers().values()}
 def feature(f):
     names = f.fields().names()
@@ -356,17 +369,19 @@ for name in ${JSON.stringify(COLLECTIONS)}:
 print(json.dumps({"recipe": recipe, "paged": paged}))
 QgsProject.instance().removeAllMapLayers()
 app.exitQgis()`;
-    const from = replica.logs.length;
+    const from = await logSettled();
     // QGIS gives a date-time in the process's zone: UTC, so that its milliseconds are UTC's.
     const { stdout } = await run(PYTHON, ['-c', script], { cwd: directory, env: { ...env, TZ: 'UTC' } });
     const read = JSON.parse(stdout) as {
-      recipe: Record<string, { valid: boolean; count: number }>;
+      recipe: Record<string, { valid: boolean; count: number; read: number }>;
       paged: Record<CollectionId, { valid: boolean; count: number; features: GeoJsonFeature[] }>;
     };
     t.same(
       read.recipe,
-      Object.fromEntries(COLLECTIONS.map((id) => [id, { valid: true, count: expected[id].length }])),
-      "the guide's layers.py: each layer valid, with the key's feature count",
+      Object.fromEntries(
+        COLLECTIONS.map((id) => [id, { valid: true, count: expected[id].length, read: expected[id].length }]),
+      ),
+      "the guide's layers.py: each layer valid, with the key's feature count, and read whole",
     );
     for (const id of COLLECTIONS) {
       const layer = read.paged[id];
@@ -404,6 +419,11 @@ app.exitQgis()`;
     t.ok(
       requests.some(({ url }) => url.startsWith('/v1/openapi.json?')),
       'the OpenAPI document included',
+    );
+    t.same(
+      COLLECTIONS.filter((id) => !requests.some(({ url }) => url.startsWith(pageOf(id, 10_000)))),
+      [],
+      "the guide's layers read 10,000 features a request",
     );
     for (const id of COLLECTIONS) {
       t.equal(nextLinksFollowed(requests, id) >= pagesAfterTheFirst(id), true, `${id}: next links followed`);
