@@ -183,7 +183,12 @@ async function extentOf(
       }[]
     >`
       with ends as (
-        select (select min(observed_at) from measurements where tube_id = any(${ids}::int4[])) as first,
+        -- The first day from the rollups, so that only that day's rows are read, not every tube's all.
+        select (select min(observed_at) from measurements
+                where tube_id = any(${ids}::int4[])
+                  and observed_at >= (select min(day) from measurement_day_rollups where tube_id = any(${ids}::int4[]))
+                  and observed_at < (select min(day) from measurement_day_rollups where tube_id = any(${ids}::int4[]))
+                                    + interval '1 day') as first,
                (select max(observed_at) from latest_measurements where tube_id = any(${ids}::int4[])) as last)
       select floor(extract(epoch from first))::float8 as "firstSeconds",
              (extract(microseconds from first)::int8 % 1000000)::int4 as "firstMicros",
