@@ -16,6 +16,7 @@ import { isWriteOnClosedConnection } from './db/errorCodes.js';
 import { MIGRATION_LOCK_TIMEOUT_MS } from './db/migrate.js';
 import { DEFAULT_STATUS, STATUSES, statusCode } from './domain/status.js';
 import { UserError } from './errors.js';
+import { namedTube } from './importers/formats/identity.js';
 import type { FormatCommand } from './importers/formats/index.js';
 import type { FormatOptions } from './importers/formats/reader.js';
 
@@ -59,6 +60,16 @@ function run<A extends unknown[]>(command: (settings: Settings, ...args: A) => P
 }
 
 const collect = (value: string, previous: string[]) => [...previous, value];
+
+function parseTube(value: string): string {
+  const identifier = namedTube(value);
+  if (identifier === undefined) {
+    throw new InvalidArgumentError(
+      "not a tube: give its UUID or BRO's well and tube number, such as GMW000000036287:1",
+    );
+  }
+  return identifier;
+}
 
 function parseTimezone(value: string): string {
   try {
@@ -162,7 +173,12 @@ formatCommand(
   "Upsert groundwater levels from BRO GLD XML (a dispatch or a registration) or BRO's CSV exports of a " +
     'GLD, into tubes already registered (gwapi import bro-gmw).',
 )
-  .option('--tube <id>', 'the tube of a file that names none, or the one it must name')
+  .option(
+    '--tube <id>',
+    "the tube of a file that names none, or the one it must name: its UUID, or BRO's well and tube " +
+      'number (GMW000000036287:1)',
+    parseTube,
+  )
   .action(importFormat('bro-gld'));
 formatCommand(
   'dino',

@@ -7,6 +7,7 @@ import type { Settings } from '../config.js';
 import { count } from '../contract.js';
 import { formatInstant, type Instant, parseDateTime } from '../domain/datetime.js';
 import type { Status } from '../domain/status.js';
+import { UUID_SHAPE } from '../domain/uuid.js';
 import { UserError } from '../errors.js';
 import {
   countMeasurements,
@@ -31,8 +32,6 @@ export interface RemoveOptions extends IntervalOptions {
   tube: string;
   yes: boolean;
 }
-
-const UUID_SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const measurements = (n: number) => `${count(n)} ${n === 1 ? 'measurement' : 'measurements'}`;
 

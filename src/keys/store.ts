@@ -5,10 +5,10 @@
 import type { TransactionSql } from 'postgres';
 import type { Sql } from '../db/connect.js';
 import { begin } from '../db/transaction.js';
+import { UUID_SHAPE } from '../domain/uuid.js';
 import { UserError } from '../errors.js';
 import { generateApiKey, generateKeyId, hashApiKey, looksLikeApiKey } from './format.js';
 
-const UUID_SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const KEY_ID_SHAPE = /^key_[0-9a-f]{12}$/;
 
 export interface CreateKeyInput {

@@ -229,3 +229,25 @@ t.test('bad files: refused whole, the files before them imported whole', async (
   );
   t.same(await world.changedTubes(), [TUBE_1], 'the change log holds the good file only');
 });
+
+t.test("--tube: a UUID or BRO's own GMW000000036287:1; anything else an option error", async (t) => {
+  const world = await formatImportWorld(t);
+  t.equal((await world.gwapi(['bro-gmw', GMW])).code, 0);
+  for (const malformed of ['GMW000000036287', 'GMW000000036287:x', `${TUBE_1}0`, "x' or 1=1"]) {
+    const result = await world.gwapi(['bro-gld', SERIES, '--tube', malformed]);
+    t.not(result.code, 0, `${malformed}: exit non-zero`);
+    t.match(
+      result.stderr,
+      `option '--tube <id>' argument '${malformed}' is invalid. not a tube: give its UUID or BRO's well and tube number, such as GMW000000036287:1`,
+      `${malformed}: refused before any file is read`,
+    );
+    t.equal(result.stdout, '', `${malformed}: no file imported`);
+  }
+  t.same(await world.changedTubes(), [], 'nothing written');
+  const named = await world.gwapi(['bro-gld', SERIES, '--tube', 'GMW000000036287:1']);
+  t.equal(named.code, 0, named.stderr);
+  const upper = await world.gwapi(['bro-gld', SERIES, '--tube', TUBE_1.toUpperCase()]);
+  t.equal(upper.code, 0, upper.stderr);
+  t.match(upper.stdout, 'nothing written', 'the same tube as its UUID, in either case');
+  t.same(await world.changedTubes(), [TUBE_1], "BRO's naming is the tube's UUID v5");
+});
