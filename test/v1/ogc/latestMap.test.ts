@@ -32,11 +32,13 @@ t.test("docs/latest-map.py draws the demo's latest layer", { skip: unlessInstall
   await seedDemo(db.sql);
   const { key } = await createDemoKey(db.sql);
   const replica = await startReplica(t, { DATABASE_URL: db.url, LIMITS_ENABLED: 'false' });
-  const output = join(t.testdir({}), 'latest-map.png');
+  const directory = t.testdir({});
+  const output = join(directory, 'latest-map.png');
   const { stdout } = await promisify(execFile)(PYTHON, [SCRIPT, output], {
     env: {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
-      HOME: process.env.HOME ?? '/tmp',
+      // Of its own: QGIS keeps an HTTP cache there.
+      HOME: directory,
       BASE: `${replica.base}/v1`,
       KEY: key,
     },
