@@ -10,10 +10,18 @@ import type { ReaderFactory } from './reader.js';
 export const FORMAT_COMMANDS = ['bro-gmw', 'bro-gld', 'dino', 'fews'] as const;
 export type FormatCommand = (typeof FORMAT_COMMANDS)[number];
 
-/** `bro-gld` reads XML and BRO's CSV exports alike: byFirstByte (firstByte.ts) chooses. */
+/** `bro-gld` reads XML and BRO's CSV exports alike: byFirstByte (firstByte.ts) chooses; `dino` refuses XML by it. */
 export const FORMAT_READERS: Record<FormatCommand, ReaderFactory> = {
   'bro-gmw': gmwXmlReader,
-  'bro-gld': byFirstByte({ xml: gldXmlReader, csv: gldCsvReader }),
-  dino: dinoReader,
+  'bro-gld': byFirstByte({
+    xml: gldXmlReader,
+    csv: gldCsvReader,
+    reads: "`gwapi import bro-gld` reads BRO GLD XML or BRO's CSV exports of a GLD",
+  }),
+  // The CSV parser would object to an XML file's first quote, not to its being XML.
+  dino: byFirstByte({
+    csv: dinoReader,
+    reads: '`gwapi import dino` reads DINO CSV (Grondwaterstanden_Put, …_1.csv)',
+  }),
   fews: readFews,
 };

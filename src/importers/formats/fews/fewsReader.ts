@@ -125,7 +125,7 @@ class FewsReader implements LevelReader {
       throw new FileRefused(
         { line },
         'XML',
-        `not XML: the file starts with ${JSON.stringify(opening)}, not "<"`,
+        `not XML: the file starts with ${JSON.stringify(opening)}, not "<": \`gwapi import fews\` reads Delft-FEWS PI-XML`,
       );
     }
   }

@@ -169,7 +169,10 @@ t.test('bad files: refused whole, the files before them imported whole', async (
     ['truncated.xml', ':25: TimeSeries/series[1]: XML: unclosed tag: series: the file ends before it closes'],
     ['not-a-number.xml', ':22: TimeSeries/series[1]/event[2]: value: "-0,412" is not a number'],
     ['time-without-date.xml', ':23: TimeSeries/series[1]/event[3]: date: the event has no date'],
-    ['measurements.csv', ':1: XML: not XML: the file starts with "tubeIdentifier,observedAt,value", not "<"'],
+    [
+      'measurements.csv',
+      ':1: XML: not XML: the file starts with "tubeIdentifier,observedAt,value", not "<": `gwapi import fews` reads Delft-FEWS PI-XML',
+    ],
     ['locations.xml', ':2: Locations: Locations: the root element is Locations, not TimeSeries'],
     ['rainfall.xml', ':33: TimeSeries: series: no series in metres (m, mNAP): locationId KNMI-260'],
   ];

@@ -191,7 +191,8 @@ t.test('bad files: one refusal with its line and element path', async (t) => {
         line: 1,
         path: undefined,
         field: 'XML',
-        reason: /^not XML: the file starts with "tubeIdentifier,observedAt,value", not "<"$/,
+        reason:
+          /^not XML: the file starts with "tubeIdentifier,observedAt,value", not "<": `gwapi import fews` reads Delft-FEWS PI-XML$/,
       },
     ],
   ];
