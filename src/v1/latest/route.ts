@@ -20,12 +20,12 @@ import {
   sendDocument,
 } from '../../http/streamedResponse.js';
 import { type Client, grantsCacheKey, readsNothing } from '../../keys/clients.js';
+import { KeyViews, latestTube } from '../keyViews.js';
 import { statusRequestOf } from '../measurementsQuery.js';
 import { inBox, pickListed } from '../tubesInView.js';
 import { LatestQuery } from './query.js';
 import { latestSelect } from './sql.js';
 import { type DatabaseState, databaseState, latestValidators, seriesState } from './validators.js';
-import { LatestViews, latestTube } from './views.js';
 
 export const LATEST_URL = '/groundwater-monitoring-measurements/latest';
 
@@ -59,7 +59,7 @@ function keptAs(
 }
 
 export async function latestRoute(app: FastifyInstance, options: StreamDependencies): Promise<void> {
-  const views = new LatestViews();
+  const views = new KeyViews();
   // Every latest document is small (a row per tube at most) and asked for again and again between
   // imports (dashboards): kept whole, it is answered without a transaction or a row read.
   const documents = new BudgetCache<KeptDocument<ResponsePlan>>(KEPT_BYTES);

@@ -1,17 +1,19 @@
 /**
  * The features of the three collections, a page at a time, read in one snapshot: the tubes of the key's
- * view in discovery's order (tubesInView.ts), then what each collection holds of them. A page starts
+ * view in discovery's order (kept: keyViews.ts), then what each collection holds of them. A page starts
  * after the last feature's key (keyset), never at an offset, so page 100 costs what page 1 costs and a
  * page never repeats or skips a feature that existed when the first was read.
  */
 import type { Queryable } from '../../db/connect.js';
 import { formatInstant, type Instant, parseDateTime } from '../../domain/datetime.js';
+import { compileSerializer } from '../../domain/jsonSchema.js';
 import { naturalCompare } from '../../domain/naturalOrder.js';
 import { canonicalTubeIdentifier, STATUSES, statusCode } from '../../engine/schemas.js';
-import type { Client } from '../../keys/clients.js';
+import { numberText } from '../../engine/write/text.js';
 import { containsLocation } from '../bbox.js';
-import { type TubeInView, tubesInView } from '../tubesInView.js';
+import type { TubeInView } from '../tubesInView.js';
 import type { ItemsQuery, Period } from './query.js';
+import { PROPERTIES } from './schemas.js';
 
 type Properties = Record<string, string | number | null>;
 
@@ -26,7 +28,8 @@ export interface Feature {
 export type Position = [string, string, string] | [string, string, string, number, number];
 
 export interface Page {
-  features: Feature[];
+  /** Each feature's JSON text. */
+  features: string[];
   numberMatched: number;
   /** Where the next page starts, when more features follow. */
   next: Position | undefined;
@@ -102,15 +105,59 @@ const ROW_COLUMNS = `tube_id as "tubeId", floor(extract(epoch from observed_at))
 const codesOf = (status: readonly string[] | undefined) =>
   status?.map((name) => statusCode(name as (typeof STATUSES)[number]));
 
-/** The tubes a query may show: the key's view, the listed ones of it (the others are simply not there), in the box. */
-export async function queriedTubes(tx: Queryable, client: Client, query: ItemsQuery): Promise<TubeInView[]> {
-  const listed = query.tubeIdentifier?.map(canonicalTubeIdentifier).filter((id) => id !== undefined);
-  const tubes = await tubesInView(tx, client, listed);
+/** The tubes a query may show: of the key's view, the listed ones (the others are simply not there), in the box. */
+export function queriedTubes(view: readonly TubeInView[], query: ItemsQuery): readonly TubeInView[] {
+  const listed = query.tubeIdentifier && new Set(query.tubeIdentifier.map(canonicalTubeIdentifier));
   const { bbox } = query;
-  return bbox === undefined
-    ? tubes
-    : tubes.filter((tube) => containsLocation(bbox, tube.longitude, tube.latitude));
+  if (listed === undefined && bbox === undefined) return view;
+  return view.filter(
+    (tube) =>
+      (listed === undefined || listed.has(tube.identifier)) &&
+      (bbox === undefined || containsLocation(bbox, tube.longitude, tube.latitude)),
+  );
 }
+
+const serializeTubeProperties = compileSerializer(PROPERTIES.tubes);
+const serializeLatestProperties = compileSerializer(PROPERTIES.latest);
+
+/** What every feature of a tube starts with, up to its properties: with its geometry, and without. */
+interface TubeText {
+  head: string;
+  headWithoutGeometry: string;
+  /** The properties of its feature of `tubes`. */
+  tubeProperties: string;
+}
+
+/**
+ * Made once per tube of a kept view (keyViews.ts), so a page of a view read before writes only what
+ * moves with the measurements.
+ */
+const tubeTexts = new WeakMap<TubeInView, TubeText>();
+
+function textOf(tube: TubeInView): TubeText {
+  let text = tubeTexts.get(tube);
+  if (text === undefined) {
+    const geometry =
+      tube.longitude === null || tube.latitude === null
+        ? 'null'
+        : `{"type":"Point","coordinates":[${numberText(tube.longitude)},${numberText(tube.latitude)}]}`;
+    const id = `{"type":"Feature","id":${JSON.stringify(tube.identifier)},"geometry":`;
+    text = {
+      head: `${id}${geometry},"properties":`,
+      headWithoutGeometry: `${id}null,"properties":`,
+      tubeProperties: serializeTubeProperties(tubeFeature(tube).properties),
+    };
+    tubeTexts.set(tube, text);
+  }
+  return text;
+}
+
+const headOf = (tube: TubeInView, skipGeometry: boolean | undefined) =>
+  skipGeometry ? textOf(tube).headWithoutGeometry : textOf(tube).head;
+
+/** A feature's JSON text, as JSON.stringify writes `feature` (without its geometry when skipped). */
+export const featureText = (feature: Feature, skipGeometry: boolean | undefined) =>
+  JSON.stringify(skipGeometry ? { ...feature, geometry: null } : feature);
 
 /** The index of the first tube after `position` in discovery's order (the tube itself, if it is still there). */
 function resumeAt(
@@ -133,11 +180,12 @@ const positionOf = (tube: TubeInView): [string, string, string] => [
   tube.identifier,
 ];
 
-/** A page of a list of whole features, one per tube, in the tubes' order. */
-function pageOf(
-  entries: readonly { tube: TubeInView; feature: Feature }[],
+/** A page of a list of features, one per tube, in the tubes' order: only the page's are written. */
+function pageOf<E extends { tube: TubeInView }>(
+  entries: readonly E[],
   position: Position | undefined,
   limit: number,
+  write: (entry: E) => string,
 ): Page {
   const { index, same } = resumeAt(
     entries.map(({ tube }) => tube),
@@ -146,7 +194,7 @@ function pageOf(
   const start = same ? index + 1 : index;
   const page = entries.slice(start, start + limit);
   return {
-    features: page.map(({ feature }) => feature),
+    features: page.map(write),
     numberMatched: entries.length,
     next: start + limit < entries.length ? positionOf(page.at(-1)!.tube) : undefined,
   };
@@ -175,30 +223,30 @@ const inPeriod = (instant: Instant, period: Period | undefined) =>
   ((period.from === undefined || compareInstants(instant, period.from) >= 0) &&
     (period.to === undefined || compareInstants(instant, period.to) <= 0));
 
-export async function tubesPage(
-  tubes: TubeInView[],
+export function tubesPage(
+  tubes: readonly TubeInView[],
+  query: ItemsQuery,
   position: Position | undefined,
   limit: number,
-): Promise<Page> {
+): Page {
   return pageOf(
-    tubes.map((tube) => ({ tube, feature: tubeFeature(tube) })),
+    tubes.map((tube) => ({ tube })),
     position,
     limit,
+    ({ tube }) => `${headOf(tube, query.skipGeometry)}${textOf(tube).tubeProperties}}`,
   );
 }
 
-/** The latest features of `tubes` (those with a latest measurement in the period). */
-export async function latestFeatures(
+/** Each of `tubes` with its latest measurement in the period, if it has one. */
+export async function latestRowsOf(
   tx: Queryable,
   tubes: readonly TubeInView[],
   query: Pick<ItemsQuery, 'status' | 'datetime'>,
-): Promise<{ tube: TubeInView; feature: Feature; row: MeasurementRow }[]> {
+): Promise<{ tube: TubeInView; row: MeasurementRow }[]> {
   const rows = await latestRows(tx, tubes, query.status);
   return tubes.flatMap((tube) => {
     const row = rows.get(tube.id);
-    return row && inPeriod(instantOf(row), query.datetime)
-      ? [{ tube, feature: latestFeature(tube, row), row }]
-      : [];
+    return row && inPeriod(instantOf(row), query.datetime) ? [{ tube, row }] : [];
   });
 }
 
@@ -209,7 +257,13 @@ export async function latestPage(
   position: Position | undefined,
   limit: number,
 ): Promise<Page> {
-  return pageOf(await latestFeatures(tx, tubes, query), position, limit);
+  return pageOf(
+    await latestRowsOf(tx, tubes, query),
+    position,
+    limit,
+    ({ tube, row }) =>
+      `${headOf(tube, query.skipGeometry)}${serializeLatestProperties(latestFeature(tube, row).properties)}}`,
+  );
 }
 
 /** The SQL conditions of a measurements query on `alias`: statuses and period (both ends inclusive). */
@@ -286,7 +340,7 @@ export async function measurementsPage(
           and (${timeText(query.datetime?.to)}::timestamptz is null or day <= ${timeText(query.datetime?.to)}::timestamptz)`
     ).map(({ tubeId }) => tubeId),
   );
-  const features: Feature[] = [];
+  const features: string[] = [];
   let last: Position | undefined;
   for (const [i, tube] of remaining.entries()) {
     if (!withDays.has(tube.id)) continue;
@@ -301,7 +355,7 @@ export async function measurementsPage(
     );
     for (const row of rows) {
       if (features.length === limit) return { features, numberMatched: 0, next: last };
-      features.push(measurementFeature(tube, row));
+      features.push(featureText(measurementFeature(tube, row), query.skipGeometry));
       last = [...positionOf(tube), row.seconds, row.micros];
     }
   }

@@ -5,12 +5,12 @@
  * written by the code that writes the real bodies.
  */
 import { z } from 'zod';
-import { EXAMPLE_TUBE_IDENTIFIER, STATUSES } from '../../engine/schemas.js';
+import { EXAMPLE_TUBE_IDENTIFIER } from '../../engine/schemas.js';
 import { invalidParameter } from '../../http/problems/problems.js';
 import { dataPart } from '../openapi/dataPart.js';
 import type { DocumentPart, Tag } from '../openapi/pathItem.js';
 import type { TubeInView } from '../tubesInView.js';
-import { latestFeature, measurementFeature, tubeFeature } from './features.js';
+import { featureText, latestFeature, measurementFeature, tubeFeature } from './features.js';
 import {
   COLLECTION_IDS,
   type CollectionId,
@@ -31,6 +31,7 @@ import {
   landingPage,
   OGC_URL,
 } from './route.js';
+import { FEATURE_ID, Point, PROPERTIES } from './schemas.js';
 
 const TAG: Tag = {
   name: 'OGC API - Features',
@@ -71,53 +72,6 @@ const Link = z.strictObject({
   href: z.url(),
 });
 const Links = z.array(Link);
-const Point = z
-  .strictObject({ type: z.literal('Point'), coordinates: z.array(z.number()).length(2) })
-  .nullable()
-  .meta({ description: "The well's location, `[longitude, latitude]` in CRS84; `null` when unknown." });
-
-const nullableNumber = (description: string) => z.number().nullable().meta({ description });
-const text = (description: string) => z.string().meta({ description });
-const status = z.enum(STATUSES).meta({ description: 'The status of the measurement.' });
-
-const PROPERTIES: Record<CollectionId, z.ZodObject> = {
-  tubes: z.strictObject({
-    tubeIdentifier: text('The tube identifier, as discovery lists it.'),
-    wellName: text('The name of the well.'),
-    tubeNumber: text('The tube number within its well.'),
-    unit: text('The unit of its measurements.'),
-    verticalDatum: text('The vertical datum of its measurements.'),
-    groundLevel: nullableNumber('The ground level; `null` when unknown.'),
-    tubeTop: nullableNumber('The top of the tube; `null` when unknown.'),
-    screenTop: nullableNumber('The top of the screen; `null` when unknown.'),
-    screenBottom: nullableNumber('The bottom of the screen; `null` when unknown.'),
-  }),
-  latest: z.strictObject({
-    tubeIdentifier: text('The tube identifier.'),
-    wellName: text('The name of the well.'),
-    tubeNumber: text('The tube number within its well.'),
-    observedAt: text('When the latest measurement was taken (RFC 3339, UTC).'),
-    value: z.number().meta({ description: 'The level.' }),
-    status,
-    unit: text('The unit of the value.'),
-    verticalDatum: text('The vertical datum of the value.'),
-  }),
-  measurements: z.strictObject({
-    tubeIdentifier: text('The tube identifier.'),
-    observedAt: text('When the measurement was taken (RFC 3339, UTC), as the series gives it.'),
-    value: z.number().meta({ description: 'The level.' }),
-    status,
-    unit: text('The unit of the value.'),
-    verticalDatum: text('The vertical datum of the value.'),
-  }),
-};
-
-const FEATURE_ID: Record<CollectionId, string> = {
-  tubes: 'The tube identifier.',
-  latest: 'The tube identifier.',
-  measurements: '`{tubeIdentifier}:{observedAt}`.',
-};
-
 const EXAMPLE_FEATURE = {
   tubes: tubeFeature(EXAMPLE_TUBE),
   latest: latestFeature(EXAMPLE_TUBE, EXAMPLE_ROW),
@@ -128,7 +82,7 @@ const featureOf = (id: CollectionId) =>
   z
     .strictObject({
       type: z.literal('Feature'),
-      id: text(FEATURE_ID[id]),
+      id: z.string().meta({ description: FEATURE_ID[id] }),
       geometry: Point,
       properties: PROPERTIES[id],
     })
@@ -168,9 +122,11 @@ const badLimit = invalidParameter('limit', 'must be a whole number from 1');
 function collectionParts(id: CollectionId): DocumentPart[] {
   const feature = featureOf(id);
   const items = itemsUrl(id);
-  const page = featureCollection([EXAMPLE_FEATURE[id]], 1, [
-    { rel: 'self', type: GEOJSON, title: 'This page', href: `${BASE}${items}?limit=1` },
-  ]);
+  const page: unknown = JSON.parse(
+    featureCollection([featureText(EXAMPLE_FEATURE[id], false)], 1, [
+      { rel: 'self', type: GEOJSON, title: 'This page', href: `${BASE}${items}?limit=1` },
+    ]),
+  );
   return [
     dataPart({
       url: items,

@@ -17,12 +17,14 @@ import { API_KEY_PARAMETER, presentedKey } from '../../http/hooks/authenticate.j
 import { READ_METHODS } from '../../http/hooks/methods.js';
 import { forbidden, invalidParameter, ProblemError } from '../../http/problems/problems.js';
 import { type Client, readsNothing } from '../../keys/clients.js';
+import { KeyViews, registryVersion } from '../keyViews.js';
 import { type TubeInView, tubesInView } from '../tubesInView.js';
 import { readCursor, writeCursor } from './cursor.js';
 import {
   type Feature,
-  latestFeatures,
+  latestFeature,
   latestPage,
+  latestRowsOf,
   measurementAt,
   measurementsMatched,
   measurementsPage,
@@ -163,14 +165,16 @@ function inSnapshot<T>(
 async function extentOf(
   tx: Parameters<Parameters<typeof begin>[1]>[0],
   id: CollectionId,
-  tubes: TubeInView[],
+  tubes: readonly TubeInView[],
 ): Promise<object | undefined> {
   let located = tubes;
   let interval: [string, string] | undefined;
   if (id === 'latest') {
-    const latest = await latestFeatures(tx, tubes, {});
+    const latest = await latestRowsOf(tx, tubes, {});
     located = latest.map(({ tube }) => tube);
-    const times = latest.map(({ feature }) => feature.properties.observedAt as string).sort();
+    const times = latest
+      .map(({ tube, row }) => latestFeature(tube, row).properties.observedAt as string)
+      .sort();
     if (times.length > 0) interval = [times[0]!, times.at(-1)!];
   } else if (id === 'measurements') {
     const ids = tubes.map((tube) => tube.id);
@@ -252,15 +256,11 @@ export interface Link {
   href: string;
 }
 
-/** A page of features as OGC API - Features writes it. */
-export const featureCollection = (features: Feature[], numberMatched: number, links: Link[]) => ({
-  type: 'FeatureCollection' as const,
-  features,
-  numberMatched,
-  numberReturned: features.length,
-  timeStamp: new Date().toISOString(),
-  links,
-});
+/** A page of features as OGC API - Features writes it, from each feature's JSON text. */
+export const featureCollection = (features: readonly string[], numberMatched: number, links: Link[]) =>
+  `{"type":"FeatureCollection","features":[${features.join(',')}],"numberMatched":${numberMatched},` +
+  `"numberReturned":${features.length},"timeStamp":${JSON.stringify(new Date().toISOString())},` +
+  `"links":${JSON.stringify(links)}}`;
 
 /** The position a cursor holds, or the 400 of one that is not this key's for this filter. */
 function positionOf(key: string, binding: string, cursor: string | undefined): Position | undefined {
@@ -290,6 +290,10 @@ function measurementId(featureId: string): { tube: string; observedAt: string } 
 
 export async function ogcDataRoutes(app: FastifyInstance, options: { reads: ReadSources }): Promise<void> {
   const { reads } = options;
+  const views = new KeyViews();
+  /** The tubes of the key's view, as of the snapshot of `tx`: kept per registry version and grants. */
+  const viewOf = async (tx: Parameters<Parameters<typeof begin>[1]>[0], client: Client) =>
+    (await views.view(tx, client, await registryVersion(tx))).tubes;
   const api = app.withTypeProvider<ZodTypeProvider>();
   const clientOf = (request: FastifyRequest): Client => {
     const client = request.client!;
@@ -304,7 +308,7 @@ export async function ogcDataRoutes(app: FastifyInstance, options: { reads: Read
     handler: async (request, reply) => {
       const client = clientOf(request);
       const collections = await inSnapshot(reads, reply, async (tx) => {
-        const tubes = await tubesInView(tx, client, undefined);
+        const tubes = await viewOf(tx, client);
         return Promise.all(
           COLLECTION_IDS.map(async (id) => collectionOf(baseOf(request), id, await extentOf(tx, id, tubes))),
         );
@@ -325,7 +329,7 @@ export async function ogcDataRoutes(app: FastifyInstance, options: { reads: Read
       if (!isCollection(collectionId)) throw collectionNotFound(collectionId);
       const client = clientOf(request);
       const extent = await inSnapshot(reads, reply, async (tx) =>
-        extentOf(tx, collectionId, await tubesInView(tx, client, undefined)),
+        extentOf(tx, collectionId, await viewOf(tx, client)),
       );
       return sendJson(reply, JSON_TYPE, collectionOf(baseOf(request), collectionId, extent));
     },
@@ -354,8 +358,8 @@ export async function ogcDataRoutes(app: FastifyInstance, options: { reads: Read
       const key = presentedKey(request, true)!;
       const position = positionOf(key, binding, query.cursor);
       const page = await inSnapshot(reads, reply, async (tx): Promise<Page> => {
-        const tubes = await queriedTubes(tx, client, query);
-        if (collectionId === 'tubes') return tubesPage(tubes, position, limit);
+        const tubes = queriedTubes(await viewOf(tx, client), query);
+        if (collectionId === 'tubes') return tubesPage(tubes, query, position, limit);
         if (collectionId === 'latest') return latestPage(tx, tubes, query, position, limit);
         const [rows, matched] = await Promise.all([
           measurementsPage(tx, tubes, query, position, limit),
@@ -363,9 +367,7 @@ export async function ogcDataRoutes(app: FastifyInstance, options: { reads: Read
         ]);
         return { ...rows, numberMatched: matched };
       });
-      const features = query.skipGeometry
-        ? page.features.map((feature): Feature => ({ ...feature, geometry: null }))
-        : page.features;
+      const { features } = page;
       const links = [
         {
           rel: 'self',
@@ -385,11 +387,9 @@ export async function ogcDataRoutes(app: FastifyInstance, options: { reads: Read
         });
       }
       request.rowsStreamed = features.length;
-      return sendJson(
-        reply,
-        query.f === 'json' ? JSON_TYPE : GEOJSON,
-        featureCollection(features, page.numberMatched, links),
-      );
+      return reply
+        .type(query.f === 'json' ? JSON_TYPE : GEOJSON)
+        .send(featureCollection(features, page.numberMatched, links));
     },
   });
 
@@ -417,7 +417,8 @@ export async function ogcDataRoutes(app: FastifyInstance, options: { reads: Read
         const [tube] = await tubesInView(tx, client, [identifier]);
         if (tube === undefined) return undefined;
         if (collectionId === 'tubes') return tubeFeature(tube);
-        return (await latestFeatures(tx, [tube], {}))[0]?.feature;
+        const [latest] = await latestRowsOf(tx, [tube], {});
+        return latest && latestFeature(latest.tube, latest.row);
       });
       if (found === undefined) throw featureNotFound();
       const self = {

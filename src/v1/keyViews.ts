@@ -1,15 +1,15 @@
 /**
- * The tubes of a key's latest, kept per registry version and set of grants: the list in discovery's
- * order and each tube as the writers take it. Reading and ordering thousands of tubes costs a request
+ * The tubes of a key's view, kept per registry version and set of grants (latest's, and the OGC
+ * collections' of tubes and latest): the list in discovery's order and each tube as the writers take it. Reading and ordering thousands of tubes costs a request
  * far more than its rows do (docs/performance.md), and the list changes only with the registry (every
  * change of a well or tube raises its version, sql/004 and sql/008) or the key's grants. What moves
  * with every import, the tubes' series versions, is read per request (latestRoute).
  */
-import type { Queryable } from '../../db/connect.js';
-import type { LatestTube } from '../../engine/write/writer.js';
-import { BudgetCache } from '../../http/budgetCache.js';
-import { type Client, grantsCacheKey } from '../../keys/clients.js';
-import { type TubeInView, tubesInView } from '../tubesInView.js';
+import type { Queryable } from '../db/connect.js';
+import type { LatestTube } from '../engine/write/writer.js';
+import { BudgetCache } from '../http/budgetCache.js';
+import { type Client, grantsCacheKey } from '../keys/clients.js';
+import { type TubeInView, tubesInView } from './tubesInView.js';
 
 /** A tube as latest writes it. */
 export const latestTube = (tube: TubeInView): LatestTube => ({
@@ -21,7 +21,7 @@ export const latestTube = (tube: TubeInView): LatestTube => ({
   location: tube.longitude === null || tube.latitude === null ? undefined : [tube.longitude, tube.latitude],
 });
 
-export interface LatestView {
+export interface KeyView {
   /** The registry version it was read at. */
   version: string;
   /** Every tube the key may read, in discovery's order (their series versions are not kept). */
@@ -33,11 +33,17 @@ export interface LatestView {
 /** Views kept at most (each costs one): beyond, the least recently used goes. */
 const MOST_VIEWS = 32;
 
-export class LatestViews {
-  private readonly views = new BudgetCache<LatestView>(MOST_VIEWS);
+/** The registry version `tx` (a snapshot) sees: what a kept view is read at. */
+export async function registryVersion(tx: Queryable): Promise<string> {
+  const [row] = await tx<{ version: string }[]>`select version::text as version from registry_version`;
+  return row!.version;
+}
+
+export class KeyViews {
+  private readonly views = new BudgetCache<KeyView>(MOST_VIEWS);
 
   /** The key's view as of registry version `version`, which `tx` (a snapshot) sees: kept, or read now. */
-  async view(tx: Queryable, client: Client, version: string): Promise<LatestView> {
+  async view(tx: Queryable, client: Client, version: string): Promise<KeyView> {
     const key = `${version}|${grantsCacheKey(client)}`;
     const kept = this.views.get(key);
     if (kept) return kept;
