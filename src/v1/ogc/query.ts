@@ -74,31 +74,36 @@ const datetimeParameter = z
     examples: ['2024-01-01T00:00:00Z/2024-02-01T00:00:00Z', '2024-01-01T00:00:00Z/..'],
   });
 
-const limitParameter = (collection: CollectionId) =>
+/**
+ * A page size up to `maximum`. The one of the tube collections is also the document's shared
+ * `components.parameters.limit`: QGIS reads a server's page sizes there only, and pages by 100 without it.
+ */
+const pageSize = (maximum: number, shared: boolean) =>
   z
     .string({ error: once('must be a whole number from 1') })
     .regex(/^\d+$/, 'must be a whole number from 1')
     .transform(Number)
     .refine((limit) => limit >= 1, 'must be a whole number from 1')
-    .transform((limit) => Math.min(limit, MAX_LIMIT[collection]))
+    .transform((limit) => Math.min(limit, maximum))
     .optional()
     .meta({
       param: {
+        ...(shared ? { id: 'limit' } : {}),
         description:
-          `The most features in a page; more than ${MAX_LIMIT[collection].toLocaleString('en-US')} is served ` +
+          `The most features in a page; more than ${maximum.toLocaleString('en-US')} is served ` +
           'as that many. 0, a negative or a fractional number is 400.',
       },
       // Where QGIS reads a collection's page sizes: a whole number with its default and maximum.
       override: ({ jsonSchema }: ZodOpenApiOverrideMetaContext) => {
         for (const name of Object.keys(jsonSchema)) delete jsonSchema[name as keyof typeof jsonSchema];
-        Object.assign(jsonSchema, {
-          type: 'integer',
-          minimum: 1,
-          maximum: MAX_LIMIT[collection],
-          default: DEFAULT_LIMIT,
-        });
+        Object.assign(jsonSchema, { type: 'integer', minimum: 1, maximum, default: DEFAULT_LIMIT });
       },
     });
+
+/** One schema per maximum: tubes and latest share theirs, which the document names once. */
+const TUBES_PAGE_SIZE = pageSize(MAX_LIMIT.tubes, true);
+const limitParameter = (collection: CollectionId) =>
+  MAX_LIMIT[collection] === MAX_LIMIT.tubes ? TUBES_PAGE_SIZE : pageSize(MAX_LIMIT[collection], false);
 
 const crsParameter = z
   .literal(CRS84, { error: once(`must be ${CRS84}, the only CRS served`) })

@@ -382,7 +382,11 @@ for name in ${JSON.stringify(COLLECTIONS)}:
     paged[name] = {"valid": layer.isValid(), "count": layer.featureCount(),
                    "features": [feature(f) for f in layer.getFeatures()]}
     del layer
-print(json.dumps({"recipe": recipe, "paged": paged}))
+# Without pageSize, QGIS pages by what the OpenAPI document's shared limit parameter allows.
+unsized = QgsVectorLayer(f"url='{os.environ['BASE']}/ogc?api_key={os.environ['KEY']}' typename='tubes'", "unsized", "OAPIF")
+unsized_read = len(list(unsized.getFeatures()))
+del unsized
+print(json.dumps({"recipe": recipe, "paged": paged, "unsized": unsized_read}))
 QgsProject.instance().removeAllMapLayers()
 app.exitQgis()`;
     const from = await logSettled();
@@ -391,7 +395,9 @@ app.exitQgis()`;
     const read = JSON.parse(stdout) as {
       recipe: Record<string, { valid: boolean; count: number; read: number }>;
       paged: Record<CollectionId, { valid: boolean; count: number; features: GeoJsonFeature[] }>;
+      unsized: number;
     };
+    t.equal(read.unsized, expected.tubes.length, 'a layer without a page size reads every tube');
     t.same(
       read.recipe,
       Object.fromEntries(
@@ -440,6 +446,10 @@ app.exitQgis()`;
       COLLECTIONS.filter((id) => !requests.some(({ url }) => url.startsWith(pageOf(id, 10_000)))),
       [],
       "the guide's layers read 10,000 features a request",
+    );
+    t.ok(
+      requests.some(({ url }) => new URL(url, replica.base).searchParams.get('limit') === '1000'),
+      'without a page size, QGIS asks for the default page the document gives (1,000)',
     );
     for (const id of COLLECTIONS) {
       t.equal(nextLinksFollowed(requests, id) >= pagesAfterTheFirst(id), true, `${id}: next links followed`);

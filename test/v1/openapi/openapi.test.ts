@@ -112,14 +112,25 @@ t.test('the OpenAPI document', async (t) => {
       '/ogc/conformance',
       '/openapi.json',
     ]);
-    // Each collection's items path with its own page sizes, where QGIS reads them.
+    // Each collection's items path with its own page sizes; the tube collections' is also the shared
+    // `components.parameters.limit`, the one place QGIS 3.22 reads them.
+    const shared = document.components.parameters.limit;
+    t.same(
+      shared.schema,
+      { type: 'integer', minimum: 1, maximum: 10_000, default: 1000 },
+      'the shared limit',
+    );
     for (const [collection, maximum] of [
       ['tubes', 10_000],
       ['latest', 10_000],
       ['measurements', 50_000],
     ] as const) {
       const parameters = document.paths[`/ogc/collections/${collection}/items`].get.parameters;
-      const limit = parameters.find((parameter: { name: string }) => parameter.name === 'limit');
+      const limit = parameters
+        .map((parameter: { $ref?: string }) =>
+          parameter.$ref === '#/components/parameters/limit' ? shared : parameter,
+        )
+        .find((parameter: { name: string }) => parameter.name === 'limit');
       t.same(limit.schema, { type: 'integer', minimum: 1, maximum, default: 1000 }, `${collection}: limit`);
     }
     for (const path of ['/ogc', '/ogc/conformance']) {
