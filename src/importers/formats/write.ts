@@ -56,12 +56,13 @@ export async function importFormatFile(
       last = rows;
     }),
     duplicates: 'keep one',
-    unknownTube: (identifier) => ({
+    unknownTube: (identifier, rows) => ({
       field: 'tube',
       reason:
-        `no tube ${identifier} is registered: import the file that describes it first ` +
-        '(gwapi import bro-gmw, or gwapi import registry)',
+        `no tube ${identifier} is registered (${rows === 1 ? 'a level' : `${count(rows)} levels`} of it ` +
+        'from this line on): import the file that describes it first (gwapi import bro-gmw, or gwapi import registry)',
     }),
+    unknownTubeOnce: true,
   });
   const rows = last!;
   const skipped = new Map(rows.skipped);

@@ -47,8 +47,13 @@ export type DuplicateRule = 'refuse' | 'keep one';
 
 export interface StagingRules {
   duplicates: DuplicateRule;
-  /** How a row of an unregistered tube (its identifier) is refused. */
-  unknownTube: (identifier: string) => Omit<LineError, 'line'>;
+  /**
+   * How the rows of an unregistered tube (its identifier) are refused: each row (a CSV names its tube on
+   * every line), or once at the tube's first row, with how many it has (`rows`; a format's file names
+   * its tube once).
+   */
+  unknownTube: (identifier: string, rows: number) => Omit<LineError, 'line'>;
+  unknownTubeOnce?: boolean;
 }
 
 /** What Node learned while staging the rows. */
@@ -81,7 +86,7 @@ export async function writeStaged(
   rules: StagingRules,
 ): Promise<RowsImported> {
   const tubes = await lookUpTubes(tx, staged.tubes);
-  await addUnknownTubes(tx, errors, tubes, rules.unknownTube);
+  await addUnknownTubes(tx, errors, tubes, rules);
   if (errors.total > 0) {
     // The file is refused anyway; still report its duplicates, so one run shows every problem.
     if (rules.duplicates === 'refuse') await addDuplicates(tx, errors);
@@ -184,21 +189,31 @@ async function lookUpTubes(tx: TransactionSql, tubes?: Set<string>): Promise<Tub
   };
 }
 
-/** Every row of an unknown tube; only the staged rows of those tubes are read when they are known. */
+/**
+ * Every row of an unknown tube, or each unknown tube at its first row; only the staged rows of those
+ * tubes are read when they are known.
+ */
 async function addUnknownTubes(
   tx: TransactionSql,
   errors: ErrorCollector,
   tubes: TubeLookup,
-  refusal: StagingRules['unknownTube'],
+  rules: StagingRules,
 ): Promise<void> {
   const unknown = tubes.unknown;
   if (unknown?.length === 0) return;
-  const rows = await tx<(FoundRows & { tube: string })[]>`
-    select line, tube::text, count(*) over () as total
-    from measurement_staging s
-    where ${unknown ? tx`s.tube = any(${unknown}::uuid[])` : tx`not exists (select from tubes t where t.identifier = s.tube)`}
-    order by line limit ${SHOWN_ERRORS}`;
-  addFound(errors, rows, (row) => refusal(row.tube));
+  const ofUnknownTubes = unknown
+    ? tx`s.tube = any(${unknown}::uuid[])`
+    : tx`not exists (select from tubes t where t.identifier = s.tube)`;
+  const rows = rules.unknownTubeOnce
+    ? await tx<(FoundRows & { tube: string; rows: string })[]>`
+        select min(line) as line, tube::text, count(*) as rows, count(*) over () as total
+        from measurement_staging s where ${ofUnknownTubes}
+        group by tube order by 1 limit ${SHOWN_ERRORS}`
+    : await tx<(FoundRows & { tube: string; rows: string })[]>`
+        select line, tube::text, 1 as rows, count(*) over () as total
+        from measurement_staging s where ${ofUnknownTubes}
+        order by line limit ${SHOWN_ERRORS}`;
+  addFound(errors, rows, (row) => rules.unknownTube(row.tube, Number(row.rows)));
 }
 
 /** The staged rows as (tube_id, observed_at, value, status); a file of one tube needs no join for that. */

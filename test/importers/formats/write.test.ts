@@ -14,6 +14,7 @@ import { readLevelDouble } from './levelDouble.js';
 
 const A = fewsTube('A');
 const B = fewsTube('B');
+const C = fewsTube('C');
 const OPTIONS = { timezone: 'Europe/Amsterdam', status: 1, datum: 'NAP' };
 const FROM = '2024-01-01T00:00:00Z';
 const TO = '2024-02-01T00:00:00Z';
@@ -228,7 +229,18 @@ t.test(
       await importText(`tube ${A} WA 1\nlevel ${B} 2024-01-01T00:00:00Z 1 provisional`, 'gld.txt').catch(
         refusal,
       ),
-      `gld.txt:2: tube: no tube ${B} is registered: import the file that describes it first (gwapi import bro-gmw, or gwapi import registry)\n`,
+      `gld.txt:2: tube: no tube ${B} is registered (a level of it from this line on): import the file that describes it first (gwapi import bro-gmw, or gwapi import registry)\n`,
+    );
+    const levels = (tube: string, from: number, n: number) =>
+      Array.from({ length: n }, (_, i) => `level ${tube} 2024-01-0${from + i}T00:00:00Z 1 provisional`);
+    t.equal(
+      await importText(
+        [...levels(B, 1, 3), ...levels(C, 1, 1), ...levels(B, 4, 2)].join('\n'),
+        'gld.txt',
+      ).catch(refusal),
+      `gld.txt:1: tube: no tube ${B} is registered (5 levels of it from this line on): import the file that describes it first (gwapi import bro-gmw, or gwapi import registry)\n` +
+        `gld.txt:4: tube: no tube ${C} is registered (a level of it from this line on): import the file that describes it first (gwapi import bro-gmw, or gwapi import registry)\n`,
+      'one error per tube, at its first level, with how many it has',
     );
     t.same(await sql`select from tubes`, [], 'the tube of the refused file is not written either');
     await importText(`tube ${A} WA 1`);

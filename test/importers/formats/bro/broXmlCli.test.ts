@@ -243,7 +243,7 @@ t.test(
       [
         'unregistered.xml',
         gld.replace('GMW000000036287', 'GMW000000036288'),
-        /tube: no tube [0-9a-f-]{36} is registered: import the file that describes it first/,
+        /tube: no tube [0-9a-f-]{36} is registered \(\d levels of it from this line on\): import the file that describes it first/,
       ],
     ] as const;
     for (const [name, text, error] of gldCases) {

@@ -187,7 +187,7 @@ t.test('bad files: refused whole, the files before them imported whole', async (
     [
       file('unknown-tube.csv', objects.replace('"GMW000000036287","1"', '"GMW000000099999","1"')),
       [],
-      `:12: tube: no tube ${UNKNOWN} is registered: import the file that describes it first`,
+      `:12: tube: no tube ${UNKNOWN} is registered (7 levels of it from this line on): import the file that describes it first`,
     ],
     [file('centimetres.csv', centimetres), ['--tube', TUBE_1], ':1: Voorlopige Waarde [cm]: unit "cm"'],
     [SERIES, [], ":1: tube: BRO's seriesAsCsv export names no tube: give it with --tube"],
