@@ -62,7 +62,7 @@ export async function v1Api(api: FastifyInstance, deps: V1Dependencies): Promise
   };
   await api.register(async function ogcEndpoints(ogc) {
     keyed(ogc, true);
-    await ogc.register(ogcDataRoutes, { reads });
+    await ogc.register(ogcDataRoutes, { reads, metrics, turns });
   });
   await api.register(async function dataEndpoints(data) {
     keyed(data, false);

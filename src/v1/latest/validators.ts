@@ -4,6 +4,7 @@ import type { Queryable } from '../../db/connect.js';
 import type { Coding } from '../../http/compression.js';
 import { entityTag, type Validators } from '../../http/conditional.js';
 import type { Client } from '../../keys/clients.js';
+import type { SeriesState } from '../keyViews.js';
 import type { TubeInView } from '../tubesInView.js';
 
 /**
@@ -25,26 +26,6 @@ export async function databaseState(sql: Queryable): Promise<DatabaseState> {
     select version::text as "registryVersion",
            pg_current_snapshot()::text || (select concat('@', system, '.', timeline) from wal_place()) as snapshot
     from registry_version`;
-  return state!;
-}
-
-/** What the body derives from besides the registry: the tubes' series, as of the response's snapshot. */
-export interface SeriesState {
-  /** The sum of the tubes' series versions, as text. */
-  versions: string;
-  /** The latest change of any of them; null for no tube. */
-  changedAt: Date | null;
-}
-
-/**
- * The series state of `tubes` in the snapshot of `tx`. A series version only ever rises, with every
- * change of the tube's measurements (a value, a status, a removal) and of its identifier, number, unit
- * and datum: so, for the same tubes, a change of any of them raises the sum.
- */
-export async function seriesState(tx: Queryable, tubes: readonly TubeInView[]): Promise<SeriesState> {
-  const [state] = await tx<SeriesState[]>`
-    select coalesce(sum(series_version), 0)::text as versions, max(series_changed_at) as "changedAt"
-    from tubes where id = any(${tubes.map((tube) => tube.id)}::int[])`;
   return state!;
 }
 

@@ -8,6 +8,8 @@ import type { Queryable } from '../../db/connect.js';
 import { formatInstant, type Instant, parseDateTime } from '../../domain/datetime.js';
 import { compileSerializer } from '../../domain/jsonSchema.js';
 import { naturalCompare } from '../../domain/naturalOrder.js';
+import { instantLiteral, integerLiteral, statusCondition } from '../../engine/read/literals.js';
+import { acrossTubes } from '../../engine/read/selects.js';
 import { canonicalTubeIdentifier, STATUSES, statusCode } from '../../engine/schemas.js';
 import { numberText } from '../../engine/write/text.js';
 import { containsLocation } from '../bbox.js';
@@ -154,10 +156,6 @@ function textOf(tube: TubeInView): TubeText {
 
 const headOf = (tube: TubeInView, skipGeometry: boolean | undefined) =>
   skipGeometry ? textOf(tube).headWithoutGeometry : textOf(tube).head;
-
-/** A feature's JSON text, as JSON.stringify writes `feature` (without its geometry when skipped). */
-export const featureText = (feature: Feature, skipGeometry: boolean | undefined) =>
-  JSON.stringify(skipGeometry ? { ...feature, geometry: null } : feature);
 
 /** The index of the first tube after `position` in discovery's order (the tube itself, if it is still there). */
 function resumeAt(
@@ -315,52 +313,54 @@ export async function measurementsMatched(
 }
 
 /**
- * A page of measurements: tube by tube in discovery's order, each in time order, from the tube and time
- * of `position` on. The tubes without a measurement in the period are skipped by their rollups, so a
- * page reads only the tubes it holds rows of.
+ * The select of a page of measurements, as the document engine reads it: `tubes` in discovery's order
+ * from the page's first one (`start`), each in time order from `after` for that first one, one row more
+ * than `limit` (whether another page follows). The network's many-tube select (acrossTubes): each tube
+ * by its primary key, the keyset bound an index condition, stopped by the limit once the page is read.
+ * Each row's `tube` is its tube's position in `tubes`.
  */
-export async function measurementsPage(
-  tx: Queryable,
+export function measurementsPageSelect(
   tubes: readonly TubeInView[],
-  query: ItemsQuery,
-  position: Position | undefined,
+  start: number,
+  after: Instant | undefined,
+  query: Pick<ItemsQuery, 'status' | 'datetime'>,
   limit: number,
-): Promise<Page> {
-  const { index, same } = resumeAt(tubes, position);
-  const after = same && position!.length === 5 ? { seconds: position![3], micros: position![4] } : undefined;
-  const remaining = tubes.slice(index);
-  const conditions = measurementConditions(query);
-  const withDays = new Set(
-    (
-      await tx<{ tubeId: number }[]>`
-        select distinct tube_id as "tubeId" from measurement_day_rollups
-        where tube_id = any(${remaining.map((tube) => tube.id)}::int4[])
-          and (${timeText(query.datetime?.from)}::timestamptz is null
-               or day >= measurement_day(${timeText(query.datetime?.from)}::timestamptz))
-          and (${timeText(query.datetime?.to)}::timestamptz is null or day <= ${timeText(query.datetime?.to)}::timestamptz)`
-    ).map(({ tubeId }) => tubeId),
-  );
-  const features: string[] = [];
-  let last: Position | undefined;
-  for (const [i, tube] of remaining.entries()) {
-    if (!withDays.has(tube.id)) continue;
-    // One more than the page holds: whether another follows.
-    const wanted = limit + 1 - features.length;
-    const start = i === 0 && after ? formatInstant(after) : null;
-    const rows = await tx.unsafe<MeasurementRow[]>(
-      `select ${ROW_COLUMNS} from measurements
-       where tube_id = $4::int4 and ${conditions.sql} and ($5::timestamptz is null or observed_at > $5::timestamptz)
-       order by observed_at limit $6::int4`,
-      [...conditions.values, tube.id, start, wanted],
-    );
-    for (const row of rows) {
-      if (features.length === limit) return { features, numberMatched: 0, next: last };
-      features.push(featureText(measurementFeature(tube, row), query.skipGeometry));
-      last = [...positionOf(tube), row.seconds, row.micros];
-    }
-  }
-  return { features, numberMatched: 0, next: undefined };
+): string {
+  const { from, to } = query.datetime ?? {};
+  const conditions = [
+    statusCondition(codesOf(query.status), STATUSES.length),
+    from && `observed_at >= ${instantLiteral(formatInstant(from))}`,
+    to && `observed_at <= ${instantLiteral(formatInstant(to))}`,
+    after &&
+      `observed_at > case when listed.position = 1 then ${instantLiteral(formatInstant(after))} else '-infinity'::timestamptz end`,
+  ].filter((condition) => condition);
+  const perTube = `select (listed.position - 1 + ${integerLiteral(start)})::int4 as tube, observed_at, value, status
+    from measurements where tube_id = listed.id ${conditions.map((condition) => `and ${condition}`).join(' ')}
+    order by observed_at`;
+  return `${acrossTubes(
+    tubes.slice(start).map((tube) => tube.id),
+    perTube,
+  )} limit ${integerLiteral(limit + 1)}`;
 }
+
+/** Where a page of measurements starts: the index of its first tube in `tubes`, and after which time of it. */
+export function measurementsStart(
+  tubes: readonly TubeInView[],
+  position: Position | undefined,
+): { start: number; after: Instant | undefined } {
+  const { index, same } = resumeAt(tubes, position);
+  return {
+    start: index,
+    after: same && position!.length === 5 ? { seconds: position![3], micros: position![4] } : undefined,
+  };
+}
+
+/** The key of a measurement's feature: its tube's and its time. */
+export const measurementPosition = (tube: TubeInView, { seconds, micros }: Instant): Position => [
+  ...positionOf(tube),
+  seconds,
+  micros,
+];
 
 /** The measurement of `tube` at `observedAt` (as its feature id gives it), if there is one. */
 export async function measurementAt(

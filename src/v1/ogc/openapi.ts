@@ -10,7 +10,7 @@ import { invalidParameter } from '../../http/problems/problems.js';
 import { dataPart } from '../openapi/dataPart.js';
 import type { DocumentPart, Tag } from '../openapi/pathItem.js';
 import type { TubeInView } from '../tubesInView.js';
-import { featureText, latestFeature, measurementFeature, tubeFeature } from './features.js';
+import { latestFeature, measurementFeature, tubeFeature } from './features.js';
 import {
   COLLECTION_IDS,
   type CollectionId,
@@ -123,7 +123,7 @@ function collectionParts(id: CollectionId): DocumentPart[] {
   const feature = featureOf(id);
   const items = itemsUrl(id);
   const page: unknown = JSON.parse(
-    featureCollection([featureText(EXAMPLE_FEATURE[id], false)], 1, [
+    featureCollection([JSON.stringify(EXAMPLE_FEATURE[id])], 1, [
       { rel: 'self', type: GEOJSON, title: 'This page', href: `${BASE}${items}?limit=1` },
     ]),
   );

@@ -7,17 +7,21 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { V1_PREFIX } from '../../contract.js';
+import { API_VERSION, V1_PREFIX } from '../../contract.js';
 import type { ReadSources } from '../../db/readReplicas/readSources.js';
 import { begin } from '../../db/transaction.js';
-import { formatInstant } from '../../domain/datetime.js';
-import { canonicalTubeIdentifier } from '../../engine/schemas.js';
+import { formatInstant, type Instant } from '../../domain/datetime.js';
+import { canonicalTubeIdentifier, STATUSES } from '../../engine/schemas.js';
+import { featurePageWriter, type PageEnd } from '../../engine/write/featurePage.js';
+import type { LatestWriter, MediaFormat } from '../../engine/write/writer.js';
 import { clientGoneSignal } from '../../http/clientGone.js';
+import { entityTag } from '../../http/conditional.js';
 import { API_KEY_PARAMETER, presentedKey } from '../../http/hooks/authenticate.js';
 import { READ_METHODS } from '../../http/hooks/methods.js';
 import { forbidden, invalidParameter, ProblemError } from '../../http/problems/problems.js';
-import { type Client, readsNothing } from '../../keys/clients.js';
-import { KeyViews, registryVersion } from '../keyViews.js';
+import { type ResponsePlan, type StreamDependencies, sendDocument } from '../../http/streamedResponse.js';
+import { type Client, grantsCacheKey, readsNothing } from '../../keys/clients.js';
+import { KeyViews, latestTube, registryVersion, type SeriesState, seriesState } from '../keyViews.js';
 import { type TubeInView, tubesInView } from '../tubesInView.js';
 import { readCursor, writeCursor } from './cursor.js';
 import {
@@ -26,8 +30,10 @@ import {
   latestPage,
   latestRowsOf,
   measurementAt,
+  measurementPosition,
   measurementsMatched,
-  measurementsPage,
+  measurementsPageSelect,
+  measurementsStart,
   type Page,
   type Position,
   queriedTubes,
@@ -256,11 +262,38 @@ export interface Link {
   href: string;
 }
 
+/** What a page holds after its features, without braces: written after them, once they are known. */
+const membersAfterFeatures = (numberMatched: number, numberReturned: number, links: Link[]) =>
+  `"numberMatched":${numberMatched},"numberReturned":${numberReturned},` +
+  `"timeStamp":${JSON.stringify(new Date().toISOString())},"links":${JSON.stringify(links)}`;
+
 /** A page of features as OGC API - Features writes it, from each feature's JSON text. */
 export const featureCollection = (features: readonly string[], numberMatched: number, links: Link[]) =>
-  `{"type":"FeatureCollection","features":[${features.join(',')}],"numberMatched":${numberMatched},` +
-  `"numberReturned":${features.length},"timeStamp":${JSON.stringify(new Date().toISOString())},` +
-  `"links":${JSON.stringify(links)}}`;
+  `{"type":"FeatureCollection","features":[${features.join(',')}],` +
+  `${membersAfterFeatures(numberMatched, features.length, links)}}`;
+
+/** The two media types of a page: GeoJSON, or JSON for `f=json`; the same bytes. */
+const PAGE_FORMATS: readonly MediaFormat<'geojson' | 'json'>[] = [
+  { name: 'geojson', mediaType: GEOJSON, extension: undefined },
+  { name: 'json', mediaType: JSON_TYPE, extension: undefined },
+];
+
+/** Microseconds since 1970 as an instant. */
+const instantOf = (observedAt: number): Instant => {
+  const seconds = Math.floor(observedAt / 1_000_000);
+  return { seconds, micros: observedAt - seconds * 1_000_000 };
+};
+
+/** The latest change of what a page of measurements derives from: its tubes' series and wells, the key's grants. */
+function lastChangeOf(tubes: readonly TubeInView[], client: Client, series: SeriesState): Date {
+  let latest = client.accessChangedAt ?? new Date(0);
+  if (series.changedAt !== null && series.changedAt > latest) latest = series.changedAt;
+  for (const { wellChangedAt, locationChangedAt } of tubes) {
+    if (wellChangedAt > latest) latest = wellChangedAt;
+    if (locationChangedAt !== null && locationChangedAt > latest) latest = locationChangedAt;
+  }
+  return latest;
+}
 
 /** The position a cursor holds, or the 400 of one that is not this key's for this filter. */
 function positionOf(key: string, binding: string, cursor: string | undefined): Position | undefined {
@@ -288,13 +321,95 @@ function measurementId(featureId: string): { tube: string; observedAt: string } 
   return tube === undefined ? undefined : { tube, observedAt: featureId.slice(colon + 1) };
 }
 
-export async function ogcDataRoutes(app: FastifyInstance, options: { reads: ReadSources }): Promise<void> {
+export async function ogcDataRoutes(app: FastifyInstance, options: StreamDependencies): Promise<void> {
   const { reads } = options;
   const views = new KeyViews();
   /** The tubes of the key's view, as of the snapshot of `tx`: kept per registry version and grants. */
   const viewOf = async (tx: Parameters<Parameters<typeof begin>[1]>[0], client: Client) =>
     (await views.view(tx, client, await registryVersion(tx))).tubes;
   const api = app.withTypeProvider<ZodTypeProvider>();
+
+  /**
+   * A page of measurements: a document of the engine (its select, its binary COPY, the GeoJSON writer
+   * of features), streamed from one snapshot, with validators. Its count and links follow its features,
+   * written once the page's end is known (decisions/0121).
+   */
+  function sendMeasurements(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    page: {
+      client: Client;
+      query: ItemsQuery;
+      position: Position | undefined;
+      limit: number;
+      self: Link;
+      linksOf(last: Position | undefined): Link[];
+    },
+  ) {
+    const { client, query, position, limit, self, linksOf } = page;
+    let members = (_end: PageEnd): string => {
+      throw new Error('a page closed before its plan');
+    };
+    const { from, to } = query.datetime ?? {};
+    return sendDocument<ResponsePlan, LatestWriter, MediaFormat<'geojson' | 'json'>>(
+      request,
+      reply,
+      options,
+      {
+        kind: 'ogc',
+        offered: PAGE_FORMATS,
+        format: query.f === 'json' ? 'json' : 'geojson',
+        writer: () =>
+          featurePageWriter({
+            limit,
+            skipGeometry: query.skipGeometry === true,
+            statuses: STATUSES,
+            members: (end) => members(end),
+          }),
+        interval: {
+          from: from ? formatInstant(from) : '-infinity',
+          to: to ? formatInstant(to) : 'infinity',
+        },
+        async plan(_source, tx, { writer, format, coding }) {
+          const version = await registryVersion(tx);
+          const view = await views.view(tx, client, version);
+          const tubes = queriedTubes(view.tubes, query);
+          const { start, after } = measurementsStart(tubes, position);
+          const [matched, series] = await Promise.all([
+            measurementsMatched(tx, tubes, query),
+            seriesState(tx, tubes),
+          ]);
+          members = ({ returned, last, more }) =>
+            membersAfterFeatures(
+              matched,
+              returned,
+              linksOf(
+                more && last ? measurementPosition(tubes[last.tube]!, instantOf(last.observedAt)) : undefined,
+              ),
+            );
+          return {
+            // Weak: the page's timeStamp differs from response to response. The self link holds the
+            // host, every filter, the cursor and the limit.
+            validators: {
+              etag: `W/${entityTag([API_VERSION, 'ogc', version, grantsCacheKey(client), series.versions, self.href, format.name, coding])}`,
+              lastModified: lastChangeOf(tubes, client, series),
+            },
+            document: {
+              // The view's own list when it is whole, so the writer's pieces of it are made once.
+              opening: writer.open(tubes === view.tubes ? view.latestTubes : tubes.map(latestTube)),
+              tubes: [],
+              everyTube: false,
+              select: measurementsPageSelect(tubes, start, after, query, limit),
+              shape: 'rawWithStatus',
+            },
+          };
+        },
+        notFound: () => new Error('a page of measurements found nothing to write'),
+        file: { stem: 'groundwater-measurements' },
+      },
+    );
+  }
+
   const clientOf = (request: FastifyRequest): Client => {
     const client = request.client!;
     if (readsNothing(client)) throw forbidden();
@@ -357,39 +472,33 @@ export async function ogcDataRoutes(app: FastifyInstance, options: { reads: Read
       const binding = filterBinding(collectionId, query);
       const key = presentedKey(request, true)!;
       const position = positionOf(key, binding, query.cursor);
+      const path = `/collections/${collectionId}/items`;
+      const self: Link = { rel: 'self', type: GEOJSON, title: 'This page', href: linkOf(request, path) };
+      /** The page's links: `self`, and `next` after `last` when more features follow. */
+      const linksOf = (last: Position | undefined): Link[] =>
+        last === undefined
+          ? [self]
+          : [
+              self,
+              {
+                rel: 'next',
+                type: GEOJSON,
+                title: 'The next page',
+                href: linkOf(request, path, { cursor: writeCursor(key, binding, last) }),
+              },
+            ];
+      if (collectionId === 'measurements') {
+        return sendMeasurements(request, reply, { client, query, position, limit, self, linksOf });
+      }
       const page = await inSnapshot(reads, reply, async (tx): Promise<Page> => {
         const tubes = queriedTubes(await viewOf(tx, client), query);
         if (collectionId === 'tubes') return tubesPage(tubes, query, position, limit);
-        if (collectionId === 'latest') return latestPage(tx, tubes, query, position, limit);
-        const [rows, matched] = await Promise.all([
-          measurementsPage(tx, tubes, query, position, limit),
-          measurementsMatched(tx, tubes, query),
-        ]);
-        return { ...rows, numberMatched: matched };
+        return latestPage(tx, tubes, query, position, limit);
       });
-      const { features } = page;
-      const links = [
-        {
-          rel: 'self',
-          type: GEOJSON,
-          title: 'This page',
-          href: linkOf(request, `/collections/${collectionId}/items`),
-        },
-      ];
-      if (page.next !== undefined) {
-        links.push({
-          rel: 'next',
-          type: GEOJSON,
-          title: 'The next page',
-          href: linkOf(request, `/collections/${collectionId}/items`, {
-            cursor: writeCursor(key, binding, page.next),
-          }),
-        });
-      }
-      request.rowsStreamed = features.length;
+      request.rowsStreamed = page.features.length;
       return reply
         .type(query.f === 'json' ? JSON_TYPE : GEOJSON)
-        .send(featureCollection(features, page.numberMatched, links));
+        .send(featureCollection(page.features, page.numberMatched, linksOf(page.next)));
     },
   });
 

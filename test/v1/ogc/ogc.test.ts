@@ -357,6 +357,31 @@ t.test('/v1/ogc', async (t) => {
       t.notMatch(line, 'not-a-key-at-all');
     }
   });
+
+  // Last: it adds a measurement.
+  t.test('a page of measurements is streamed with validators: 304 until its data change', async (t) => {
+    const path = `${OGC}/collections/measurements/items?tubeIdentifier=${TUBES.maas}&limit=1`;
+    const first = await read(path);
+    const etag = first.headers.etag as string;
+    t.match(etag, /^W\/"/, 'weak: each page has a timeStamp of its own');
+    t.equal(first.headers['content-type'], 'application/geo+json');
+    const again = await get(api.base, path, { ...reader, 'If-None-Match': etag });
+    t.equal(again.status, 304);
+    const next = first.json.links.find((link: { rel: string }) => link.rel === 'next');
+    const nextPage = await get(api.base, new URL(next.href).pathname + new URL(next.href).search, {
+      ...reader,
+      'If-None-Match': etag,
+    });
+    t.equal(nextPage.status, 200, 'another page has another tag');
+    t.equal(JSON.parse(nextPage.body).numberReturned, 1);
+    // As an import does it: the rows, and the tube's series version in the same change.
+    await addMeasurements(sql, id(TUBES.maas), [['2024-01-03T00:00:00Z', '2.8']]);
+    await sql`update tubes set series_version = series_version + 1, series_changed_at = clock_timestamp()
+              where id = ${id(TUBES.maas)}`;
+    const changed = await get(api.base, path, { ...reader, 'If-None-Match': etag });
+    t.equal(changed.status, 200, 'a measurement of its tube changes it');
+    t.equal(JSON.parse(changed.body).numberReturned, 1);
+  });
 });
 
 t.test('/v1/ogc: each page one request under the token bucket, read-only, public pages free', async (t) => {
