@@ -2,7 +2,8 @@
  * OGC API - Features (/v1/ogc) against the endpoints that serve the same data, over real HTTP, limits
  * lifted, in the same rounds, alternating:
  * - page 100 of `measurements` (reached as a client reaches it: 99 `next` links followed) against page 1,
- *   the network's key, the default limit: keyset paging makes them cost alike (bound ≤ 1.2×);
+ *   the default limit, across the network's tubes and inside the series' one tube: keyset paging makes
+ *   them cost alike (bound ≤ 1.2×);
  * - a page of 50,000 measurements of one tube (`tubeIdentifier`, `limit=50000`) against the same 50,000
  *   rows from the series endpoint as JSON (bound ≤ 1.5×);
  * - `tubes` and `latest` pages of 3,000 features (1,000 wells × 3 tubes with locations and elevations, a
@@ -87,6 +88,7 @@ interface Target {
 
 interface Service {
   engine: Engine;
+  api: ServerProcess;
   targets: Map<string, Target>;
 }
 
@@ -115,17 +117,27 @@ async function targetsOf(
   const add = (name: string, url: string, key: string, bytes: number) =>
     targets.set(name, { name, url, key, bytes });
 
-  // Page 1, then page 100 as a client reaches it: by following each page's next link.
-  const first = `${base}${OGC}/measurements/items`;
-  let url = first;
-  for (let page = 1; page <= PAGE; page++) {
-    const { bytes, text } = await fetched(url, keys.network);
-    const body = JSON.parse(text) as Page;
-    if (body.numberReturned !== 1000) throw new Error(`page ${page}: ${body.numberReturned} features`);
-    if (page === 1) add('measurements, page 1', url, keys.network, bytes);
-    if (page === PAGE) add(`measurements, page ${PAGE}`, url, keys.network, bytes);
-    else url = nextOf(body) ?? '';
-    if (url === '') throw new Error(`page ${page}: no next link`);
+  // Page 1, then page 100 as a client reaches it: by following each page's next link. Across the
+  // network's tubes, and inside the series' one tube (page 100 starts 99,000 rows into it).
+  const pages = [
+    ['measurements', `${base}${OGC}/measurements/items`, keys.network],
+    [
+      'measurements of one tube',
+      `${base}${OGC}/measurements/items?tubeIdentifier=${seriesTube}`,
+      keys.series,
+    ],
+  ] as const;
+  for (const [name, first, key] of pages) {
+    let url: string = first;
+    for (let page = 1; page <= PAGE; page++) {
+      const { bytes, text } = await fetched(url, key);
+      const body = JSON.parse(text) as Page;
+      if (body.numberReturned !== 1000) throw new Error(`${name}, page ${page}: ${body.numberReturned}`);
+      if (page === 1) add(`${name}, page 1`, url, key, bytes);
+      if (page === PAGE) add(`${name}, page ${PAGE}`, url, key, bytes);
+      else url = nextOf(body) ?? '';
+      if (url === '') throw new Error(`${name}, page ${page}: no next link`);
+    }
   }
 
   // A page of 50,000 of one tube, and the same rows from the series: its first 50,000 minutes.
@@ -160,6 +172,7 @@ async function targetsOf(
 /** Each figure, its floor, its bound. */
 const FIGURES: [string, string, number][] = [
   [`measurements, page ${PAGE}`, 'measurements, page 1', 1.2],
+  [`measurements of one tube, page ${PAGE}`, 'measurements of one tube, page 1', 1.2],
   [`measurements, a page of ${count(BIG_PAGE)}`, `the series, ${count(BIG_PAGE)} rows (JSON)`, 1.5],
   [`tubes, a page of ${count(REGISTRY_TUBES)}`, 'discovery (GeoJSON)', 2],
   [`latest, a page of ${count(REGISTRY_TUBES)}`, 'discovery (GeoJSON)', 2],
@@ -169,18 +182,24 @@ const heavy = (name: string) => name.includes(count(BIG_PAGE));
 
 async function timeRequests(services: Service[]) {
   const times = new Map<string, number[]>();
+  const cpu = new Map<string, number>();
+  const asked = new Map<string, number>();
   const keyOf = (engine: Engine, name: string) => `${engine}|${name}`;
   for (let round = -1; round < ROUNDS; round++) {
     for (let i = 0; i < REQUESTS; i++) {
-      for (const { engine, targets } of (round + i) % 2 === 0 ? services : [...services].reverse()) {
+      for (const { engine, api, targets } of (round + i) % 2 === 0 ? services : [...services].reverse()) {
         const all = [...targets.values()].filter(({ name }) => i === 0 || !heavy(name));
         for (const target of (round + i) % 2 === 0 ? all : all.reverse()) {
+          const cpuBefore = api.cpuMs();
           const timed = await timedGet(target.url, { 'x-api-key': target.key });
           if (timed.status !== 200 || timed.bytes !== target.bytes)
             throw new Error(`${target.name}: ${timed.status}, ${timed.bytes} bytes`);
           if (round >= 0) {
             const at = keyOf(engine, target.name);
             times.set(at, [...(times.get(at) ?? []), timed.totalMs]);
+            // /proc's 10 ms ticks: summed over every request of the target, then averaged.
+            cpu.set(at, (cpu.get(at) ?? 0) + api.cpuMs() - cpuBefore);
+            asked.set(at, (asked.get(at) ?? 0) + 1);
           }
         }
       }
@@ -197,12 +216,17 @@ async function timeRequests(services: Service[]) {
   for (const { engine, targets } of services) {
     console.log(`${ENGINE_NAMES[engine]}\n`);
     printTable(
-      ['request', 'median', 'body'],
-      [...targets.values()].map(({ name, bytes }) => [
-        name,
-        ms(median(perRound(engine, name))),
-        `${count(bytes)} B`,
-      ]),
+      ['request', 'median', 'body', 'server CPU, mean', 'server CPU a MB'],
+      [...targets.values()].map(({ name, bytes }) => {
+        const mean = cpu.get(keyOf(engine, name))! / asked.get(keyOf(engine, name))!;
+        return [
+          name,
+          ms(median(perRound(engine, name))),
+          `${count(bytes)} B`,
+          ms(mean),
+          ms(mean / (bytes / 1e6)),
+        ];
+      }),
     );
     printTable(
       ['figure', 'floor', 'ratio of medians', 'rounds', 'bound', 'met'],
@@ -258,7 +282,7 @@ try {
     const api = await startServerProcess('api', url);
     apis.push(api);
     const keys = { network: network.key, series: series.key, registry };
-    services.push({ engine: pg.engine, targets: await targetsOf(api.base, keys, series.identifier) });
+    services.push({ engine: pg.engine, api, targets: await targetsOf(api.base, keys, series.identifier) });
   }
   console.log(
     `${ROUNDS} rounds of ${REQUESTS} requests of each (the pages of ${count(BIG_PAGE)} rows: one a round); ` +
