@@ -15,7 +15,7 @@
 import type { Fragment, TransactionSql } from 'postgres';
 import type { Sql } from '../../db/connect.js';
 import { formatInstant, type Instant } from '../../domain/datetime.js';
-import type { DirectDays } from './directDays.js';
+import type { DayRollup } from './directDays.js';
 import type { LatestRow } from './directRows.js';
 import { markSeriesChanged } from './seriesChanged.js';
 
@@ -176,12 +176,16 @@ export async function refreshDayRollups(q: TransactionSql): Promise<void> {
 }
 
 /**
- * The daily rollups of a direct import (directDays.ts): the days it summed from the file, and those it
- * left to the database to sum from the stored rows. Three statements, to be run in their order.
+ * The daily rollups of a direct import (directDays.ts): days it summed from the file, and days it left to
+ * the database to sum from the stored rows (none while the file is being read: their rows may not all
+ * have been sent). The statements are to be run in their order.
  */
-export function recordDirectDays(q: TransactionSql, days: DirectDays<{ id: number }>) {
+export function recordDirectDays(
+  q: TransactionSql,
+  summed: readonly DayRollup<{ id: number }>[],
+  left: readonly { tube: { id: number }; day: number }[] = [],
+) {
   const dayText = (seconds: number) => formatInstant({ seconds, micros: 0 });
-  const { summed, left } = days;
   const removed = q`
     delete from measurement_day_rollups r
     using unnest(${summed.map((row) => row.tube.id)}::int[], ${summed.map((row) => dayText(row.day))}::timestamptz[])
@@ -193,6 +197,7 @@ export function recordDirectDays(q: TransactionSql, days: DirectDays<{ id: numbe
                          ${summed.map((row) => row.statuses)}::int2[], ${summed.map((row) => row.present)}::int2[],
                          ${summed.map((row) => row.count)}::int8[], ${summed.map((row) => row.mean)}::float8[],
                          ${summed.map((row) => row.min)}::float8[], ${summed.map((row) => row.max)}::float8[])`;
+  if (left.length === 0) return [removed, summedRows];
   const leftRows = q`
     select rollup_measurement_days(tube_id, array_agg(day))
     from unnest(${left.map((row) => row.tube.id)}::int[], ${left.map((row) => dayText(row.day))}::timestamptz[])

@@ -53,10 +53,14 @@ const openDay = (day: number, first: boolean): OpenDay => ({
   max: new Array(SETS + 1).fill(0),
 });
 
-/** The rollups of the days of each tube (any object that stands for one), row by row. */
+/**
+ * The rollups of the days of each tube (any object that stands for one), row by row. A day is summed once
+ * a later day of its tube arrives, or the file ends; the summed days wait to be taken (`takeSummed`), so
+ * that the import can write them as it goes and keep no more than a batch of them.
+ */
 export class DirectDays<Tube> {
   private readonly open = new Map<Tube, OpenDay>();
-  readonly summed: DayRollup<Tube>[] = [];
+  private summed: DayRollup<Tube>[] = [];
   /** Days (seconds since 1970) the database sums. */
   readonly left: { tube: Tube; day: number }[] = [];
 
@@ -86,6 +90,18 @@ export class DirectDays<Tube> {
         if (!(max[set]! > value)) max[set] = value;
       }
     }
+  }
+
+  /** Rollup rows summed and not yet taken. */
+  get waiting(): number {
+    return this.summed.length;
+  }
+
+  /** The rollup rows summed since the last call. */
+  takeSummed(): DayRollup<Tube>[] {
+    const summed = this.summed;
+    this.summed = [];
+    return summed;
   }
 
   /** Closes every tube's last day; call once, after the last row. */

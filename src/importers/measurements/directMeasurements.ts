@@ -19,6 +19,9 @@ import type { ImportInput } from './importInput.js';
 import type { OpenRowReader } from './rowReader.js';
 
 /** Not an error of the file: the direct path cannot vouch for it, and the staging path must take it. */
+/** Summed rollup rows beyond this are written while the file is read, so that they do not pile up. */
+const DAY_BATCH = 10_000;
+
 export class DirectPathRefused extends Error {
   override name = 'DirectPathRefused';
 }
@@ -57,6 +60,11 @@ export async function copyDirect(
       await lookUpTubes(tx, tubes);
       rows.identify();
     }
+    // Every tube is identified by now, and its summed days are final: a later day of it has come.
+    if (rows.days.waiting >= DAY_BATCH) {
+      await copy.end();
+      await Promise.all(recordDirectDays(tx, rows.days.takeSummed()));
+    }
   };
   // Tubes the file states are locked as it names them too, so without waiting (lookUpTubes).
   await copyRows(tx, input.read(), reader, rows, copy, prepare, { nowait: true });
@@ -66,7 +74,7 @@ export async function copyDirect(
   await Promise.all([
     recordDirectRuns(tx, rows.runs()),
     recordDirectLatest(tx, rows.latest()),
-    ...recordDirectDays(tx, rows.days),
+    ...recordDirectDays(tx, rows.days.takeSummed(), rows.days.left),
   ]);
   return { rows: reader.rows, byStatus: reader.rowsByStatus ?? [] };
 }

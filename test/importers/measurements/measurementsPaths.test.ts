@@ -162,3 +162,41 @@ async function waitForLockWait(sql: Sql): Promise<void> {
   }
   throw new Error('the import never waited for the other transaction');
 }
+
+t.test(
+  'a file of many days: their rollups written while it is read, each as the database sums it',
+  async (t) => {
+    const sql = await registeredDatabase(t);
+    // Two tubes of 6,000 days, three rows a day of two statuses: more rollup rows than the direct path keeps.
+    const days = 6000;
+    const statuses = ['approved', 'rejected', 'approved'];
+    const lines: string[] = [];
+    for (let day = 0; day < days; day++) {
+      for (const [i, status] of statuses.entries()) {
+        const at = new Date(Date.UTC(2000, 0, 1 + day, 6 * (i + 1))).toISOString();
+        lines.push(`${TUBE},${at},${(((day * 7 + i * 3) % 11) / 10 - 0.3).toFixed(2)},${status}`);
+        lines.push(`${OTHER},${at},${(((day * 5 + i) % 13) / 3).toFixed(3)},${status}`);
+      }
+    }
+    const csv = `tubeIdentifier,observedAt,value,status\n${lines.join('\n')}\n`;
+    t.equal(await imported(sql, csv, 16_384), '36000 rows: 36000 inserted, 0 updated, 0 unchanged; read 1x');
+
+    // Written during the COPY: rows the file sent after them have a later command of the transaction.
+    const [order] = await sql<{ before: string; rollups: string }[]>`
+    select count(*) filter (where r.cmin::text::int < (select max(cmin::text::int) from measurements)) as before,
+           count(*) as rollups
+    from measurement_day_rollups r`;
+    t.ok(Number(order?.before) > 0, 'some rollups were written before the file’s last rows');
+    // Each tube's day and set of statuses: the day's statuses (2 a day) and each of them alone.
+    t.equal(order?.rollups, String(2 * days * 3));
+
+    const rollups = () => sql`
+    select t.identifier::text, r.day, r.statuses, r.present, r.count, r.mean, r.min, r.max
+    from measurement_day_rollups r join tubes t on t.id = r.tube_id order by 1, 2, 3`;
+    const written = await rollups();
+    await sql`
+    select rollup_measurement_days(tube_id, array_agg(distinct day))
+    from measurement_day_rollups group by tube_id`;
+    t.same(await rollups(), written, 'the rollups the database sums from the stored rows');
+  },
+);
