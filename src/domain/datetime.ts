@@ -209,6 +209,32 @@ export function readDateTime(text: string, start: number, end: number): string |
   return undefined;
 }
 
+/**
+ * `readDateTime` of a date `YYYY-MM-DD` and a time `HH:MM:SS` in UTC given apart (as Delft-FEWS writes
+ * them), read by position without joining them: true with the instant in `readInstant`, or false when
+ * either has another shape or a field out of range, for `readDateTime` of the two joined to read or
+ * refuse.
+ */
+export function readDateAndTime(date: string, time: string): boolean {
+  if (date.length !== 10 || time.length !== 8) return false;
+  const century = twoDigitsAt(date, 0, 10);
+  const yearOfCentury = twoDigitsAt(date, 2, 10);
+  const month = twoDigitsAt(date, 5, 10);
+  const day = twoDigitsAt(date, 8, 10);
+  const hour = twoDigitsAt(time, 0, 8);
+  const minute = twoDigitsAt(time, 3, 8);
+  const second = twoDigitsAt(time, 6, 8);
+  if ((century | yearOfCentury | month | day | hour | minute | second) < 0) return false;
+  if (!isCode(date, 4, 45, 45) || !isCode(date, 7, 45, 45)) return false; // - -
+  if (!isCode(time, 2, 58, 58) || !isCode(time, 5, 58, 58)) return false; // : :
+  const year = century * 100 + yearOfCentury;
+  if (year < 1 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return false;
+  if (hour > 23 || minute > 59 || second > 59) return false;
+  readInstant.seconds = daysFromCivil(year, month, day) * 86_400 + hour * 3_600 + minute * 60 + second;
+  readInstant.micros = 0;
+  return true;
+}
+
 const pad2 = (n: number) => (n < 10 ? `0${n}` : String(n));
 
 /** RFC 3339 in UTC ending in `Z`; the fraction appears only when not zero, without trailing zeros. */

@@ -2,7 +2,7 @@
  * Properties of the RFC 3339 parser over generated values, with Date as the independent reference for
  * the calendar: round trip, equivalence of offsets, rejection of exactly the impossible fields, and
  * agreement with Date.parse on every millisecond instant of years 0001 to 9999; the import's reading of
- * a text inside a CSV line agrees with it.
+ * a text inside a CSV line agrees with it, and so does FEWS's date and time read apart.
  */
 import fc from 'fast-check';
 import t from 'tap';
@@ -11,6 +11,7 @@ import {
   type Instant,
   microsBetween,
   parseDateTime,
+  readDateAndTime,
   readDateTime,
   readInstant,
 } from '../../src/domain/datetime.js';
@@ -207,4 +208,43 @@ t.test('readDateTime of a text inside a line is parseDateTime of the text alone'
     RUNS,
   );
   t.ok(accepted > 1000 && refused > 1000, `${accepted} accepted and ${refused} refused alike`);
+});
+
+t.test('readDateAndTime of a date and a time apart is parseDateTime of them joined, in UTC', async (t) => {
+  // Fields around their ranges, sometimes with a fraction or one character replaced.
+  const apart = fc
+    .tuple(
+      fc.integer({ min: 0, max: 9999 }),
+      fc.integer({ min: 0, max: 13 }),
+      fc.integer({ min: 0, max: 32 }),
+      fc.integer({ min: 0, max: 25 }),
+      fc.integer({ min: 0, max: 61 }),
+      fc.integer({ min: 0, max: 61 }),
+      fc.nat(40),
+      fc.string({ maxLength: 2 }),
+    )
+    .map(([year, month, day, hour, minute, second, at, other]) => {
+      let date = `${pad(year, 4)}-${pad(month)}-${pad(day)}`;
+      let time = `${pad(hour)}:${pad(minute)}:${pad(second)}`;
+      if (at % 5 === 0) time += `.${at}`;
+      else if (at % 5 === 1) date = `${date.slice(0, at % 10)}${other}${date.slice((at % 10) + 1)}`;
+      else if (at % 5 === 2) time = `${time.slice(0, at % 8)}${other}${time.slice((at % 8) + 1)}`;
+      return [date, time] as const;
+    });
+  let accepted = 0;
+  let refused = 0;
+  fc.assert(
+    fc.property(apart, ([date, time]) => {
+      const expected = parseDateTime(`${date}T${time}Z`);
+      const read = readDateAndTime(date, time);
+      if (!read) {
+        refused++;
+        return !expected.ok || date.length !== 10 || time.length !== 8;
+      }
+      accepted++;
+      return expected.ok && microsBetween(readInstant, expected.instant) === 0;
+    }),
+    RUNS,
+  );
+  t.ok(accepted > 1000 && refused > 1000, `${accepted} read and ${refused} left to readDateTime alike`);
 });

@@ -10,6 +10,7 @@
 import { StringDecoder } from 'node:string_decoder';
 import { SaxesParser, type SaxesTagPlain } from 'saxes';
 import { decimalProblem, parseLongDecimal, readDecimal } from '../../measurements/csv/decimal.js';
+import type { ElementRuns } from '../elementRuns.js';
 import { FileRefused, type LevelReader, type Place, roundLevel } from '../reader.js';
 
 /** The messages of one registration object: its dispatch (`dsgmw`) and registration request (`isgmw`). */
@@ -89,13 +90,8 @@ export abstract class BroXmlReader implements LevelReader {
   protected registration = false;
   private objectsRead = 0;
   private linesAtEnd: number | undefined;
-  /** Lines of the text a subclass read itself, which saxes did not count. */
-  protected linesPassed = 0;
-  /**
-   * Where saxes stood (its `position`) when it last ended a tag, or when a subclass last read an element
-   * itself: the text it has been given since is what lies between that element and the next.
-   */
-  protected tagEndAt = -1;
+  /** The elements a subclass reads itself (GLD's points), if any. */
+  protected runs: ElementRuns | undefined;
 
   constructor(protected readonly messages: BroMessages) {
     this.parser.on('opentag', (tag) => this.openTag(tag as SaxesTagPlain));
@@ -109,7 +105,7 @@ export abstract class BroXmlReader implements LevelReader {
   }
 
   get lines(): number {
-    return this.linesAtEnd ?? this.parser.line + this.linesPassed;
+    return this.linesAtEnd ?? this.parser.line + (this.runs?.linesPassed ?? 0);
   }
 
   write(chunk: Buffer): void {
@@ -158,18 +154,16 @@ export abstract class BroXmlReader implements LevelReader {
     return text.slice(start);
   }
 
-  /** Text of the file, in order: to saxes, unless a subclass reads some of it itself (GLD's points). */
-  protected feed(text: string): void {
-    this.parse(text);
+  /** Text of the file, in order: to saxes, but for the elements a subclass reads itself. */
+  private feed(text: string): void {
+    if (this.runs !== undefined) this.runs.feed(text);
+    else this.parse(text);
   }
 
   protected parse(text: string | null): void {
     try {
       if (text === null) this.parser.close();
-      else {
-        this.parsedChars += text.length;
-        this.parser.write(text);
-      }
+      else this.parser.write(text);
     } catch (error) {
       if (error instanceof FileRefused) throw error;
       // saxes's message starts with its own `line:column: `; the place says where.
@@ -202,14 +196,8 @@ export abstract class BroXmlReader implements LevelReader {
     return this.locals[this.depth - 1 - up];
   }
 
-  /**
-   * How much text saxes has been given; with `tagEndAt`, what it holds since the last element ended.
-   * (saxes's `position` is that only while it reads, in its events.)
-   */
-  protected parsedChars = 0;
-
   private openTag(tag: SaxesTagPlain): void {
-    this.tagEndAt = this.parser.position;
+    this.runs?.tagEnded(this.parser.position);
     const local = localName(tag.name);
     this.names[this.depth] = tag.name;
     this.locals[this.depth] = local;
@@ -224,7 +212,7 @@ export abstract class BroXmlReader implements LevelReader {
   }
 
   private closeTag(tag: SaxesTagPlain): void {
-    this.tagEndAt = this.parser.position;
+    this.runs?.tagEnded(this.parser.position);
     if (this.messageDepth !== 0 && this.depth > this.messageDepth)
       this.close(tag, this.locals[this.depth - 1]!);
     this.depth--;

@@ -7,6 +7,7 @@
  */
 import type { SaxesTagPlain } from 'saxes';
 import { readDateTime, readInstant } from '../../../domain/datetime.js';
+import { ElementRuns, lineBreaks } from '../elementRuns.js';
 import { broTube } from '../identity.js';
 import type { FormatOptions, LevelSink, ReaderFactory } from '../reader.js';
 import { attribute, BroXmlReader, decimalValue, isNil } from './broXml.js';
@@ -29,7 +30,6 @@ const POINT = new RegExp(
   ].join(''),
   'g',
 );
-const WHITESPACE = /^\s*$/;
 
 /** Seconds from 0001-01-01 to 1970-01-01, so that every resultTime ranks as a positive number. */
 const EPOCH_FROM_YEAR_ONE = 62_135_596_800;
@@ -64,46 +64,32 @@ class GldXmlReader extends BroXmlReader {
   ) {
     super({ object: 'GLD', command: 'bro-gld', dispatched: ['GLD_O'], registered: ['GLD_Addition'] });
     this.tube = options.tube?.toLowerCase();
+    this.runs = new ElementRuns(
+      POINT,
+      (text) => this.parse(text),
+      (match) => this.readPoint(match),
+    );
   }
 
   /**
-   * Reads the points of the common shape (POINT) itself, where saxes would stand between two elements of
-   * a MeasurementTimeseries, and gives saxes the rest: saxes alone costs several times the import of the
-   * same points as CSV. A point that does not fit, or is wrong, goes to saxes, which reads or refuses it
-   * with its element path.
+   * A point POINT matched where saxes stands between two elements, read and passed on; false (nothing
+   * done) when saxes is to read it: outside a MeasurementTimeseries, or a wrong time or value, which saxes
+   * refuses with its element path.
    */
-  protected override feed(text: string): void {
-    let fed = 0;
-    POINT.lastIndex = 0;
-    for (let match = POINT.exec(text); match !== null; match = POINT.exec(text)) {
-      if (match.index > fed) this.parse(text.slice(fed, match.index));
-      fed = match.index;
-      if (this.readPoint(match, text)) fed = POINT.lastIndex;
-    }
-    if (fed < text.length) this.parse(text.slice(fed));
-  }
-
-  /** A point POINT matched, read and passed on; false (nothing done) when saxes is to read it. */
-  private readPoint(match: RegExpExecArray, text: string): boolean {
+  private readPoint(match: RegExpExecArray): boolean {
     if (this.parent(0) !== 'MeasurementTimeseries') return false;
-    const between = this.parsedChars - this.tagEndAt;
-    if (between > match.index || !WHITESPACE.test(text.slice(match.index - between, match.index)))
-      return false;
     const time = match[2]!.trim();
     if (readDateTime(time, 0, time.length) !== undefined) return false;
     const value = decimalValue(match[3]!.trim());
     if (Number.isNaN(value)) return false;
     const point = match[0];
-    const breaks = point.includes('\n');
-    this.pointLine = this.lines + (breaks ? lineBreaks(point, point.indexOf('MeasurementTVP>')) : 0);
+    this.pointLine = this.lines + lineBreaks(point, point.indexOf('MeasurementTVP>'));
     this.instant.seconds = readInstant.seconds;
     this.instant.micros = readInstant.micros;
     this.hasTime = true;
     this.value = value;
     this.quality = match[5]!.trim();
     this.point();
-    if (breaks) this.linesPassed += lineBreaks(point, point.length);
-    this.tagEndAt = this.parsedChars;
     return true;
   }
 
@@ -252,12 +238,6 @@ class GldXmlReader extends BroXmlReader {
       this.priority,
     );
   }
-}
-
-function lineBreaks(text: string, end: number): number {
-  let count = 0;
-  for (let at = text.indexOf('\n'); at >= 0 && at < end; at = text.indexOf('\n', at + 1)) count++;
-  return count;
 }
 
 /** `gwapi import bro-gld` of an XML file. */

@@ -6,9 +6,10 @@
  */
 import { StringDecoder } from 'node:string_decoder';
 import { SaxesParser, type SaxesTagPlain } from 'saxes';
-import { readDateTime, readInstant } from '../../../domain/datetime.js';
+import { readDateAndTime, readDateTime, readInstant } from '../../../domain/datetime.js';
 import { statusCode } from '../../../domain/status.js';
 import { readDecimal } from '../../measurements/csv/decimal.js';
+import { ElementRuns, lineBreaks } from '../elementRuns.js';
 import { fewsTube } from '../identity.js';
 import {
   FileRefused,
@@ -30,6 +31,14 @@ const FIRST_UNRELIABLE_FLAG = 6;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 const TIME = /^\d{2}:\d{2}:\d{2}(\.\d{1,6})?$/;
 const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
+/**
+ * An event as PI writes them: attributes in double quotes in any order, values without markup, entities,
+ * or characters XML normalizes or refuses (which saxes reads or refuses); XML's whitespace only.
+ */
+const EVENT =
+  /<event((?:[ \t\r\n]+[A-Za-z_][\w.:-]*[ \t\r\n]*=[ \t\r\n]*"[ !#-%'-;=-\ufffd]*")*)[ \t\r\n]*\/>/g;
+const EVENT_ATTRIBUTE = /[ \t\r\n]+([A-Za-z_][\w.:-]*)[ \t\r\n]*=[ \t\r\n]*"([^"]*)"/y;
 
 /** `<timeZone>` is hours east of UTC; the earth's zones lie within these. */
 const MOST_HOURS_FROM_UTC = 14;
@@ -72,6 +81,13 @@ class FewsReader implements LevelReader {
   private missingValue = Number.NaN;
   private eventsOfSeries = 0;
   /** Per location: its tube's identifier (one string object for all its levels) and datum. */
+  /** The value of the event being read, once read. */
+  private eventLevel = 0;
+  private readonly runs = new ElementRuns(
+    EVENT,
+    (text) => this.parser.write(text),
+    (match) => this.readRun(match),
+  );
   private readonly tubes = new Map<string, { identifier: string; datum: string; parameterId: string }>();
   private readonly skipped = new Map<string, number>();
   /** The first few series refused for their units, for the refusal of a file that has no other. */
@@ -100,15 +116,21 @@ class FewsReader implements LevelReader {
         );
       }
     });
-    parser.on('opentag', (tag) => this.opened(tag));
-    parser.on('closetag', (tag) => this.closed(localName(tag.name)));
+    parser.on('opentag', (tag) => {
+      this.runs.tagEnded(parser.position);
+      this.opened(tag);
+    });
+    parser.on('closetag', (tag) => {
+      this.runs.tagEnded(parser.position);
+      this.closed(localName(tag.name));
+    });
     parser.on('cdata', (text) => {
       if (this.text !== undefined) this.text += text;
     });
   }
 
   get lines(): number {
-    return this.lastLine ?? this.parser.line;
+    return this.lastLine ?? this.parser.line + this.runs.linesPassed;
   }
 
   /**
@@ -133,12 +155,12 @@ class FewsReader implements LevelReader {
   write(chunk: Buffer): void {
     const text = this.decoder.write(chunk);
     if (!this.started) this.start(text);
-    this.parser.write(text);
+    this.runs.feed(text);
   }
 
   end(): void {
-    this.parser.write(this.decoder.end());
-    this.lastLine = this.parser.line;
+    this.runs.feed(this.decoder.end());
+    this.lastLine = this.lines;
     this.parser.close();
     if (this.tubes.size === 0) {
       throw new FileRefused(
@@ -166,7 +188,9 @@ class FewsReader implements LevelReader {
     this.open.push(name);
     if (depth === 2 && name === 'event' && this.open[1] === 'series') {
       this.eventIndex++;
-      this.event(tag.attributes);
+      const { date, time, value, flag } = tag.attributes;
+      const status = this.event(date, time, value, flag);
+      if (status >= 0) this.passLevel(this.lines, status);
       return;
     }
     if (depth === 0) {
@@ -195,7 +219,7 @@ class FewsReader implements LevelReader {
       this.text = undefined;
       this.parser.off('text');
     }
-    if (depth === 0) this.rootClosedAt = this.parser.line;
+    if (depth === 0) this.rootClosedAt = this.lines;
     else if (depth === 1) {
       if (name === 'timeZone' && text !== undefined) this.timeZone(text);
       else if (name === 'geoDatum' && text !== undefined) this.geoDatum = text.trim();
@@ -274,14 +298,77 @@ class FewsReader implements LevelReader {
     this.eventsOfSeries = 0;
   }
 
-  private event(attributes: Record<string, string>): void {
+  /**
+   * An event matched (EVENT) where saxes stands between two elements, read; false (nothing done) when
+   * saxes is to read it: outside a series, another shape, or one refused (saxes refuses it with its
+   * place).
+   */
+  private readRun(match: RegExpExecArray): boolean {
+    if (this.open.length !== 2 || this.open[1] !== 'series') return false;
+    const attributes = match[1]!;
+    let date: string | undefined;
+    let time: string | undefined;
+    let value: string | undefined;
+    let flag: string | undefined;
+    let others: string[] | undefined;
+    EVENT_ATTRIBUTE.lastIndex = 0;
+    for (let at = 0; at < attributes.length; at = EVENT_ATTRIBUTE.lastIndex) {
+      const attribute = EVENT_ATTRIBUTE.exec(attributes)!;
+      const name = attribute[1]!;
+      const text = attribute[2]!;
+      // A repeated attribute is saxes's to refuse.
+      if (name === 'date') {
+        if (date !== undefined) return false;
+        date = text;
+      } else if (name === 'time') {
+        if (time !== undefined) return false;
+        time = text;
+      } else if (name === 'value') {
+        if (value !== undefined) return false;
+        value = text;
+      } else if (name === 'flag') {
+        if (flag !== undefined) return false;
+        flag = text;
+      } else if (others?.includes(name)) return false;
+      else {
+        others ??= [];
+        others.push(name);
+      }
+    }
+    let status: number;
+    try {
+      status = this.event(date, time, value, flag);
+    } catch (error) {
+      if (error instanceof FileRefused) return false;
+      throw error;
+    }
+    this.eventIndex++;
+    if (status >= 0) this.passLevel(this.lines + lineBreaks(match[0], match[0].length), status);
+    return true;
+  }
+
+  /** The event's level, read by `event`, passed on. */
+  private passLevel(line: number, status: number): void {
+    const target = this.target as { identifier: string };
+    this.sink.level(line, target.identifier, readInstant, this.eventLevel, status, 0);
+  }
+
+  /**
+   * Reads an event: its status with its value in `level` and its time in `readInstant`, or -1 when it
+   * is skipped (counted). Refuses it before doing anything else.
+   */
+  private event(
+    date: string | undefined,
+    time: string | undefined,
+    value: string | undefined,
+    flag: string | undefined,
+  ): number {
     const target = this.target;
     if (target === undefined) throw this.refused('header', 'an event before the series header');
     if ('skipped' in target) {
       this.eventsOfSeries++;
-      return;
+      return -1;
     }
-    const { date, time, value, flag } = attributes;
     if (date === undefined) throw this.refused('date', 'the event has no date');
     if (time === undefined) throw this.refused('time', 'the event has no time');
     if (value === undefined) throw this.refused('value', 'the event has no value');
@@ -294,19 +381,22 @@ class FewsReader implements LevelReader {
     }
     if (Number.isNaN(level) || level === this.missingValue) {
       this.skip(SKIPPED.noValue, 1);
-      return;
+      return -1;
     }
     const status = this.statusOf(flag);
-    if (status < 0) return;
-    // One RFC 3339 text checks both; their own shapes only name the one at fault.
-    const problem = readDateTime(`${date}T${time}Z`, 0, date.length + time.length + 2);
+    if (status < 0) return -1;
+    // Else one RFC 3339 text checks both; their own shapes only name the one at fault.
+    const problem = readDateAndTime(date, time)
+      ? undefined
+      : readDateTime(`${date}T${time}Z`, 0, date.length + time.length + 2);
     if (problem !== undefined) {
       if (!DATE.test(date)) throw this.refused('date', `"${date}" is not a date (YYYY-MM-DD)`);
       if (!TIME.test(time)) throw this.refused('time', `"${time}" is not a time (HH:MM:SS)`);
       throw this.refused('date', `${date} ${time}: ${problem}`);
     }
     readInstant.seconds -= this.offsetSeconds;
-    this.sink.level(this.parser.line, target.identifier, readInstant, level, status, 0);
+    this.eventLevel = level;
+    return status;
   }
 
   /** The status of a flag (absent: 0, original reliable), or -1 when the point is skipped. */
@@ -349,7 +439,7 @@ class FewsReader implements LevelReader {
           ? `event[${this.eventIndex}]`
           : name,
     );
-    return { line: this.parser.line, path: path.length > 0 ? path.join('/') : undefined };
+    return { line: this.lines, path: path.length > 0 ? path.join('/') : undefined };
   }
 
   private refused(field: string, reason: string): FileRefused {

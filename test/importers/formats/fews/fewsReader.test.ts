@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import t from 'tap';
 import { formatInstant, type Instant } from '../../../../src/domain/datetime.js';
 import { STATUSES } from '../../../../src/domain/status.js';
@@ -145,6 +145,64 @@ t.test('plain m takes --datum; x/y outside RD state no location; any chunking', 
   }
   t.equal(read(bytes).tubes[0]!.verticalDatum, 'NAP', 'the default datum');
 });
+
+/** What reading `bytes` in chunks of `chunkSize` gives, or the refusal it ends in. */
+function outcome(bytes: Buffer, chunkSize: number): Read | FileRefused {
+  try {
+    return read(bytes, {}, chunkSize);
+  } catch (error) {
+    if (error instanceof FileRefused) return error;
+    throw error;
+  }
+}
+
+t.test(
+  'read whole at once (its events without saxes) or a byte at a time (all by saxes), the same',
+  async (t) => {
+    for (const name of readdirSync(fixture('.')).filter((file) => file.endsWith('.xml'))) {
+      t.same(outcome(bytesOf(name), 1 << 20), outcome(bytesOf(name), 1), name);
+    }
+    const levels = bytesOf('levels-mnap.xml').toString();
+    const event = '<event date="2024-01-15" time="09:00:00" value="-0.414" flag="0"/>';
+    const withoutLines = (read: Read) => read.levels.map(({ line: _, ...level }) => level);
+    const commented = levels.replace(event, `<!-- ${event.replace('-0.414', '9.999')} -->${event}`);
+    t.same(
+      withoutLines(read(Buffer.from(commented), {}, 1 << 20)),
+      withoutLines(read(Buffer.from(levels))),
+      'an event in a comment is no event',
+    );
+    const reordered = levels.replace(
+      event,
+      '<event\n  flag = "0" comment="" value="-0.414"\n  time="09:00:00" date="2024-01-15" />',
+    );
+    t.same(
+      outcome(Buffer.from(reordered), 1 << 20),
+      outcome(Buffer.from(reordered), 1),
+      'attributes in any order, over lines',
+    );
+    t.same(
+      withoutLines(read(Buffer.from(reordered), {}, 1 << 20)),
+      withoutLines(read(Buffer.from(levels))),
+      'attributes in any order read as in the usual one',
+    );
+    for (const [odd, what] of [
+      [event.replace('flag="0"', 'flag="0" flag="1"'), 'a repeated attribute'],
+      [event.replace('value="-0.414"', 'value="-0,414"'), 'a value that is no number'],
+      [event.replace('time="09:00:00"', 'time="24:00:00"'), 'an hour that does not exist'],
+      [event.replace('"2024-01-15"', '"2024-01-15" \u00a0'), 'a space XML does not know'],
+      [event.replace('-0.414', '-0.4&#49;4'), 'a character reference'],
+      [event.replace('flag="0"', "flag='0'"), 'single quotes'],
+      [event.replace('flag="0"', 'flag="0" comment="\u0001"'), 'a character XML refuses'],
+    ]) {
+      const bytes = Buffer.from(levels.replace(event, odd!));
+      t.same(outcome(bytes, 1 << 20), outcome(bytes, 1), `${what}: read or refused alike`);
+    }
+    const inOther = Buffer.from(
+      levels.replace('</header>', `</header><other>${event.replace('09:00', '08:30')}</other>`),
+    );
+    t.same(outcome(inOther, 1 << 20), outcome(inOther, 1), 'an event in an element of a series is no event');
+  },
+);
 
 t.test('a file none of whose series is in metres is refused, naming them', async (t) => {
   const refused = refusal(bytesOf('rainfall.xml'));
