@@ -92,6 +92,16 @@ export const isConnectionLost = (error: unknown): boolean => consequences(error)
 /** Another read source (a replica, the primary) may answer the read instead. */
 export const mayTryElsewhere = (error: unknown): boolean => consequences(error)?.tryElsewhere ?? false;
 
+/**
+ * PostgreSQL rolled a write transaction back to break a deadlock (40P01) or a serialization conflict
+ * (40001; on a standby the same code is a recovery conflict, `elsewhere`): the same transaction, run
+ * again, may well commit (retry.ts).
+ */
+export const isTransactionConflict = (error: unknown): boolean => {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === '40P01' || code === '40001';
+};
+
 /** The database cannot take the query now: 503 + Retry-After rather than 500. */
 export const isDatabaseUnavailable = (error: unknown): boolean =>
   consequences(error)?.tellClientToRetry ?? false;

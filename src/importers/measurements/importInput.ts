@@ -1,8 +1,10 @@
 /**
- * The measurements import reads its input up to twice: first on its direct path and, should that path
- * give way, again from the start on the staging path (measurements.ts). A regular file is simply read
- * again. A stream (standard input, a pipe) is kept in memory as it is read, up to a limit at which the
- * direct path gives way: its second reading is the kept chunks followed by the rest of the stream.
+ * The measurements import reads its input more than once: first on its direct path and, should that
+ * path give way, again from the start on the staging path; and the whole import again should its
+ * transaction lose a deadlock (measurements.ts). A regular file is simply read again. A stream (standard
+ * input, a pipe) is kept in memory as it is read, up to a limit at which the direct path gives way: a
+ * later reading is the kept chunks followed by the rest of the stream, and one that goes on past the
+ * limit lets the kept chunks go, after which the stream cannot be read again.
  */
 import type { FileHandle } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
@@ -13,10 +15,15 @@ export const CHUNK_BYTES = 1 << 20;
 const KEPT_BYTES = 64 << 20;
 
 export interface ImportInput {
-  /** The input's chunks from its start. */
-  read(): AsyncIterable<Buffer>;
-  /** True when a first reading that went on could not be repeated: it must stop (and give way) now. */
+  /**
+   * The input's chunks from its start. A stream's reading stops where the stream outgrows what is kept
+   * (`full`), unless `onward`: it then goes on, and the stream cannot be read again.
+   */
+  read(onward?: boolean): AsyncIterable<Buffer>;
+  /** True when a stream outgrew what is kept: a reading that is not `onward` must stop (and give way) now. */
   readonly full: boolean;
+  /** False once a reading went on past what is kept: the input cannot be read from its start again (absent: always can). */
+  readonly rereadable?: boolean;
   /** Releases the file or stream; the import calls it when it is done. */
   close(): Promise<void>;
 }
@@ -46,11 +53,10 @@ export function streamInput(stream: Readable, keptBytes = KEPT_BYTES): ImportInp
 }
 
 class KeptStream implements ImportInput {
-  full = false;
-  private kept: Buffer[] = [];
+  /** Every chunk read from the stream so far, until a reading goes on past the limit. */
+  private kept: Buffer[] | undefined = [];
   private keptBytes = 0;
-  private readings = 0;
-  /** Shared by both readings; never returned early, which would destroy the stream. */
+  /** Shared by every reading; never returned early, which would destroy the stream. */
   private readonly chunks: AsyncIterator<Buffer>;
 
   constructor(
@@ -60,33 +66,43 @@ class KeptStream implements ImportInput {
     this.chunks = stream[Symbol.asyncIterator]();
   }
 
-  read(): AsyncIterable<Buffer> {
-    this.readings++;
-    if (this.readings === 1) return this.keeping();
-    if (this.readings === 2) return this.again();
-    throw new Error('a stream is read twice at most');
+  get full(): boolean {
+    return this.keptBytes >= this.limit;
+  }
+
+  get rereadable(): boolean {
+    return this.kept !== undefined;
+  }
+
+  read(onward = false): AsyncIterable<Buffer> {
+    if (this.kept === undefined) throw new Error('a stream read past its kept limit cannot be read again');
+    return this.reading(this.kept, onward);
   }
 
   async close(): Promise<void> {
-    this.kept = [];
+    this.kept = undefined;
     this.stream.destroy();
   }
 
-  private async *keeping(): AsyncGenerator<Buffer> {
-    for (;;) {
-      if (this.full) throw new Error('a stream read past its kept limit could not be read again');
+  private async *reading(kept: Buffer[], onward: boolean): AsyncGenerator<Buffer> {
+    // A chunk is kept before it is handed on, so a reading that stops anywhere leaves the next one whole.
+    for (let index = 0; ; index++) {
+      if (index < kept.length) {
+        yield kept[index]!;
+        continue;
+      }
+      if (this.full) {
+        if (!onward) throw new Error('a stream read past its kept limit could not be read again');
+        this.kept = undefined;
+        break;
+      }
       const next = await this.chunks.next();
       if (next.done) return;
-      this.kept.push(next.value);
+      kept.push(next.value);
       this.keptBytes += next.value.length;
-      this.full = this.keptBytes >= this.limit;
       yield next.value;
     }
-  }
-
-  private async *again(): AsyncGenerator<Buffer> {
-    // Each kept chunk is let go once read again.
-    for (let chunk = this.kept.shift(); chunk !== undefined; chunk = this.kept.shift()) yield chunk;
+    kept.length = 0;
     for (let next = await this.chunks.next(); !next.done; next = await this.chunks.next()) yield next.value;
   }
 }

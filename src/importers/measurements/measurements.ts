@@ -23,12 +23,19 @@
  * refused within its first chunk, as a re-import is; the worst case, a problem near the end, reads the
  * file twice. A stream, which cannot be reopened, is kept in memory up to 64 MB while the direct path
  * reads it; a longer one goes to the staging path there.
+ *
+ * Should either path's transaction lose a deadlock (or a serialization conflict) to another import's, the
+ * whole import runs again from the input's start, a few times at most (retry.ts): a stream only while
+ * all of it read so far is kept.
  */
 import { Readable } from 'node:stream';
 import type { TransactionSql } from 'postgres';
 import type { Sql } from '../../db/connect.js';
+import { isTransactionConflict } from '../../db/errorCodes.js';
 import { usesTimescaleDb } from '../../db/migrate.js';
+import { CONFLICT_ATTEMPTS, retryIfConflicted } from '../../db/retry.js';
 import { begin } from '../../db/transaction.js';
+import { UserError } from '../../errors.js';
 import { ErrorCollector } from '../importErrors.js';
 import { LOCK_NOT_AVAILABLE } from './changeLog.js';
 import { CopyFailedUnexplained, CopyIn } from './copy/copyIn.js';
@@ -82,7 +89,10 @@ export async function importMeasurements(
   return { rows, inserted, updated, unchanged };
 }
 
-/** Imports one input read by `options.read`, and closes it; throws `ImportRejected` (and imports nothing) when it is bad. */
+/**
+ * Imports one input read by `options.read`, and closes it; throws `ImportRejected` (and imports nothing)
+ * when it is bad, and `ImportConflicted` when its transaction kept losing deadlocks to other imports.
+ */
 export async function importRows(
   sql: Sql,
   input: Readable | ImportInput,
@@ -91,19 +101,50 @@ export async function importRows(
   const source = input instanceof Readable ? streamInput(input) : input;
   const maxTubes = options.maxKeptTubes ?? MAX_KEPT_TUBES;
   try {
-    try {
-      const { rows, byStatus } = await begin(sql, (tx) => copyDirect(tx, source, { ...options, maxTubes }), {
-        write: true,
-      });
-      return { rows, inserted: rows, updated: 0, unchanged: 0, written: [...byStatus], duplicates: 0 };
-    } catch (error) {
-      if (!givesWay(error)) throw error;
+    // Either path may lose a deadlock to another import (one locks its tubes as it meets them, in the
+    // file's order): the file's whole import is run again, from its first byte.
+    return await retryIfConflicted(
+      () => importOnce(sql, source, { ...options, maxTubes }),
+      () => source.rereadable !== false,
+    );
+  } catch (error) {
+    if (isTransactionConflict(error)) {
+      throw new ImportConflicted(options.name, source.rereadable !== false, error);
     }
-    return await begin(sql, (tx) => importStaged(tx, source.read(), { ...options, maxTubes }), {
-      write: true,
-    });
+    throw error;
   } finally {
     await source.close();
+  }
+}
+
+/** The direct path, or the staging path where it gives way: one attempt at the whole input. */
+async function importOnce(
+  sql: Sql,
+  source: ImportInput,
+  options: RowsOptions & { maxTubes: number },
+): Promise<RowsImported> {
+  try {
+    const { rows, byStatus } = await begin(sql, (tx) => copyDirect(tx, source, options), { write: true });
+    return { rows, inserted: rows, updated: 0, unchanged: 0, written: [...byStatus], duplicates: 0 };
+  } catch (error) {
+    if (!givesWay(error)) throw error;
+  }
+  return await begin(sql, (tx) => importStaged(tx, source.read(true), options), { write: true });
+}
+
+/** An input that is fine, not imported: another import's transaction and its kept deadlocking. */
+export class ImportConflicted extends UserError {
+  override name = 'ImportConflicted';
+
+  constructor(name: string, rereadable: boolean, cause: unknown) {
+    super(
+      `${name}: not imported: it deadlocked with another import writing the same tubes ` +
+        (rereadable
+          ? `${CONFLICT_ATTEMPTS} times in a row`
+          : 'and, a stream read past what is kept, could not be read again to retry') +
+        '; nothing of it was written: import it again',
+      { cause },
+    );
   }
 }
 

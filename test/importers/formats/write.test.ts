@@ -8,6 +8,8 @@ import { fewsTube } from '../../../src/importers/formats/identity.js';
 import type { ReaderFactory } from '../../../src/importers/formats/reader.js';
 import { describeImport, importFormatFile } from '../../../src/importers/formats/write.js';
 import { ImportRejected } from '../../../src/importers/importErrors.js';
+import { streamInput } from '../../../src/importers/measurements/importInput.js';
+import { ImportConflicted } from '../../../src/importers/measurements/measurements.js';
 import { type FormatImportWorld, formatImportWorld } from '../../helpers/formatImport.js';
 import { until } from '../../helpers/until.js';
 import { readLevelDouble } from './levelDouble.js';
@@ -329,3 +331,99 @@ t.test(
     t.same(await world.api.db.sql`select from tubes union all select from measurements`, []);
   },
 );
+
+/**
+ * Two files stating tubes A and B in opposite orders, each tube in a chunk of its own, the first file
+ * forced to take A before the second has: a third session holds A until both wait, the first for A, the
+ * second (which has B) for A too. Once A is let go the first takes it and waits for B: a deadlock,
+ * which PostgreSQL breaks by failing one of them. `kept`: how much of each stream is kept for a second
+ * reading (streamInput).
+ */
+async function deadlockingImports(world: FormatImportWorld, kept?: number) {
+  const { sql } = world.api.db;
+  const file = (first: string, second: string, day: string) =>
+    [first, second].map((tube) =>
+      Buffer.from(
+        `tube ${tube} W${tube === A ? 'A' : 'B'} 1\nlevel ${tube} 2024-01-${day}T00:00:00Z 1 provisional\n`,
+      ),
+    );
+  const importChunks = (chunks: Buffer[], name: string) => {
+    const input = streamInput(Readable.from(chunks), kept);
+    return importFormatFile(sql, input, readLevelDouble, { ...OPTIONS, name });
+  };
+  const lockWaits = async () =>
+    (
+      await sql`select count(*)::int as n from pg_stat_activity
+                where datname = current_database() and wait_event_type = 'Lock'`
+    )[0]!.n;
+  const holder = await sql.reserve();
+  try {
+    await holder`begin`;
+    await holder`select from tubes where identifier = ${A} for no key update`;
+    const first = importChunks(file(A, B, '01'), 'first.txt');
+    first.catch(() => {});
+    await until('the first file waits for A', lockWaits, (n) => n === 1);
+    const second = importChunks(file(B, A, '02'), 'second.txt');
+    second.catch(() => {});
+    await until('the second file holds B and waits for A too', lockWaits, (n) => n === 2);
+    await holder`commit`;
+    return await Promise.allSettled([first, second]);
+  } finally {
+    holder.release();
+    world.wrote();
+  }
+}
+
+t.test('two files deadlocking on their tubes: the one PostgreSQL fails is imported again', async (t) => {
+  const world = await formatImportWorld(t);
+  const importText = importer(world);
+  await importText(`tube ${A} WA 1\ntube ${B} WB 1`);
+  const before = await world.network(FROM, TO);
+  const outcomes = await deadlockingImports(world);
+  t.same(
+    outcomes.map((outcome) =>
+      outcome.status === 'fulfilled' ? describeImport(outcome.value) : outcome.reason,
+    ),
+    [
+      '2 tubes stated; 2 points read: 2 provisional written',
+      '2 tubes stated; 2 points read: 2 provisional written',
+    ],
+    'both files imported',
+  );
+  const levels = [
+    { observedAt: '2024-01-01T00:00:00Z', value: 1, status: 'provisional' },
+    { observedAt: '2024-01-02T00:00:00Z', value: 1, status: 'provisional' },
+  ];
+  t.same(await world.series(A, FROM, TO), levels, 'each level of A once');
+  t.same(await world.series(B, FROM, TO), levels, 'each level of B once');
+  const delta = await world.network(FROM, TO, before.syncToken);
+  t.same(
+    delta.series.map((s) => [s.tubeIdentifier, s.measurements.map((m) => m.observedAt)]).sort(),
+    [
+      [A, levels.map((l) => l.observedAt)],
+      [B, levels.map((l) => l.observedAt)],
+    ].sort(),
+    'the sync delta holds both files’ levels',
+  );
+});
+
+t.test('a stream read past what is kept is not imported again: the error says so', async (t) => {
+  const world = await formatImportWorld(t);
+  await importer(world)(`tube ${A} WA 1\ntube ${B} WB 1`);
+  // Nothing kept: the staging path reads each stream on, past any second reading.
+  const outcomes = await deadlockingImports(world, 1);
+  const failed = outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason] : []));
+  t.equal(outcomes.length - failed.length, 1, 'the other file is imported');
+  t.match(failed, [
+    {
+      constructor: ImportConflicted,
+      message:
+        /^(first|second)\.txt: not imported: it deadlocked with another import writing the same tubes and, a stream read past what is kept, could not be read again to retry; nothing of it was written: import it again$/,
+    },
+  ]);
+  const failedName = (failed[0] as Error).message.split(':')[0];
+  const day = failedName === 'first.txt' ? '02' : '01';
+  const kept = [{ observedAt: `2024-01-${day}T00:00:00Z`, value: 1, status: 'provisional' }];
+  t.same(await world.series(A, FROM, TO), kept, 'nothing of the failed file');
+  t.same(await world.series(B, FROM, TO), kept);
+});
