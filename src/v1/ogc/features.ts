@@ -30,8 +30,9 @@ export interface Feature {
 export type Position = [string, string, string] | [string, string, string, number, number];
 
 export interface Page {
-  /** Each feature's JSON text. */
-  features: string[];
+  /** The features' JSON, comma-separated. */
+  features: Buffer;
+  returned: number;
   numberMatched: number;
   /** Where the next page starts, when more features follow. */
   next: Position | undefined;
@@ -185,17 +186,25 @@ function pageOf<E extends { tube: TubeInView }>(
   limit: number,
   write: (entry: E) => string,
 ): Page {
-  const { index, same } = resumeAt(
+  const { start, end } = rangeOf(
     entries.map(({ tube }) => tube),
     position,
+    limit,
   );
-  const start = same ? index + 1 : index;
-  const page = entries.slice(start, start + limit);
+  const page = entries.slice(start, end);
   return {
-    features: page.map(write),
+    features: Buffer.from(page.map(write).join(',')),
+    returned: page.length,
     numberMatched: entries.length,
-    next: start + limit < entries.length ? positionOf(page.at(-1)!.tube) : undefined,
+    next: end < entries.length ? positionOf(page.at(-1)!.tube) : undefined,
   };
+}
+
+/** The features a page of `limit` after `position` holds: from `start` to `end` (exclusive). */
+function rangeOf(tubes: readonly TubeInView[], position: Position | undefined, limit: number) {
+  const { index, same } = resumeAt(tubes, position);
+  const start = same ? index + 1 : index;
+  return { start, end: Math.min(tubes.length, start + limit) };
 }
 
 /** Each tube's latest measurement among the statuses that pass (latest_measurements, sql/009), by tube id. */
@@ -221,18 +230,67 @@ const inPeriod = (instant: Instant, period: Period | undefined) =>
   ((period.from === undefined || compareInstants(instant, period.from) >= 0) &&
     (period.to === undefined || compareInstants(instant, period.to) <= 0));
 
+/** A tube's feature of `tubes`. */
+const tubeText = (tube: TubeInView, skipGeometry: boolean | undefined) =>
+  `${headOf(tube, skipGeometry)}${textOf(tube).tubeProperties}}`;
+
+/** The `tubes` features of a whole kept view, comma-separated, and where each begins (then the end, past a comma). */
+interface WrittenView {
+  bytes: Buffer;
+  starts: number[];
+}
+
+/** Made once per kept view (keyViews.ts) and geometry choice: a page of it is then a part of its bytes. */
+const writtenViews = [
+  new WeakMap<readonly TubeInView[], WrittenView>(),
+  new WeakMap<readonly TubeInView[], WrittenView>(),
+];
+
+function writtenView(view: readonly TubeInView[], skipGeometry: boolean | undefined): WrittenView {
+  const made = writtenViews[skipGeometry ? 1 : 0]!;
+  let written = made.get(view);
+  if (written === undefined) {
+    const texts = view.map((tube) => Buffer.from(`${tubeText(tube, skipGeometry)},`));
+    const starts: number[] = [];
+    let at = 0;
+    for (const text of texts) {
+      starts.push(at);
+      at += text.length;
+    }
+    starts.push(at);
+    written = { bytes: Buffer.concat(texts), starts };
+    made.set(view, written);
+  }
+  return written;
+}
+
+/**
+ * A page of `tubes`. Of a whole kept view (`kept`), a part of the view's bytes, written once; of a
+ * filtered one, its features written now.
+ */
 export function tubesPage(
   tubes: readonly TubeInView[],
   query: ItemsQuery,
   position: Position | undefined,
   limit: number,
+  kept: boolean,
 ): Page {
-  return pageOf(
-    tubes.map((tube) => ({ tube })),
-    position,
-    limit,
-    ({ tube }) => `${headOf(tube, query.skipGeometry)}${textOf(tube).tubeProperties}}`,
-  );
+  if (!kept)
+    return pageOf(
+      tubes.map((tube) => ({ tube })),
+      position,
+      limit,
+      ({ tube }) => tubeText(tube, query.skipGeometry),
+    );
+  const { start, end } = rangeOf(tubes, position, limit);
+  const { bytes, starts } = writtenView(tubes, query.skipGeometry);
+  return {
+    // Without the comma after the last.
+    features: bytes.subarray(starts[start]!, Math.max(starts[start]!, starts[end]! - 1)),
+    returned: end - start,
+    numberMatched: tubes.length,
+    next: end < tubes.length ? positionOf(tubes[end - 1]!) : undefined,
+  };
 }
 
 /** Each of `tubes` with its latest measurement in the period, if it has one. */

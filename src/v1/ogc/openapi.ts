@@ -123,9 +123,9 @@ function collectionParts(id: CollectionId): DocumentPart[] {
   const feature = featureOf(id);
   const items = itemsUrl(id);
   const page: unknown = JSON.parse(
-    featureCollection([JSON.stringify(EXAMPLE_FEATURE[id])], 1, [
+    featureCollection(Buffer.from(JSON.stringify(EXAMPLE_FEATURE[id])), 1, 1, [
       { rel: 'self', type: GEOJSON, title: 'This page', href: `${BASE}${items}?limit=1` },
-    ]),
+    ]).toString('utf8'),
   );
   return [
     dataPart({

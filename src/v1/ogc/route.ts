@@ -267,10 +267,15 @@ const membersAfterFeatures = (numberMatched: number, numberReturned: number, lin
   `"numberMatched":${numberMatched},"numberReturned":${numberReturned},` +
   `"timeStamp":${JSON.stringify(new Date().toISOString())},"links":${JSON.stringify(links)}`;
 
-/** A page of features as OGC API - Features writes it, from each feature's JSON text. */
-export const featureCollection = (features: readonly string[], numberMatched: number, links: Link[]) =>
-  `{"type":"FeatureCollection","features":[${features.join(',')}],` +
-  `${membersAfterFeatures(numberMatched, features.length, links)}}`;
+const COLLECTION_OPENING = Buffer.from('{"type":"FeatureCollection","features":[');
+
+/** A page of features as OGC API - Features writes it, from its features' JSON, comma-separated. */
+export const featureCollection = (features: Buffer, returned: number, numberMatched: number, links: Link[]) =>
+  Buffer.concat([
+    COLLECTION_OPENING,
+    features,
+    Buffer.from(`],${membersAfterFeatures(numberMatched, returned, links)}}`),
+  ]);
 
 /** The two media types of a page: GeoJSON, or JSON for `f=json`; the same bytes. */
 const PAGE_FORMATS: readonly MediaFormat<'geojson' | 'json'>[] = [
@@ -491,14 +496,15 @@ export async function ogcDataRoutes(app: FastifyInstance, options: StreamDepende
         return sendMeasurements(request, reply, { client, query, position, limit, self, linksOf });
       }
       const page = await inSnapshot(reads, reply, async (tx): Promise<Page> => {
-        const tubes = queriedTubes(await viewOf(tx, client), query);
-        if (collectionId === 'tubes') return tubesPage(tubes, query, position, limit);
+        const view = await viewOf(tx, client);
+        const tubes = queriedTubes(view, query);
+        if (collectionId === 'tubes') return tubesPage(tubes, query, position, limit, tubes === view);
         return latestPage(tx, tubes, query, position, limit);
       });
-      request.rowsStreamed = page.features.length;
+      request.rowsStreamed = page.returned;
       return reply
         .type(query.f === 'json' ? JSON_TYPE : GEOJSON)
-        .send(featureCollection(page.features, page.numberMatched, linksOf(page.next)));
+        .send(featureCollection(page.features, page.returned, page.numberMatched, linksOf(page.next)));
     },
   });
 
