@@ -12,7 +12,7 @@ import {
   importMeasurements,
   vacuumMeasurements,
 } from '../importers/measurements/measurements.js';
-import { progressLine } from '../importers/progress.js';
+import { progressLine, readingShown } from '../importers/progress.js';
 import { importRegistryFile } from '../importers/registry/registryFile.js';
 import { withDatabase } from './database.js';
 
@@ -39,14 +39,14 @@ export async function importRegistryCommand(settings: Settings, file: string): P
 }
 
 export async function importMeasurementsCommand(settings: Settings, file: string): Promise<void> {
-  const input = await openInput(file);
+  const opened = await openInput(file);
   const name = displayName(file);
   await withDatabase(settings, 'gwapi import measurements', async (sql) => {
     const started = performance.now();
-    const progress = progressLine(process.stderr, name);
+    const progress = progressLine(process.stderr, name, opened.size);
     const since = await changeLogMark(sql);
     const imported = await reportingRejection(
-      importMeasurements(sql, input, { name, onLines: progress.update }),
+      importMeasurements(sql, readingShown(opened, progress), { name }),
     ).finally(progress.done);
     await vacuumMeasurements(sql, since);
     if (settings.SYNC_HISTORY_DAYS !== undefined) await pruneChangeLog(sql, settings.SYNC_HISTORY_DAYS);
@@ -80,13 +80,12 @@ export async function importFormatCommand(
     for (const file of files) {
       const name = displayName(file);
       try {
-        const input = await openInput(file);
+        const opened = await openInput(file);
         const started = performance.now();
-        const progress = progressLine(process.stderr, name);
-        const imported = await importFormatFile(sql, input, read, {
+        const progress = progressLine(process.stderr, name, opened.size);
+        const imported = await importFormatFile(sql, readingShown(opened, progress), read, {
           ...options,
           name,
-          onLines: progress.update,
         }).finally(progress.done);
         const seconds = (performance.now() - started) / 1000;
         process.stdout.write(`imported ${name}: ${describeImport(imported)} in ${seconds.toFixed(1)} s\n`);

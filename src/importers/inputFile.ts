@@ -14,7 +14,7 @@ export async function openInput(path: string): Promise<ImportInput> {
     handle = await open(path, 'r');
     const stat = await handle.stat();
     if (stat.isDirectory()) throw Object.assign(new Error('is a directory'), { code: 'EISDIR' });
-    if (stat.isFile()) return fileInput(handle);
+    if (stat.isFile()) return fileInput(handle, stat.size);
     // A named pipe or a device (`<(zcat …)`, /dev/stdin) can be read once only, like standard input.
     // The stream owns the handle and closes it when it ends or fails.
     return streamInput(handle.createReadStream({ highWaterMark: CHUNK_BYTES }));

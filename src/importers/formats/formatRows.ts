@@ -51,7 +51,6 @@ export class FormatRows implements RowReader, LevelSink {
     options: FormatOptions,
     private readonly errors: ErrorCollector,
     private readonly sink: RowSink,
-    private readonly onLines: ((lines: number) => void) | undefined,
   ) {
     this.reader = read(file, this, options);
   }
@@ -62,12 +61,10 @@ export class FormatRows implements RowReader, LevelSink {
 
   write(chunk: Buffer): void {
     this.refusing(() => this.reader.write(chunk));
-    this.onLines?.(this.reader.lines);
   }
 
   end(): void {
     this.refusing(() => this.reader.end());
-    this.onLines?.(this.reader.lines);
   }
 
   tube(tube: StatedTube): void {
@@ -167,8 +164,8 @@ export function formatRows(
   options: FormatOptions,
   opened: (rows: FormatRows) => void,
 ) {
-  return (errors: ErrorCollector, sink: RowSink, onLines: ((lines: number) => void) | undefined) => {
-    const rows = new FormatRows(file, read, options, errors, sink, onLines);
+  return (errors: ErrorCollector, sink: RowSink) => {
+    const rows = new FormatRows(file, read, options, errors, sink);
     opened(rows);
     return rows;
   };

@@ -16,7 +16,6 @@ import type { FormatOptions, ReaderFactory } from './reader.js';
 export interface FormatImportOptions extends FormatOptions {
   /** How the file is named in errors and the report. */
   name: string;
-  onLines?: (lines: number) => void;
 }
 
 /** What one file brought, as its report tells it. */
@@ -51,7 +50,6 @@ export async function importFormatFile(
   let last: FormatRows | undefined;
   const imported = await importRows(sql, input, {
     name: options.name,
-    onLines: options.onLines,
     read: formatRows(options.name, read, options, (rows) => {
       last = rows;
     }),

@@ -28,7 +28,6 @@ export class DirectPathRefused extends Error {
 
 export interface DirectOptions {
   read: OpenRowReader;
-  onLines?: ((lines: number) => void) | undefined;
   /** More distinct tubes than this go to the staging path. */
   maxTubes: number;
 }
@@ -42,7 +41,7 @@ export async function copyDirect(
   // The errors of the file are reported by the staging path, which finds them all (duplicates too).
   const errors = new ErrorCollector();
   const rows = new DirectRows(options.maxTubes);
-  const reader = options.read(errors, rows, options.onLines);
+  const reader = options.read(errors, rows);
   const copy = new CopyIn(
     tx,
     async (q) =>

@@ -26,11 +26,13 @@ export interface ImportInput {
   readonly rereadable?: boolean;
   /** Releases the file or stream; the import calls it when it is done. */
   close(): Promise<void>;
+  /** Bytes of a regular file; unknown for a stream. */
+  readonly size?: number;
 }
 
 /** A regular file, read from the start each time through the same handle (a renamed path cannot interfere). */
-export function fileInput(handle: FileHandle): ImportInput {
-  return { read: () => readFile(handle), full: false, close: () => handle.close() };
+export function fileInput(handle: FileHandle, size: number): ImportInput {
+  return { read: () => readFile(handle), full: false, close: () => handle.close(), size };
 }
 
 /** Plain positioned reads: a FileHandle's read stream, destroyed when a reading stops early, would close the handle. */

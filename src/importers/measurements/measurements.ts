@@ -58,8 +58,6 @@ export type { MeasurementsImported, RowsImported } from './stagedMeasurements.js
 export interface ImportOptions {
   /** How the input is named in error lines. */
   name: string;
-  /** Called as the input is read, with the lines read so far. */
-  onLines?: (lines: number) => void;
   /** Distinct tubes remembered while reading (default 100,000); tests lower it to reach the fallback. */
   maxKeptTubes?: number;
 }
@@ -79,7 +77,7 @@ export async function importMeasurements(
 ): Promise<MeasurementsImported> {
   const { rows, inserted, updated, unchanged } = await importRows(sql, input, {
     ...options,
-    read: (errors, sink, onLines) => new MeasurementCsv(options.name, errors, sink, onLines),
+    read: (errors, sink) => new MeasurementCsv(options.name, errors, sink),
     duplicates: 'refuse',
     unknownTube: () => ({
       field: 'tubeIdentifier',
@@ -155,7 +153,7 @@ async function importStaged(
 ): Promise<RowsImported> {
   const errors = new ErrorCollector();
   const rows = new StagingRows(options.maxTubes);
-  const reader = options.read(errors, rows, options.onLines);
+  const reader = options.read(errors, rows);
   await createStaging(tx);
   const copy = new CopyIn(
     tx,

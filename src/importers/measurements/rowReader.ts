@@ -30,8 +30,4 @@ export interface RowReader {
 }
 
 /** Opens a reader for one reading of the input. */
-export type OpenRowReader = (
-  errors: ErrorCollector,
-  sink: RowSink,
-  onLines: ((lines: number) => void) | undefined,
-) => RowReader;
+export type OpenRowReader = (errors: ErrorCollector, sink: RowSink) => RowReader;

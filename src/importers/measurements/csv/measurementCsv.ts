@@ -81,8 +81,6 @@ export class MeasurementCsv implements RowReader {
     private readonly file: string,
     private readonly errors: ErrorCollector,
     private readonly sink: RowSink,
-    /** Called after each chunk with the lines read so far (for a progress line). */
-    private readonly onLines: (lines: number) => void = () => {},
   ) {}
 
   /** Reads the complete lines of `chunk` (with what was left of the previous one). */
@@ -96,7 +94,6 @@ export class MeasurementCsv implements RowReader {
       if (newline === -1) {
         this.partial += decoded;
         if (this.partial.length > MAX_LINE) this.refuseLongLine();
-        this.onLines(this.lines);
         return;
       }
       const line = this.use(this.partial + decoded.slice(0, newline));
@@ -110,7 +107,6 @@ export class MeasurementCsv implements RowReader {
     }
     this.partial = text.slice(start);
     if (this.partial.length > MAX_LINE) this.refuseLongLine();
-    this.onLines(this.lines);
   }
 
   /** Reads the last line, which needs no line break. */
@@ -119,7 +115,6 @@ export class MeasurementCsv implements RowReader {
     this.partial = '';
     if (rest !== '') this.line(0, rest.length);
     if (this.lines === 0) this.refuseHeader(rest === '' ? 'missing: the input is empty' : undefined, '');
-    this.onLines(this.lines);
   }
 
   private use(text: string): string {
