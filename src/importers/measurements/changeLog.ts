@@ -177,8 +177,8 @@ export async function refreshDayRollups(q: TransactionSql): Promise<void> {
 
 /**
  * The daily rollups of a direct import (directDays.ts): days it summed from the file, and days it left to
- * the database to sum from the stored rows (none while the file is being read: their rows may not all
- * have been sent). The statements are to be run in their order.
+ * the database to sum from the stored rows, all of whose rows have been sent. The statements are to be
+ * run in their order.
  */
 export function recordDirectDays(
   q: TransactionSql,

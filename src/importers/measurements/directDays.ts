@@ -61,8 +61,8 @@ const openDay = (day: number, first: boolean): OpenDay => ({
 export class DirectDays<Tube> {
   private readonly open = new Map<Tube, OpenDay>();
   private summed: DayRollup<Tube>[] = [];
-  /** Days (seconds since 1970) the database sums. */
-  readonly left: { tube: Tube; day: number }[] = [];
+  /** Days (seconds since 1970) the database sums, once their rows are stored. */
+  private left: { tube: Tube; day: number }[] = [];
 
   /** A row of `tube`, each tube's in time order. */
   add(tube: Tube, seconds: number, value: number, status: number): void {
@@ -92,9 +92,9 @@ export class DirectDays<Tube> {
     }
   }
 
-  /** Rollup rows summed and not yet taken. */
+  /** Rollup rows summed, and days left to the database, not yet taken. */
   get waiting(): number {
-    return this.summed.length;
+    return this.summed.length + this.left.length;
   }
 
   /** The rollup rows summed since the last call. */
@@ -102,6 +102,13 @@ export class DirectDays<Tube> {
     const summed = this.summed;
     this.summed = [];
     return summed;
+  }
+
+  /** The days closed since the last call that the database is to sum. */
+  takeLeft(): { tube: Tube; day: number }[] {
+    const left = this.left;
+    this.left = [];
+    return left;
   }
 
   /** Closes every tube's last day; call once, after the last row. */

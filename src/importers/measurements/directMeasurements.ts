@@ -59,10 +59,12 @@ export async function copyDirect(
       await lookUpTubes(tx, tubes);
       rows.identify();
     }
-    // Every tube is identified by now, and its summed days are final: a later day of it has come.
+    // Every tube is identified by now, and its closed days are final: a later day of it has come. The
+    // database sums a day left to it from the stored rows: all of that day's once the chunk's are sent.
     if (rows.days.waiting >= DAY_BATCH) {
+      await copy.write(rows.take());
       await copy.end();
-      await Promise.all(recordDirectDays(tx, rows.days.takeSummed()));
+      await Promise.all(recordDirectDays(tx, rows.days.takeSummed(), rows.days.takeLeft()));
     }
   };
   // Tubes the file states are locked as it names them too, so without waiting (lookUpTubes).
@@ -73,7 +75,7 @@ export async function copyDirect(
   await Promise.all([
     recordDirectRuns(tx, rows.runs()),
     recordDirectLatest(tx, rows.latest()),
-    ...recordDirectDays(tx, rows.days.takeSummed(), rows.days.left),
+    ...recordDirectDays(tx, rows.days.takeSummed(), rows.days.takeLeft()),
   ]);
   return { rows: reader.rows, byStatus: reader.rowsByStatus ?? [] };
 }
