@@ -20,12 +20,12 @@ import {
   sendDocument,
 } from '../../http/streamedResponse.js';
 import { type Client, grantsCacheKey, readsNothing } from '../../keys/clients.js';
-import { KeyViews, latestTube, seriesState } from '../keyViews.js';
+import { type DatabaseState, databaseState, KeyViews, latestTube, seriesState } from '../keyViews.js';
 import { statusRequestOf } from '../measurementsQuery.js';
 import { inBox, pickListed } from '../tubesInView.js';
 import { LatestQuery } from './query.js';
 import { latestSelect } from './sql.js';
-import { type DatabaseState, databaseState, latestValidators } from './validators.js';
+import { latestValidators } from './validators.js';
 
 export const LATEST_URL = '/groundwater-monitoring-measurements/latest';
 

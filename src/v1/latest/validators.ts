@@ -1,33 +1,10 @@
 /** The validators of latest: from its view, its tubes' series versions and its parameters, no row read. */
 import { API_VERSION } from '../../contract.js';
-import type { Queryable } from '../../db/connect.js';
 import type { Coding } from '../../http/compression.js';
 import { entityTag, type Validators } from '../../http/conditional.js';
 import type { Client } from '../../keys/clients.js';
 import type { SeriesState } from '../keyViews.js';
 import type { TubeInView } from '../tubesInView.js';
-
-/**
- * What every latest derives from, as of one snapshot: the registry version, and the snapshot itself
- * (which transactions it sees as committed) on its history (a restored database sees the same
- * transaction ids as committed for other writes). Two statements with equal snapshots on one history see
- * the same rows, so a document read in one is the document of the other; only a committed write moves
- * it, a read never does.
- */
-export interface DatabaseState {
-  registryVersion: string;
-  /** pg_current_snapshot(), then the system and timeline it was read on (src/db/walHistory.ts). */
-  snapshot: string;
-}
-
-/** The database state in one statement: of its own snapshot, or of the transaction's. */
-export async function databaseState(sql: Queryable): Promise<DatabaseState> {
-  const [state] = await sql<DatabaseState[]>`
-    select version::text as "registryVersion",
-           pg_current_snapshot()::text || (select concat('@', system, '.', timeline) from wal_place()) as snapshot
-    from registry_version`;
-  return state!;
-}
 
 export interface LatestTagInputs {
   /** The registry version of the view the tubes are of: their wells' names and locations, their order. */

@@ -12,6 +12,7 @@ import { instantLiteral, integerLiteral, statusCondition } from '../../engine/re
 import { acrossTubes } from '../../engine/read/selects.js';
 import { canonicalTubeIdentifier, STATUSES, statusCode } from '../../engine/schemas.js';
 import { numberText } from '../../engine/write/text.js';
+import type { BudgetCache } from '../../http/budgetCache.js';
 import { containsLocation } from '../bbox.js';
 import type { TubeInView } from '../tubesInView.js';
 import type { ItemsQuery, Period } from './query.js';
@@ -234,34 +235,55 @@ const inPeriod = (instant: Instant, period: Period | undefined) =>
 const tubeText = (tube: TubeInView, skipGeometry: boolean | undefined) =>
   `${headOf(tube, skipGeometry)}${textOf(tube).tubeProperties}}`;
 
-/** The `tubes` features of a whole kept view, comma-separated, and where each begins (then the end, past a comma). */
-interface WrittenView {
+/** Features written once, each followed by a comma, and where each begins (then the end). */
+export interface WrittenFeatures {
   bytes: Buffer;
   starts: number[];
 }
 
+function written(texts: readonly string[]): WrittenFeatures {
+  const parts = texts.map((text) => Buffer.from(`${text},`));
+  const starts: number[] = [];
+  let at = 0;
+  for (const part of parts) {
+    starts.push(at);
+    at += part.length;
+  }
+  starts.push(at);
+  return { bytes: Buffer.concat(parts), starts };
+}
+
+/** The page of `limit` after `position` of features written once for `tubes` (one each, in their order). */
+function partOf(
+  { bytes, starts }: WrittenFeatures,
+  tubes: readonly TubeInView[],
+  position: Position | undefined,
+  limit: number,
+): Page {
+  const { start, end } = rangeOf(tubes, position, limit);
+  return {
+    // Without the comma after the last.
+    features: bytes.subarray(starts[start]!, Math.max(starts[start]!, starts[end]! - 1)),
+    returned: end - start,
+    numberMatched: tubes.length,
+    next: end < tubes.length ? positionOf(tubes[end - 1]!) : undefined,
+  };
+}
+
 /** Made once per kept view (keyViews.ts) and geometry choice: a page of it is then a part of its bytes. */
 const writtenViews = [
-  new WeakMap<readonly TubeInView[], WrittenView>(),
-  new WeakMap<readonly TubeInView[], WrittenView>(),
+  new WeakMap<readonly TubeInView[], WrittenFeatures>(),
+  new WeakMap<readonly TubeInView[], WrittenFeatures>(),
 ];
 
-function writtenView(view: readonly TubeInView[], skipGeometry: boolean | undefined): WrittenView {
+function writtenView(view: readonly TubeInView[], skipGeometry: boolean | undefined): WrittenFeatures {
   const made = writtenViews[skipGeometry ? 1 : 0]!;
-  let written = made.get(view);
-  if (written === undefined) {
-    const texts = view.map((tube) => Buffer.from(`${tubeText(tube, skipGeometry)},`));
-    const starts: number[] = [];
-    let at = 0;
-    for (const text of texts) {
-      starts.push(at);
-      at += text.length;
-    }
-    starts.push(at);
-    written = { bytes: Buffer.concat(texts), starts };
-    made.set(view, written);
+  let features = made.get(view);
+  if (features === undefined) {
+    features = written(view.map((tube) => tubeText(tube, skipGeometry)));
+    made.set(view, features);
   }
-  return written;
+  return features;
 }
 
 /**
@@ -282,15 +304,7 @@ export function tubesPage(
       limit,
       ({ tube }) => tubeText(tube, query.skipGeometry),
     );
-  const { start, end } = rangeOf(tubes, position, limit);
-  const { bytes, starts } = writtenView(tubes, query.skipGeometry);
-  return {
-    // Without the comma after the last.
-    features: bytes.subarray(starts[start]!, Math.max(starts[start]!, starts[end]! - 1)),
-    returned: end - start,
-    numberMatched: tubes.length,
-    next: end < tubes.length ? positionOf(tubes[end - 1]!) : undefined,
-  };
+  return partOf(writtenView(tubes, query.skipGeometry), tubes, position, limit);
 }
 
 /** Each of `tubes` with its latest measurement in the period, if it has one. */
@@ -306,20 +320,33 @@ export async function latestRowsOf(
   });
 }
 
+/** The latest features of a whole view, written once per snapshot: the tubes they are of, in order. */
+export interface WrittenLatest extends WrittenFeatures {
+  tubes: TubeInView[];
+}
+
+/**
+ * A page of `latest`. With `keeping` (a whole view, no period), a part of its features as written
+ * once for the snapshot, kept under `keeping.key`; otherwise written now.
+ */
 export async function latestPage(
   tx: Queryable,
   tubes: readonly TubeInView[],
   query: ItemsQuery,
   position: Position | undefined,
   limit: number,
+  keeping?: { kept: BudgetCache<WrittenLatest>; key: string },
 ): Promise<Page> {
-  return pageOf(
-    await latestRowsOf(tx, tubes, query),
-    position,
-    limit,
-    ({ tube, row }) =>
-      `${headOf(tube, query.skipGeometry)}${serializeLatestProperties(latestFeature(tube, row).properties)}}`,
-  );
+  const text = ({ tube, row }: { tube: TubeInView; row: MeasurementRow }) =>
+    `${headOf(tube, query.skipGeometry)}${serializeLatestProperties(latestFeature(tube, row).properties)}}`;
+  if (!keeping) return pageOf(await latestRowsOf(tx, tubes, query), position, limit, text);
+  let features = keeping.kept.get(keeping.key);
+  if (features === undefined) {
+    const entries = await latestRowsOf(tx, tubes, query);
+    features = { ...written(entries.map(text)), tubes: entries.map(({ tube }) => tube) };
+    keeping.kept.set(keeping.key, features, features.bytes.length);
+  }
+  return partOf(features, features.tubes, position, limit);
 }
 
 /** The SQL conditions of a measurements query on `alias`: statuses and period (both ends inclusive). */

@@ -14,6 +14,7 @@ import { formatInstant, type Instant } from '../../domain/datetime.js';
 import { canonicalTubeIdentifier, STATUSES } from '../../engine/schemas.js';
 import { featurePageWriter, type PageEnd } from '../../engine/write/featurePage.js';
 import type { LatestWriter, MediaFormat } from '../../engine/write/writer.js';
+import { BudgetCache } from '../../http/budgetCache.js';
 import { clientGoneSignal } from '../../http/clientGone.js';
 import { entityTag } from '../../http/conditional.js';
 import { API_KEY_PARAMETER, presentedKey } from '../../http/hooks/authenticate.js';
@@ -21,7 +22,14 @@ import { READ_METHODS } from '../../http/hooks/methods.js';
 import { forbidden, invalidParameter, ProblemError } from '../../http/problems/problems.js';
 import { type ResponsePlan, type StreamDependencies, sendDocument } from '../../http/streamedResponse.js';
 import { type Client, grantsCacheKey, readsNothing } from '../../keys/clients.js';
-import { KeyViews, latestTube, registryVersion, type SeriesState, seriesState } from '../keyViews.js';
+import {
+  databaseState,
+  KeyViews,
+  latestTube,
+  registryVersion,
+  type SeriesState,
+  seriesState,
+} from '../keyViews.js';
 import { type TubeInView, tubesInView } from '../tubesInView.js';
 import { readCursor, writeCursor } from './cursor.js';
 import {
@@ -39,6 +47,7 @@ import {
   queriedTubes,
   tubeFeature,
   tubesPage,
+  type WrittenLatest,
 } from './features.js';
 import {
   COLLECTION_IDS,
@@ -278,6 +287,9 @@ export const featureCollection = (features: Buffer, returned: number, numberMatc
   ]);
 
 /** The two media types of a page: GeoJSON, or JSON for `f=json`; the same bytes. */
+/** Bytes of latest features kept at most, over every key. */
+const KEPT_LATEST_BYTES = 32 * 1024 * 1024;
+
 const PAGE_FORMATS: readonly MediaFormat<'geojson' | 'json'>[] = [
   { name: 'geojson', mediaType: GEOJSON, extension: undefined },
   { name: 'json', mediaType: JSON_TYPE, extension: undefined },
@@ -329,6 +341,8 @@ function measurementId(featureId: string): { tube: string; observedAt: string } 
 export async function ogcDataRoutes(app: FastifyInstance, options: StreamDependencies): Promise<void> {
   const { reads } = options;
   const views = new KeyViews();
+  /** The latest features of whole views, per snapshot: bytes at most. */
+  const keptLatest = new BudgetCache<WrittenLatest>(KEPT_LATEST_BYTES);
   /** The tubes of the key's view, as of the snapshot of `tx`: kept per registry version and grants. */
   const viewOf = async (tx: Parameters<Parameters<typeof begin>[1]>[0], client: Client) =>
     (await views.view(tx, client, await registryVersion(tx))).tubes;
@@ -499,7 +513,20 @@ export async function ogcDataRoutes(app: FastifyInstance, options: StreamDepende
         const view = await viewOf(tx, client);
         const tubes = queriedTubes(view, query);
         if (collectionId === 'tubes') return tubesPage(tubes, query, position, limit, tubes === view);
-        return latestPage(tx, tubes, query, position, limit);
+        // A whole view's latest features are kept per snapshot, as latest keeps its documents.
+        const keeping =
+          tubes === view && query.datetime === undefined
+            ? {
+                kept: keptLatest,
+                key: JSON.stringify([
+                  (await databaseState(tx)).snapshot,
+                  grantsCacheKey(client),
+                  query.status,
+                  query.skipGeometry === true,
+                ]),
+              }
+            : undefined;
+        return latestPage(tx, tubes, query, position, limit, keeping);
       });
       request.rowsStreamed = page.returned;
       return reply

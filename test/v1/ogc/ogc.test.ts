@@ -374,6 +374,11 @@ t.test('/v1/ogc', async (t) => {
     });
     t.equal(nextPage.status, 200, 'another page has another tag');
     t.equal(JSON.parse(nextPage.body).numberReturned, 1);
+    const latestOfMaas = async () =>
+      (await read(`${OGC}/collections/latest/items`)).json.features.find(
+        (feature: { id: string }) => feature.id === TUBES.maas,
+      ).properties.observedAt;
+    t.equal(await latestOfMaas(), '2024-01-02T00:00:00Z');
     // As an import does it: the rows, and the tube's series version in the same change.
     await addMeasurements(sql, id(TUBES.maas), [['2024-01-03T00:00:00Z', '2.8']]);
     await sql`update tubes set series_version = series_version + 1, series_changed_at = clock_timestamp()
@@ -381,6 +386,8 @@ t.test('/v1/ogc', async (t) => {
     const changed = await get(api.base, path, { ...reader, 'If-None-Match': etag });
     t.equal(changed.status, 200, 'a measurement of its tube changes it');
     t.equal(JSON.parse(changed.body).numberReturned, 1);
+    await refreshLatest(sql);
+    t.equal(await latestOfMaas(), '2024-01-03T00:00:00Z', 'a kept latest page is of its snapshot');
   });
 });
 
