@@ -5,7 +5,7 @@
  * does. One parser and one test of "inside", so that every endpoint selects alike.
  */
 import { z } from 'zod';
-import { GIVEN_TWICE } from './measurementsQuery.js';
+import { GIVEN_TWICE, parsedBy } from './measurementsQuery.js';
 
 export interface Bbox {
   minLongitude: number;
@@ -68,12 +68,7 @@ export function containsLocation(bbox: Bbox, longitude: number | null, latitude:
 /** `bbox` as a query parameter: a route validates with it and the OpenAPI document lists it from it. */
 export const bboxParameter = z
   .string({ error: (issue) => (Array.isArray(issue.input) ? GIVEN_TWICE : `must be ${FORM}`) })
-  .transform((text, context): Bbox => {
-    const parsed = parseBbox(text);
-    if (parsed.ok) return parsed.bbox;
-    context.addIssue({ code: 'custom', message: parsed.reason, input: text });
-    return z.NEVER;
-  })
+  .transform(parsedBy(parseBbox, 'bbox'))
   .optional()
   .meta({
     param: {

@@ -12,20 +12,29 @@ import {
   MAX_INTERVAL_MICROS,
   MAX_INTERVAL_TEXT,
 } from '../contract.js';
-import {
-  DATE_TIME_FORM,
-  EXAMPLE,
-  formatInstant,
-  type Instant,
-  microsBetween,
-  parseDateTime,
-} from '../domain/datetime.js';
+import { DATE_TIME_FORM, EXAMPLE, formatInstant, microsBetween, parseDateTime } from '../domain/datetime.js';
 import type { Interval, StatusRequest } from '../engine/read/selects.js';
 import { DELTA_STATUSES, STATUSES, statusCode } from '../engine/schemas.js';
 import { FORMAT_NAMES, type WriterOptions } from '../engine/write/writer.js';
 
 /** The message of a parameter given more than once. */
 export const GIVEN_TWICE = 'was given more than once: give it exactly once';
+
+/**
+ * A parameter's transform by its parser: the value `parse` reads under `key`, or a 400 issue with the
+ * parser's reason.
+ */
+export function parsedBy<Read extends { ok: true }, K extends keyof Read>(
+  parse: (text: string) => Read | { ok: false; reason: string },
+  key: K,
+) {
+  return (text: string, context: z.RefinementCtx<string>): Read[K] => {
+    const parsed = parse(text);
+    if (parsed.ok) return parsed[key];
+    context.addIssue({ code: 'custom', message: parsed.reason, input: text });
+    return z.NEVER;
+  };
+}
 
 /**
  * `from` or `to` as a client sends it: one RFC 3339 date-time with an offset. The query parser hands
@@ -41,12 +50,7 @@ function dateTimeParameter(description: string) {
             ? GIVEN_TWICE
             : 'must be an RFC 3339 date-time',
     })
-    .transform((text, context): Instant => {
-      const parsed = parseDateTime(text);
-      if (parsed.ok) return parsed.instant;
-      context.addIssue({ code: 'custom', message: parsed.reason, input: text });
-      return z.NEVER;
-    })
+    .transform(parsedBy(parseDateTime, 'instant'))
     .meta({
       // On the parameter, where OpenAPI readers look (zod-openapi), not repeated in its schema.
       param: {

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import type { ZodOpenApiOverrideMetaContext } from 'zod-openapi';
 import { formatInstant, type Instant, parseDateTime } from '../../domain/datetime.js';
 import { bboxParameter } from '../bbox.js';
-import { GIVEN_TWICE, statusParameter } from '../measurementsQuery.js';
+import { GIVEN_TWICE, parsedBy, statusParameter } from '../measurementsQuery.js';
 import { tubesParameter } from '../tubesInView.js';
 
 export const CRS84 = 'http://www.opengis.net/def/crs/OGC/1.3/CRS84';
@@ -57,12 +57,7 @@ const once = (message: string) => (issue: { input: unknown }) =>
 
 const datetimeParameter = z
   .string({ error: once('must be an RFC 3339 date-time or an interval start/end') })
-  .transform((text, context): Period => {
-    const parsed = parsePeriod(text);
-    if (parsed.ok) return parsed.period;
-    context.addIssue({ code: 'custom', message: parsed.reason, input: text });
-    return z.NEVER;
-  })
+  .transform(parsedBy(parsePeriod, 'period'))
   .optional()
   .meta({
     param: {
