@@ -12,17 +12,35 @@ import {
   type DatabaseServer,
   ENGINE_NAMES,
   type Engine,
+  enginePrerequisites,
   startDatabaseServer,
 } from '../../testkit/databaseServer.js';
+import { requirePrerequisites } from '../../testkit/prerequisites.js';
 import { median, printTable, ratio } from '../../testkit/report.js';
+import { type ServerProcess, startServerProcess } from './serverProcess.js';
 
 export { benchEngines, ENGINE_NAMES, type Engine };
 
-/** A server of each engine of this run, in BENCH_ENGINE's order; `stop` stops them all. */
+/** What the engines of BENCH_ENGINE need (exits with the missing one named, or when only asked). */
+export function requireEnginePrerequisites() {
+  requirePrerequisites(enginePrerequisites(benchEngines()));
+}
+
+/**
+ * A server of each engine of this run, in BENCH_ENGINE's order; `startApi(url)` starts the service on one
+ * of their databases; `stop` stops them all, the services first.
+ */
 export async function startEngineServers(settings: Record<string, string> = {}) {
   const servers: DatabaseServer[] = [];
+  const apis: ServerProcess[] = [];
   const stop = async () => {
+    for (const api of apis) await api.stop().catch(() => {});
     for (const server of servers) await server.stop();
+  };
+  const startApi = async (url: string) => {
+    const api = await startServerProcess('api', url);
+    apis.push(api);
+    return api;
   };
   try {
     for (const engine of benchEngines()) servers.push(await startDatabaseServer(settings, engine));
@@ -30,7 +48,7 @@ export async function startEngineServers(settings: Record<string, string> = {}) 
     await stop();
     throw error;
   }
-  return { servers, stop };
+  return { servers, startApi, stop };
 }
 
 /**

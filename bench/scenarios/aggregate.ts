@@ -22,23 +22,22 @@
 import { AGGREGATE_SECONDS, type Aggregate } from '../../src/contract.js';
 import type { Sql } from '../../src/db/connect.js';
 import { aggregateSelect, bucketFunctionOf, seriesSelect } from '../../src/engine/read/selects.js';
-import { type DatabaseServer, enginePrerequisites } from '../../testkit/databaseServer.js';
-import { requirePrerequisites } from '../../testkit/prerequisites.js';
+import type { DatabaseServer } from '../../testkit/databaseServer.js';
 import { loadLine, machineLine, median, ms, printTable, ratio } from '../../testkit/report.js';
 import { addSeriesFixture, dayAfterStart, SERIES_START } from '../../testkit/seriesFixture.js';
 import { backendCpuMeter, ownCpuMs } from '../lib/cpu.js';
 import {
   asThePolicyLeavesIt,
-  benchEngines,
   ENGINE_NAMES,
   type Engine,
   printEngineRatios,
+  requireEnginePrerequisites,
   startEngineServers,
 } from '../lib/engines.js';
 import { timedGet } from '../lib/http.js';
-import { SERVER_APPLICATION_NAME, type ServerProcess, startServerProcess } from '../lib/serverProcess.js';
+import { SERVER_APPLICATION_NAME } from '../lib/serverProcess.js';
 
-requirePrerequisites(enginePrerequisites(benchEngines()));
+requireEnginePrerequisites();
 
 const ROUNDS = Number(process.argv[2] ?? 7);
 const FLOOR = 'rows read (count, sum)';
@@ -72,8 +71,7 @@ const databaseMs = (sql: Sql, select: string) =>
   });
 
 console.log(`Aggregate benchmark — ${await machineLine()}\n`);
-const { servers, stop } = await startEngineServers();
-const processes: ServerProcess[] = [];
+const { servers, startApi, stop } = await startEngineServers();
 try {
   const engines: Awaited<ReturnType<typeof onEngine>>[] = [];
   for (const pg of servers) engines.push(await onEngine(pg));
@@ -83,8 +81,7 @@ try {
     const compression = await asThePolicyLeavesIt(pg, sql);
     console.log(`${pg.description}${compression ? `; ${compression}` : ''}`);
     const bucketFunction = await bucketFunctionOf(sql, sql);
-    const server = await startServerProcess('api', url);
-    processes.push(server);
+    const server = await startApi(url);
     return {
       engine: pg.engine,
       sql,
@@ -204,6 +201,5 @@ try {
     );
   }
 } finally {
-  for (const server of processes) await server.stop().catch(() => {});
   await stop();
 }

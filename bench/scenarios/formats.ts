@@ -17,12 +17,16 @@
  *   npm run bench -- formats [ROUNDS] [WELLS]     (defaults 5 rounds, 50 wells = 200 tubes)
  *   (DATABASE_URL, or an embedded PostgreSQL; BENCH_ENGINE)
  */
-import { enginePrerequisites } from '../../testkit/databaseServer.js';
-import { requirePrerequisites } from '../../testkit/prerequisites.js';
 import { count, loadLine, machineLine, mb, median, ms, printTable, ratio } from '../../testkit/report.js';
 import { dayAfterStart, SERIES_START } from '../../testkit/seriesFixture.js';
 import { rowCounter } from '../lib/bodyRows.js';
-import { benchEngines, ENGINE_NAMES, type Engine, printEngineRatios } from '../lib/engines.js';
+import {
+  benchEngines,
+  ENGINE_NAMES,
+  type Engine,
+  printEngineRatios,
+  requireEnginePrerequisites,
+} from '../lib/engines.js';
 import type { FloorMethod } from '../lib/floor.js';
 import { timedGet } from '../lib/http.js';
 import {
@@ -36,7 +40,7 @@ import {
 } from '../lib/networkFixture.js';
 import { type ServerProcess, startServerProcess } from '../lib/serverProcess.js';
 
-requirePrerequisites(enginePrerequisites(benchEngines()));
+requireEnginePrerequisites();
 
 const ROUNDS = Number(process.argv[2] ?? 5);
 const WELLS = Number(process.argv[3] ?? 50);

@@ -15,22 +15,19 @@
  */
 import type { Sql } from '../../src/db/connect.js';
 import { latestSelect } from '../../src/v1/latest/sql.js';
-import { enginePrerequisites } from '../../testkit/databaseServer.js';
 import { addKey } from '../../testkit/fixtures.js';
-import { requirePrerequisites } from '../../testkit/prerequisites.js';
 import { count, loadLine, machineLine, median, ms, printTable, ratio } from '../../testkit/report.js';
 import {
   asThePolicyLeavesIt,
-  benchEngines,
   ENGINE_NAMES,
   type Engine,
   printEngineRatios,
+  requireEnginePrerequisites,
   startEngineServers,
 } from '../lib/engines.js';
 import { timedGet } from '../lib/http.js';
-import { type ServerProcess, startServerProcess } from '../lib/serverProcess.js';
 
-requirePrerequisites(enginePrerequisites(benchEngines()));
+requireEnginePrerequisites();
 
 const ROUNDS = Number(process.argv[2] ?? 5);
 const REQUESTS = Number(process.argv[3] ?? 40);
@@ -199,8 +196,7 @@ function printSelects(median: (kind: string, status: string) => number) {
 
 console.log(`Latest — ${await machineLine()}\n`);
 
-const { servers, stop } = await startEngineServers();
-const apis: ServerProcess[] = [];
+const { servers, startApi, stop } = await startEngineServers();
 try {
   const services: { engine: Engine; base: string; key: string }[] = [];
   for (const pg of servers) {
@@ -215,14 +211,12 @@ try {
         `(written in ${((performance.now() - started) / 1000).toFixed(0)} s); ${ROUNDS} rounds of ${REQUESTS} requests each\n`,
     );
     printSelects(await timeSelects(sql, ROUNDS));
-    const api = await startServerProcess('api', url);
-    apis.push(api);
+    const api = await startApi(url);
     services.push({ engine: pg.engine, base: api.base, key });
   }
   console.log(`${await loadLine()}\n`);
   await timeRequests(services);
   console.log(`${await loadLine()} at the end`);
 } finally {
-  for (const api of apis) await api.stop().catch(() => {});
   await stop();
 }

@@ -11,14 +11,12 @@
  *   npm run bench -- memory [RUNS] [WELLS]     (defaults 3 runs per figure, 50 wells = 200 tubes)
  *   (DATABASE_URL, or an embedded PostgreSQL; BENCH_ENGINE)
  */
-import { enginePrerequisites } from '../../testkit/databaseServer.js';
-import { requirePrerequisites } from '../../testkit/prerequisites.js';
 import { loadLine, machineLine, mb, median, printTable } from '../../testkit/report.js';
-import { benchEngines, ENGINE_NAMES } from '../lib/engines.js';
+import { benchEngines, ENGINE_NAMES, requireEnginePrerequisites } from '../lib/engines.js';
 import { FORMATS, networkUrl, seriesUrl, startNetworkDatabase } from '../lib/networkFixture.js';
 import { freshServerGrowthMb } from '../lib/serverProcess.js';
 
-requirePrerequisites(enginePrerequisites(benchEngines()));
+requireEnginePrerequisites();
 
 const RUNS = Number(process.argv[2] ?? 3);
 const WELLS = Number(process.argv[3] ?? 50);

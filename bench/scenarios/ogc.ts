@@ -16,9 +16,7 @@
  *   npm run bench -- ogc [ROUNDS] [REQUESTS] [WELLS]        (5, 10, 10; BENCH_ENGINE)
  */
 import type { Sql } from '../../src/db/connect.js';
-import { enginePrerequisites } from '../../testkit/databaseServer.js';
 import { addKey } from '../../testkit/fixtures.js';
-import { requirePrerequisites } from '../../testkit/prerequisites.js';
 import { count, loadLine, machineLine, median, ms, printTable, ratio } from '../../testkit/report.js';
 import {
   addNetworkFixture,
@@ -29,17 +27,17 @@ import {
 import { rowCounter } from '../lib/bodyRows.js';
 import {
   asThePolicyLeavesIt,
-  benchEngines,
   ENGINE_NAMES,
   type Engine,
   printEngineRatios,
+  requireEnginePrerequisites,
   startEngineServers,
 } from '../lib/engines.js';
 import { timedGet } from '../lib/http.js';
 import { NETWORK_STEP_MINUTES, TUBES_PER_WELL } from '../lib/networkFixture.js';
-import { type ServerProcess, startServerProcess } from '../lib/serverProcess.js';
+import type { ServerProcess } from '../lib/serverProcess.js';
 
-requirePrerequisites(enginePrerequisites(benchEngines()));
+requireEnginePrerequisites();
 
 const ROUNDS = Number(process.argv[2] ?? 5);
 const REQUESTS = Number(process.argv[3] ?? 10);
@@ -258,8 +256,7 @@ async function timeRequests(services: Service[]) {
 
 console.log(`OGC API - Features — ${await machineLine()}\n`);
 
-const { servers, stop } = await startEngineServers();
-const apis: ServerProcess[] = [];
+const { servers, startApi, stop } = await startEngineServers();
 try {
   const services: Service[] = [];
   for (const pg of servers) {
@@ -279,8 +276,7 @@ try {
         `rows; network: ${count(network.tubes.length)} tubes, ${count(network.rows)} rows; registry: ` +
         `${count(REGISTRY_TUBES)} tubes (written in ${((performance.now() - started) / 1000).toFixed(0)} s)\n`,
     );
-    const api = await startServerProcess('api', url);
-    apis.push(api);
+    const api = await startApi(url);
     const keys = { network: network.key, series: series.key, registry };
     services.push({ engine: pg.engine, api, targets: await targetsOf(api.base, keys, series.identifier) });
   }
@@ -291,6 +287,5 @@ try {
   await timeRequests(services);
   console.log(`${await loadLine()} at the end`);
 } finally {
-  for (const api of apis) await api.stop().catch(() => {});
   await stop();
 }

@@ -15,8 +15,7 @@
  */
 
 import { vacuumMeasurements } from '../../src/importers/measurements/measurements.js';
-import { type DatabaseServer, enginePrerequisites } from '../../testkit/databaseServer.js';
-import { requirePrerequisites } from '../../testkit/prerequisites.js';
+import type { DatabaseServer } from '../../testkit/databaseServer.js';
 import { loadLine, machineLine, mb, median, ms, printTable, ratio } from '../../testkit/report.js';
 import {
   addSeriesFixture,
@@ -28,17 +27,17 @@ import { rowCounter } from '../lib/bodyRows.js';
 import { backendCpuMeter } from '../lib/cpu.js';
 import {
   asThePolicyLeavesIt,
-  benchEngines,
   ENGINE_NAMES,
   type Engine,
   printEngineRatios,
+  requireEnginePrerequisites,
   startEngineServers,
 } from '../lib/engines.js';
 import { timedGet } from '../lib/http.js';
 import type { Format } from '../lib/networkFixture.js';
-import { SERVER_APPLICATION_NAME, type ServerProcess, startServerProcess } from '../lib/serverProcess.js';
+import { SERVER_APPLICATION_NAME } from '../lib/serverProcess.js';
 
-requirePrerequisites(enginePrerequisites(benchEngines()));
+requireEnginePrerequisites();
 
 const ROUNDS = Number(process.argv[2] ?? 7);
 const FORMATS: Format[] = ['json', 'csv', 'arrow'];
@@ -66,8 +65,7 @@ async function onEngine(pg: DatabaseServer) {
   await vacuumMeasurements(sql);
   const compression = await asThePolicyLeavesIt(pg, sql);
   console.log(`${pg.description}${compression ? `; ${compression}` : ''}`);
-  const server = await startServerProcess('api', url);
-  processes.push(server);
+  const server = await startApi(url);
   return {
     engine: pg.engine,
     fixture,
@@ -81,8 +79,7 @@ async function onEngine(pg: DatabaseServer) {
 }
 
 console.log(`Status benchmark — ${await machineLine()}\n`);
-const { servers, stop } = await startEngineServers();
-const processes: ServerProcess[] = [];
+const { servers, startApi, stop } = await startEngineServers();
 try {
   const engines: Awaited<ReturnType<typeof onEngine>>[] = [];
   for (const pg of servers) engines.push(await onEngine(pg));
@@ -171,6 +168,5 @@ try {
     ms,
   );
 } finally {
-  for (const server of processes) await server.stop().catch(() => {});
   await stop();
 }

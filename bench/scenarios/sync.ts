@@ -49,23 +49,21 @@ import {
   syncGone,
 } from '../../src/sync/sql.js';
 import { issueSyncToken, readSyncToken, type SyncPoint } from '../../src/sync/token.js';
-import { type DatabaseServer, enginePrerequisites } from '../../testkit/databaseServer.js';
+import type { DatabaseServer } from '../../testkit/databaseServer.js';
 import { addKey } from '../../testkit/fixtures.js';
-import { requirePrerequisites } from '../../testkit/prerequisites.js';
 import { count, machineLine, median, ms, printTable, quartiles, ratio } from '../../testkit/report.js';
 import { addSeriesFixture, dayAfterStart, SERIES_START } from '../../testkit/seriesFixture.js';
 import {
   asThePolicyLeavesIt,
-  benchEngines,
   ENGINE_NAMES,
   type Engine,
   printEngineRatios,
+  requireEnginePrerequisites,
   startEngineServers,
 } from '../lib/engines.js';
 import { timedGet } from '../lib/http.js';
-import { type ServerProcess, startServerProcess } from '../lib/serverProcess.js';
 
-requirePrerequisites(enginePrerequisites(benchEngines()));
+requireEnginePrerequisites();
 
 const RUNS = Number(process.argv[2] ?? 40);
 /** Issue 36's goal for a delta on TimescaleDB (compressed chunks) over the same on PostgreSQL. */
@@ -118,8 +116,7 @@ async function measure(kinds: [Engine, Kind][]): Promise<void> {
 }
 
 console.log(`Sync — ${await machineLine()}\n`);
-const { servers, stop } = await startEngineServers();
-const apis: ServerProcess[] = [];
+const { servers, startApi, stop } = await startEngineServers();
 const writers: Sql[] = [];
 try {
   const engines: Awaited<ReturnType<typeof onEngine>>[] = [];
@@ -146,7 +143,6 @@ try {
     ms,
   );
 } finally {
-  for (const api of apis) await api.stop().catch(() => {});
   for (const writer of writers) await writer.end({ timeout: 1 });
   await stop();
 }
@@ -202,8 +198,7 @@ async function onEngine(pg: DatabaseServer) {
   };
   // What a client sees: its requests to the service, run in a process of its own.
   const { key, keyId } = await addKey(sql, { allTubes: true });
-  const api = await startServerProcess('api', url);
-  apis.push(api);
+  const api = await startApi(url);
   const base = api.base;
   const status = async (path: string) => (await timedGet(`${base}${path}`, { 'x-api-key': key })).status;
   const seriesRequest = (from: string, to: string) => () =>
