@@ -104,11 +104,17 @@ export async function provesLatestFormats(
     'verticalDatum',
   ];
   const responses: Record<string, HttpResponse> = {};
+  /** Latest in `format`, kept by format: a 200 of `type`, and a download named `file` where it is one. */
+  const served = async (format: string, label: string, type: string, file?: string) => {
+    const response = await get(base, path(format), as);
+    responses[format] = response;
+    t.equal(response.status, 200, `${label}: 200`);
+    t.equal(response.headers['content-type'], type);
+    if (file) t.equal(response.headers['content-disposition'], `attachment; filename="${file}"`);
+    return response;
+  };
 
-  const jsonResponse = await get(base, path('json'), as);
-  responses.json = jsonResponse;
-  t.equal(jsonResponse.status, 200, 'JSON: 200');
-  t.equal(jsonResponse.headers['content-type'], 'application/json');
+  const jsonResponse = await served('json', 'JSON', 'application/json');
   const json = JSON.parse(decoded(jsonResponse)) as LatestRow[];
   t.same(json, expected, 'the JSON: the latest of each tube, in discovery order');
   t.same(
@@ -117,13 +123,11 @@ export async function provesLatestFormats(
     'each object with its fields in order',
   );
 
-  const csvResponse = await get(base, path('csv'), as);
-  responses.csv = csvResponse;
-  t.equal(csvResponse.status, 200, 'CSV: 200');
-  t.equal(csvResponse.headers['content-type'], 'text/csv; charset=utf-8; header=present');
-  t.equal(
-    csvResponse.headers['content-disposition'],
-    'attachment; filename="groundwater-latest-measurements.csv"',
+  const csvResponse = await served(
+    'csv',
+    'CSV',
+    'text/csv; charset=utf-8; header=present',
+    'groundwater-latest-measurements.csv',
   );
   const csv = decoded(csvResponse);
   t.ok(csv.endsWith('\r\n'), 'a whole CSV ends in CRLF');
@@ -139,20 +143,15 @@ export async function provesLatestFormats(
     "the CSV row for row the JSON, each value the JSON's text",
   );
 
-  const arrowResponse = await get(base, path('arrow'), as);
-  responses.arrow = arrowResponse;
-  t.equal(arrowResponse.status, 200, 'Arrow: 200');
-  t.equal(arrowResponse.headers['content-type'], 'application/vnd.apache.arrow.stream');
-  t.equal(
-    arrowResponse.headers['content-disposition'],
-    'attachment; filename="groundwater-latest-measurements.arrows"',
+  const arrowResponse = await served(
+    'arrow',
+    'Arrow',
+    'application/vnd.apache.arrow.stream',
+    'groundwater-latest-measurements.arrows',
   );
   provesArrowAsJson(t, decodedBytes(arrowResponse), json, columns);
 
-  const geoResponse = await get(base, path('geojson'), as);
-  responses.geojson = geoResponse;
-  t.equal(geoResponse.status, 200, 'GeoJSON: 200');
-  t.equal(geoResponse.headers['content-type'], 'application/geo+json');
+  const geoResponse = await served('geojson', 'GeoJSON', 'application/geo+json');
   const collection = JSON.parse(decoded(geoResponse));
   t.equal(collection.type, 'FeatureCollection');
   t.same(
