@@ -80,6 +80,14 @@ export interface EngineFigure {
   bound?: number;
 }
 
+/** A figure's samples by engine, each from the scenario's part on that engine. */
+export function samplesByEngine<Part extends { engine: Engine }>(
+  parts: Part[],
+  samplesOf: (part: Part) => number[],
+) {
+  return Object.fromEntries(parts.map((part) => [part.engine, samplesOf(part)])) as EngineFigure['samples'];
+}
+
 /**
  * TimescaleDB over PostgreSQL for each figure: the ratio of the medians, the range of the per-round ratios,
  * and whether it meets its bound. Prints nothing unless both engines ran.

@@ -29,9 +29,9 @@ import { backendCpuMeter, ownCpuMs } from '../lib/cpu.js';
 import {
   asThePolicyLeavesIt,
   ENGINE_NAMES,
-  type Engine,
   printEngineRatios,
   requireEnginePrerequisites,
+  samplesByEngine,
   startEngineServers,
 } from '../lib/engines.js';
 import { timedGet } from '../lib/http.js';
@@ -180,9 +180,7 @@ try {
       `TimescaleDB over PostgreSQL, ${title}`,
       names.map((name) => ({
         name,
-        samples: Object.fromEntries(
-          engines.map(({ engine, samples }) => [engine, samples.get(name)!.map((s) => s[field])]),
-        ) as Partial<Record<Engine, number[]>>,
+        samples: samplesByEngine(engines, ({ samples }) => samples.get(name)!.map((s) => s[field])),
         ...(name === 'P1D' && field === 'ms' ? { bound: ENGINE_BOUND } : {}),
       })),
       ms,

@@ -26,6 +26,7 @@ import {
   type Engine,
   printEngineRatios,
   requireEnginePrerequisites,
+  samplesByEngine,
 } from '../lib/engines.js';
 import type { FloorMethod } from '../lib/floor.js';
 import { timedGet } from '../lib/http.js';
@@ -185,9 +186,7 @@ try {
     );
   }
   const byEngine = (kind: Rows, name: string, field: keyof Sample) =>
-    Object.fromEntries(
-      engines.map(({ engine }) => [engine, of(engine, kind, name).map((sample) => sample[field] as number)]),
-    );
+    samplesByEngine(engines, ({ engine }) => of(engine, kind, name).map((sample) => sample[field] as number));
   for (const [field, title] of [
     ['ms', 'to the last byte'],
     ['cpuMs', 'server CPU'],

@@ -23,6 +23,7 @@ import {
   type Engine,
   printEngineRatios,
   requireEnginePrerequisites,
+  samplesByEngine,
   startEngineServers,
 } from '../lib/engines.js';
 import { timedGet } from '../lib/http.js';
@@ -175,7 +176,7 @@ async function timeRequests(services: { engine: Engine; base: string; key: strin
     'TimescaleDB over PostgreSQL, requests',
     targets.map(([name]) => ({
       name,
-      samples: Object.fromEntries(services.map(({ engine }) => [engine, times.get(keyOf(engine, name))!])),
+      samples: samplesByEngine(services, ({ engine }) => times.get(keyOf(engine, name))!),
       ...(name.startsWith('latest') ? { bound: ENGINE_BOUND } : {}),
     })),
     ms,

@@ -31,6 +31,7 @@ import {
   type Engine,
   printEngineRatios,
   requireEnginePrerequisites,
+  samplesByEngine,
   startEngineServers,
 } from '../lib/engines.js';
 import { timedGet } from '../lib/http.js';
@@ -248,7 +249,7 @@ async function timeRequests(services: Service[]) {
     'TimescaleDB over PostgreSQL, requests',
     [...services[0]!.targets.keys()].map((name) => ({
       name,
-      samples: Object.fromEntries(services.map(({ engine }) => [engine, perRound(engine, name)])),
+      samples: samplesByEngine(services, ({ engine }) => perRound(engine, name)),
     })),
     ms,
   );

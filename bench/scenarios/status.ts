@@ -28,9 +28,9 @@ import { backendCpuMeter } from '../lib/cpu.js';
 import {
   asThePolicyLeavesIt,
   ENGINE_NAMES,
-  type Engine,
   printEngineRatios,
   requireEnginePrerequisites,
+  samplesByEngine,
   startEngineServers,
 } from '../lib/engines.js';
 import { timedGet } from '../lib/http.js';
@@ -157,12 +157,9 @@ try {
     FORMATS.flatMap((format) =>
       (Object.keys(VARIANTS) as Variant[]).map((variant) => ({
         name: name(format, variant),
-        samples: Object.fromEntries(
-          engines.map(({ engine, samples }) => [
-            engine,
-            samples.get(name(format, variant))!.map((s) => s.ms),
-          ]),
-        ) as Partial<Record<Engine, number[]>>,
+        samples: samplesByEngine(engines, ({ samples }) =>
+          samples.get(name(format, variant))!.map((s) => s.ms),
+        ),
       })),
     ),
     ms,

@@ -59,6 +59,7 @@ import {
   type Engine,
   printEngineRatios,
   requireEnginePrerequisites,
+  samplesByEngine,
   startEngineServers,
 } from '../lib/engines.js';
 import { timedGet } from '../lib/http.js';
@@ -135,9 +136,7 @@ try {
     'TimescaleDB over PostgreSQL',
     labels.map((label) => ({
       name: label,
-      samples: Object.fromEntries(
-        engines.map(({ engine }) => [engine, times.get(timesKey(engine, label)) ?? []]),
-      ) as Partial<Record<Engine, number[]>>,
+      samples: samplesByEngine(engines, ({ engine }) => times.get(timesKey(engine, label)) ?? []),
       ...(label.startsWith('delta') && !label.includes('P1D') ? { bound: ENGINE_BOUND } : {}),
     })),
     ms,
