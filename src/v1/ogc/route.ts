@@ -4,10 +4,12 @@
  * conformance are public, like the OpenAPI document; the collections and their features need a key,
  * given as the header or as `api_key` (ogcDataRoutes), and show only what it may read.
  */
+import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { API_VERSION, V1_PREFIX } from '../../contract.js';
+import type { Queryable } from '../../db/connect.js';
 import type { ReadSources } from '../../db/readReplicas/readSources.js';
 import { begin } from '../../db/transaction.js';
 import { formatInstant, type Instant } from '../../domain/datetime.js';
@@ -42,7 +44,6 @@ import {
   measurementsMatched,
   measurementsPageSelect,
   measurementsStart,
-  type Page,
   type Position,
   queriedTubes,
   tubeFeature,
@@ -286,10 +287,18 @@ export const featureCollection = (features: Buffer, returned: number, numberMatc
     Buffer.from(`],${membersAfterFeatures(numberMatched, returned, links)}}`),
   ]);
 
-/** The two media types of a page: GeoJSON, or JSON for `f=json`; the same bytes. */
 /** Bytes of latest features kept at most, over every key. */
 const KEPT_LATEST_BYTES = 32 * 1024 * 1024;
+/** Bytes of first pages kept at most, over every key. */
+const KEPT_PAGE_BYTES = 32 * 1024 * 1024;
 
+/** A page of `tubes` or `latest` as sent, and how many features it holds. */
+interface KeptPage {
+  body: Buffer;
+  returned: number;
+}
+
+/** The two media types of a page: GeoJSON, or JSON for `f=json`; the same bytes. */
 const PAGE_FORMATS: readonly MediaFormat<'geojson' | 'json'>[] = [
   { name: 'geojson', mediaType: GEOJSON, extension: undefined },
   { name: 'json', mediaType: JSON_TYPE, extension: undefined },
@@ -343,6 +352,8 @@ export async function ogcDataRoutes(app: FastifyInstance, options: StreamDepende
   const views = new KeyViews();
   /** The latest features of whole views, per snapshot: bytes at most. */
   const keptLatest = new BudgetCache<WrittenLatest>(KEPT_LATEST_BYTES);
+  /** First pages of whole views, their bodies as sent: bytes at most. */
+  const keptPages = new BudgetCache<KeptPage>(KEPT_PAGE_BYTES);
   /** The tubes of the key's view, as of the snapshot of `tx`: kept per registry version and grants. */
   const viewOf = async (tx: Parameters<Parameters<typeof begin>[1]>[0], client: Client) =>
     (await views.view(tx, client, await registryVersion(tx))).tubes;
@@ -509,29 +520,81 @@ export async function ogcDataRoutes(app: FastifyInstance, options: StreamDepende
       if (collectionId === 'measurements') {
         return sendMeasurements(request, reply, { client, query, position, limit, self, linksOf });
       }
-      const page = await inSnapshot(reads, reply, async (tx): Promise<Page> => {
-        const view = await viewOf(tx, client);
-        const tubes = queriedTubes(view, query);
-        if (collectionId === 'tubes') return tubesPage(tubes, query, position, limit, tubes === view);
-        // A whole view's latest features are kept per snapshot, as latest keeps its documents.
-        const keeping =
-          tubes === view && query.datetime === undefined
-            ? {
-                kept: keptLatest,
-                key: JSON.stringify([
-                  (await databaseState(tx)).snapshot,
-                  grantsCacheKey(client),
-                  query.status,
-                  query.skipGeometry === true,
-                ]),
-              }
-            : undefined;
-        return latestPage(tx, tubes, query, position, limit, keeping);
-      });
+      // Only latest needs the snapshot; a page of tubes is of the registry version alone.
+      const stateOf = async (sql: Queryable) =>
+        collectionId === 'tubes'
+          ? { registryVersion: await registryVersion(sql), snapshot: '' }
+          : await databaseState(sql);
+      // The first page of a whole view, kept whole: of the view (tubes) or the snapshot (latest), and
+      // of everything its links hold (the self link's host and query, the key the next cursor is for).
+      const keptWhole =
+        position === undefined &&
+        query.bbox === undefined &&
+        query.tubeIdentifier === undefined &&
+        query.datetime === undefined &&
+        query.status === undefined;
+      const pageKeyOf = (state: { registryVersion: string; snapshot: string }) =>
+        JSON.stringify([
+          collectionId,
+          collectionId === 'tubes' ? state.registryVersion : state.snapshot,
+          grantsCacheKey(client),
+          self.href,
+          createHash('sha256').update(key).digest('base64url'),
+        ]);
+      // Looked up as latest's kept documents are: one statement in a snapshot of its own, no transaction.
+      const kept = keptWhole
+        ? keptPages.get(
+            pageKeyOf(
+              await reads.read(({ sql, gate }) =>
+                gate.run(() => stateOf(sql), clientGoneSignal(reply), 'ogc'),
+              ),
+            ),
+          )
+        : undefined;
+      const page =
+        kept ??
+        (await inSnapshot(reads, reply, async (tx): Promise<KeptPage> => {
+          const state = await stateOf(tx);
+          const view = (await views.view(tx, client, state.registryVersion)).tubes;
+          const tubes = queriedTubes(view, query);
+          const whole = tubes === view;
+          const pageKey = keptWhole && whole ? pageKeyOf(state) : undefined;
+          const features =
+            collectionId === 'tubes'
+              ? tubesPage(tubes, query, position, limit, whole)
+              : await latestPage(
+                  tx,
+                  tubes,
+                  query,
+                  position,
+                  limit,
+                  // A whole view's latest features are kept per snapshot, as latest keeps its documents.
+                  whole && query.datetime === undefined
+                    ? {
+                        kept: keptLatest,
+                        key: JSON.stringify([
+                          state.snapshot,
+                          grantsCacheKey(client),
+                          query.status,
+                          query.skipGeometry === true,
+                        ]),
+                      }
+                    : undefined,
+                );
+          const written = {
+            body: featureCollection(
+              features.features,
+              features.returned,
+              features.numberMatched,
+              linksOf(features.next),
+            ),
+            returned: features.returned,
+          };
+          if (pageKey !== undefined) keptPages.set(pageKey, written, written.body.length);
+          return written;
+        }));
       request.rowsStreamed = page.returned;
-      return reply
-        .type(query.f === 'json' ? JSON_TYPE : GEOJSON)
-        .send(featureCollection(page.features, page.returned, page.numberMatched, linksOf(page.next)));
+      return reply.type(query.f === 'json' ? JSON_TYPE : GEOJSON).send(page.body);
     },
   });
 

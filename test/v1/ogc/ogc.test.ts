@@ -389,6 +389,21 @@ t.test('/v1/ogc', async (t) => {
     await refreshLatest(sql);
     t.equal(await latestOfMaas(), '2024-01-03T00:00:00Z', 'a kept latest page is of its snapshot');
   });
+
+  // Last: it changes a tube.
+  t.test('a first page of a whole view is kept until the registry changes', async (t) => {
+    const path = `${OGC}/collections/tubes/items`;
+    const first = await read(path);
+    const again = await read(path);
+    t.equal(again.body, first.body, 'kept whole, its timeStamp too');
+    t.not((await read(`${path}?limit=5`)).body, first.body, 'another limit is another page');
+    const other = await read(path, { 'X-API-Key': keys.all.key });
+    t.not(other.json.numberMatched, first.json.numberMatched, 'another key has its own');
+    await sql`update tubes set ground_level = -0.5 where id = ${id(TUBES.amstel1a)}`;
+    const changed = await read(path);
+    t.equal(changed.json.features[0].properties.groundLevel, -0.5, 'a change of the registry shows');
+    t.not(changed.json.timeStamp, first.json.timeStamp);
+  });
 });
 
 t.test('/v1/ogc: each page one request under the token bucket, read-only, public pages free', async (t) => {
