@@ -73,6 +73,21 @@ export const seriesUrl = (base: string, identifier: string, format: Format, days
 export const networkUrl = (base: string, format: Format, days = 366) =>
   `${base}/v1/groundwater-monitoring-measurements?${interval(days)}&format=${format}`;
 
+/** The two years a scenario reads: one tube's (the series) and every tube's of the network. */
+export type Year = 'series' | 'network';
+
+/** How many rows the year holds. */
+export const yearRows = (db: BenchDatabase, year: Year) => (year === 'series' ? YEAR_ROWS : db.network.rows);
+
+/** The year in `format` from the server at `base`. */
+export const yearUrl = (db: BenchDatabase, base: string, year: Year, format: Format) =>
+  year === 'series' ? seriesUrl(base, db.series.identifier, format) : networkUrl(base, format);
+
+/** The key of the year's fixture. */
+export const yearHeaders = (db: BenchDatabase, year: Year) => ({
+  'x-api-key': year === 'series' ? db.series.key : db.network.key,
+});
+
 /** The formats to run: all three, or those in BENCH_FORMATS (e.g. `json,csv`). */
 export function chosenFormats(): Format[] {
   const chosen = process.env.BENCH_FORMATS?.split(',') ?? [...FORMATS];

@@ -26,10 +26,11 @@ import { timedGet } from '../lib/http.js';
 import {
   chosenFormats,
   type Format,
-  networkUrl,
-  seriesUrl,
   startNetworkDatabase,
   YEAR_ROWS,
+  yearHeaders,
+  yearRows,
+  yearUrl,
 } from '../lib/networkFixture.js';
 import { startServerProcess } from '../lib/serverProcess.js';
 
@@ -82,13 +83,12 @@ function frameFrom(body: Buffer, format: Format, what: What): DataFrame {
 
 const db = await startNetworkDatabase('bench_client', WELLS);
 try {
-  const { series, network } = db;
+  const { network } = db;
   console.log(`Client benchmark — ${await machineLine()}\n${db.description}; ${await loadLine()}\n`);
   console.log(
     `series: ${count(YEAR_ROWS)} rows (one tube, 1-minute data, a year); network: ${network.tubes.length} ` +
       `tubes, ${count(network.rows)} rows (15-minute data, a year); nodejs-polars; ${ROUNDS} rounds\n`,
   );
-  const rowsOf = (what: What) => (what === 'series' ? YEAR_ROWS : network.rows);
   type Sample = { downloadMs: number; frameMs: number; totalMs: number; bytes: number };
   const samples = new Map<string, Sample[]>();
   const name = (what: What, format: Format) => `${what}, ${format}`;
@@ -96,16 +96,9 @@ try {
   const server = await startServerProcess('api', db.url);
   try {
     const load = async (what: What, format: Format) => {
-      const url =
-        what === 'series'
-          ? seriesUrl(server.base, series.identifier, format)
-          : networkUrl(server.base, format);
+      const url = yearUrl(db, server.base, what, format);
       collect();
-      const response = await timedGet(
-        url,
-        { 'x-api-key': what === 'series' ? series.key : network.key },
-        true,
-      );
+      const response = await timedGet(url, yearHeaders(db, what), true);
       if (response.status !== 200) throw new Error(`${name(what, format)}: ${response.status}`);
       const parsing = performance.now();
       const frame = frameFrom(response.body!, format, what);
@@ -162,7 +155,7 @@ try {
           ms(medianOf(what, format, 'frameMs')),
           ms(total),
           `${ms(Math.min(...totals))} – ${ms(Math.max(...totals))}`,
-          count(rowsOf(what) / (total / 1000)),
+          count(yearRows(db, what) / (total / 1000)),
           ratio(total / medianOf(what, reference, 'totalMs')),
         ];
       }),
@@ -178,8 +171,8 @@ try {
         .select(...columns)
         .withColumns(...(what === 'network' ? [pl.col('tubeIdentifier').cast(pl.Utf8)] : []));
     const [first, ...others] = frames.map(comparable);
-    if (first!.height !== rowsOf(what))
-      throw new Error(`${what}: ${first!.height} rows, not ${rowsOf(what)}`);
+    if (first!.height !== yearRows(db, what))
+      throw new Error(`${what}: ${first!.height} rows, not ${yearRows(db, what)}`);
     const types = first!.dtypes.map(String).join(', ');
     if (!types.includes('Datetime(us,UTC)'))
       throw new Error(`${what}: observedAt is not datetime[us, UTC]: ${types}`);

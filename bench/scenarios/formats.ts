@@ -34,10 +34,12 @@ import {
   type BenchDatabase,
   FORMATS,
   type Format,
-  networkUrl,
-  seriesUrl,
   startNetworkDatabase,
   YEAR_ROWS,
+  type Year,
+  yearHeaders,
+  yearRows,
+  yearUrl,
 } from '../lib/networkFixture.js';
 import { type ServerProcess, startServerProcess } from '../lib/serverProcess.js';
 
@@ -52,7 +54,6 @@ const SERIES_BOUNDS: Record<Format, number> = { json: 1.5, csv: 1.2, arrow: 1.0 
 /** Issue 36's goal for a year from compressed chunks, TimescaleDB over PostgreSQL, in every format. */
 const ENGINE_BOUND = 1.2;
 
-type Rows = 'series' | 'network';
 interface Sample {
   ms: number;
   cpuMs: number;
@@ -66,30 +67,24 @@ interface OnEngine {
   engine: Engine;
   db: BenchDatabase;
   server: ServerProcess;
-  variants: [Rows, string, Run][];
+  variants: [Year, string, Run][];
 }
 
-const rowsOf = (db: BenchDatabase, kind: Rows) => (kind === 'series' ? YEAR_ROWS : db.network.rows);
-const floorRequest = (db: BenchDatabase, kind: Rows, method: FloorMethod) => ({
+const floorRequest = (db: BenchDatabase, kind: Year, method: FloorMethod) => ({
   method,
   tubeIds: kind === 'series' ? [db.series.tubeId] : db.network.tubes.map((tube) => tube.id),
   from: SERIES_START,
   to: dayAfterStart(366),
 });
-const urlOf = (db: BenchDatabase, base: string, kind: Rows, format: Format) =>
-  kind === 'series' ? seriesUrl(base, db.series.identifier, format) : networkUrl(base, format);
-const headersOf = (db: BenchDatabase, kind: Rows) => ({
-  'x-api-key': kind === 'series' ? db.series.key : db.network.key,
-});
 
-function variantsOf(db: BenchDatabase, server: ServerProcess): [Rows, string, Run][] {
+function variantsOf(db: BenchDatabase, server: ServerProcess): [Year, string, Run][] {
   return (['series', 'network'] as const).flatMap((kind) => [
     [kind, FLOOR, () => server.floor(floorRequest(db, kind, 'copyText'))],
     [kind, ROW_SOURCE, () => server.floor(floorRequest(db, kind, 'copyBinary'))],
     ...FORMATS.map(
       (format) =>
-        [kind, format, () => httpSample(urlOf(db, server.base, kind, format), headersOf(db, kind))] as [
-          Rows,
+        [kind, format, () => httpSample(yearUrl(db, server.base, kind, format), yearHeaders(db, kind))] as [
+          Year,
           string,
           Run,
         ],
@@ -129,16 +124,16 @@ try {
       }
     }
   }
-  const of = (engine: Engine, kind: Rows, name: string) => samples.get(`${engine} ${kind} ${name}`)!;
+  const of = (engine: Engine, kind: Year, name: string) => samples.get(`${engine} ${kind} ${name}`)!;
 
   console.log(`${await loadLine()} after the rounds\n`);
   for (const { engine, db, variants } of engines) {
-    const medianOf = (kind: Rows, name: string, field: keyof Sample) =>
+    const medianOf = (kind: Year, name: string, field: keyof Sample) =>
       median(of(engine, kind, name).map((sample) => sample[field]));
     /** This variant's time over the floor's, one per round. */
-    const roundRatios = (kind: Rows, name: string) =>
+    const roundRatios = (kind: Year, name: string) =>
       of(engine, kind, name).map((sample, round) => sample.ms / of(engine, kind, FLOOR)[round]!.ms);
-    const vsFloor = (kind: Rows, name: string) => medianOf(kind, name, 'ms') / medianOf(kind, FLOOR, 'ms');
+    const vsFloor = (kind: Year, name: string) => medianOf(kind, name, 'ms') / medianOf(kind, FLOOR, 'ms');
     console.log(`${ENGINE_NAMES[engine]}\n`);
     for (const kind of ['series', 'network'] as const) {
       printTable(
@@ -166,7 +161,7 @@ try {
               ms(medianOf(kind, name, 'cpuMs')),
               Number.isNaN(firstByte) ? '' : ms(firstByte),
               Number.isNaN(bytes) ? '' : mb(bytes / 1e6),
-              count(rowsOf(db, kind) / (total / 1000)),
+              count(yearRows(db, kind) / (total / 1000)),
               ratio(vsFloor(kind, name)),
               `${ratio(Math.min(...ratios))} – ${ratio(Math.max(...ratios))}`,
               ratio(medianOf(kind, name, 'cpuMs') / medianOf(kind, FLOOR, 'cpuMs')),
@@ -185,7 +180,7 @@ try {
       ]),
     );
   }
-  const byEngine = (kind: Rows, name: string, field: keyof Sample) =>
+  const byEngine = (kind: Year, name: string, field: keyof Sample) =>
     samplesByEngine(engines, ({ engine }) => of(engine, kind, name).map((sample) => sample[field] as number));
   for (const [field, title] of [
     ['ms', 'to the last byte'],
@@ -219,19 +214,19 @@ async function checkBodies(db: BenchDatabase, server: ServerProcess): Promise<vo
     for (const format of FORMATS) {
       const counter = rowCounter(format);
       const response = await timedGet(
-        urlOf(db, server.base, kind, format),
-        headersOf(db, kind),
+        yearUrl(db, server.base, kind, format),
+        yearHeaders(db, kind),
         false,
         counter.onChunk,
       );
       if (response.status !== 200) throw new Error(`${kind} ${format}: ${response.status}`);
       const { rows } = counter.done();
-      if (rows !== rowsOf(db, kind))
-        throw new Error(`${kind} ${format}: ${rows} rows, not ${rowsOf(db, kind)}`);
+      if (rows !== yearRows(db, kind))
+        throw new Error(`${kind} ${format}: ${rows} rows, not ${yearRows(db, kind)}`);
     }
     const floor = await server.floor(floorRequest(db, kind, 'copyText'));
-    if (floor.rows !== rowsOf(db, kind))
-      throw new Error(`${kind} COPY: ${floor.rows} rows, not ${rowsOf(db, kind)}`);
+    if (floor.rows !== yearRows(db, kind))
+      throw new Error(`${kind} COPY: ${floor.rows} rows, not ${yearRows(db, kind)}`);
   }
 }
 

@@ -30,6 +30,10 @@ import {
   seriesUrl,
   startNetworkDatabase,
   YEAR_ROWS,
+  type Year,
+  yearHeaders,
+  yearRows,
+  yearUrl,
 } from '../lib/networkFixture.js';
 import { type ServerProcess, startServerProcess } from '../lib/serverProcess.js';
 
@@ -97,7 +101,8 @@ try {
       `${count(network.rows)} rows; series: ${count(YEAR_ROWS)} rows (1-minute data, a year); ` +
       `written in ${db.setupSeconds.toFixed(0)} s; ${ROUNDS} rounds, formats ${FORMATS.join(', ')}\n`,
   );
-  const rowsOf = (kind: Kind) => (kind === 'series' ? YEAR_ROWS : network.rows);
+  /** Tube by tube reads the network's year. */
+  const yearOf = (kind: Kind): Year => (kind === 'series' ? 'series' : 'network');
   const samples = new Map<string, Sample[]>();
   const name = (kind: Kind, format: Format) => `${kind}, ${format}`;
 
@@ -154,7 +159,7 @@ try {
           ms(medianOf(kind, format, 'cpuMs')),
           Number.isNaN(firstByte) ? '' : ms(firstByte),
           mb(medianOf(kind, format, 'bytes') / 1e6),
-          count(rowsOf(kind) / (total / 1000)),
+          count(yearRows(db, yearOf(kind)) / (total / 1000)),
           kind === 'network'
             ? `${ratio(median(ratios))} (${range(ratios, ratio)})`
             : kind === 'series'
@@ -224,12 +229,9 @@ try {
   console.log(`${await loadLine()} at the end`);
 
   async function run(server: ServerProcess, kind: Kind, format: Format): Promise<Sample> {
-    const headers = { 'x-api-key': kind === 'series' ? series.key : network.key };
+    const headers = yearHeaders(db, yearOf(kind));
     if (kind !== 'tube by tube') {
-      const url =
-        kind === 'series'
-          ? seriesUrl(server.base, series.identifier, format)
-          : networkUrl(server.base, format);
+      const url = yearUrl(db, server.base, kind, format);
       const response = await timedGet(url, headers);
       if (response.status !== 200) throw new Error(`${kind} ${format}: ${response.status}`);
       return { ms: response.totalMs, cpuMs: 0, bytes: response.bytes, firstByteMs: response.firstByteMs };
