@@ -99,7 +99,7 @@ export class FormatRows implements RowReader, LevelSink {
     this.sink.row(line, this.lastTube, newTube, instant, value, status, priority);
   }
 
-  skip(reason: string, count = 1): void {
+  skipPoints(reason: string, count = 1): void {
     this.skipped.set(reason, (this.skipped.get(reason) ?? 0) + count);
   }
 

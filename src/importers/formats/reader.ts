@@ -51,7 +51,7 @@ export interface LevelSink {
     priority: number,
   ): void;
   /** Points left out, with the reason the report counts them under (`control reading`, `no value`). */
-  skip(reason: string, count?: number): void;
+  skipPoints(reason: string, count?: number): void;
   /** Something a file states of a tube that was left out, for the report (`screen left out (one bound only)`). */
   note?(reason: string): void;
 }

@@ -65,7 +65,7 @@ export const readLevelDouble: ReaderFactory = (_file: string, sink: LevelSink): 
       );
     } else if (kind === 'skip') {
       const [count, ...reason] = fields;
-      sink.skip(reason.join(' '), Number(count));
+      sink.skipPoints(reason.join(' '), Number(count));
     } else if (kind === 'refuse') {
       const [field, ...reason] = fields;
       throw new FileRefused({ line: number, path: 'double/refusal' }, field!, reason.join(' '));

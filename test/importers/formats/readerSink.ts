@@ -50,7 +50,7 @@ export function read(
     tube: ({ place, ...tube }) => calls.push({ tube, line: place.line }),
     level: (line, identifier, instant, value, status, priority) =>
       calls.push({ level: [line, identifier, formatInstant(instant), value, STATUSES[status]!, priority] }),
-    skip: (skip, count = 1) => calls.push({ skip, count }),
+    skipPoints: (skip, count = 1) => calls.push({ skip, count }),
     note: (note) => calls.push({ note }),
   };
   const reader = factory('test.csv', sink, { ...DEFAULT_OPTIONS, ...options });

@@ -251,13 +251,13 @@ class ObjectsAsCsv implements Layout {
     readTime(fields[0]!, line, 'tijdstip meting');
     const text = fields[1]!;
     if (text === '') {
-      this.sink.skip(MISSING_VALUE);
+      this.sink.skipPoints(MISSING_VALUE);
       return;
     }
     const value = levelIn(text, line, 'waterstand');
     // BRO's code is `controlemeting`; its exports are read whatever the case.
     if (this.observationType.toLowerCase() === 'controlemeting') {
-      this.sink.skip(CONTROL_READING);
+      this.sink.skipPoints(CONTROL_READING);
       return;
     }
     const status = broStatus(fields[2]!, this.reviewLevel);
@@ -338,13 +338,13 @@ class SeriesAsCsv extends RowsOfGivenTube implements Layout {
       values++;
       const value = levelIn(text, line, 'Waarde');
       if (column.control) {
-        this.sink.skip(CONTROL_READING);
+        this.sink.skipPoints(CONTROL_READING);
         continue;
       }
       const status = column.remark >= 0 && fields[column.remark] === 'afgekeurd' ? REJECTED : column.status;
       this.sink.level(line, this.tube, instant, value, status, column.priority);
     }
-    if (values === 0) this.sink.skip(MISSING_VALUE);
+    if (values === 0) this.sink.skipPoints(MISSING_VALUE);
   }
 }
 
@@ -378,7 +378,7 @@ class TimeValueCsv extends RowsOfGivenTube implements Layout {
     readTime(fields[0]!, line, 'time');
     const text = fields[this.value]!;
     if (text === '') {
-      this.sink.skip(MISSING_VALUE);
+      this.sink.skipPoints(MISSING_VALUE);
       return;
     }
     const value = levelIn(text, line, 'value');

@@ -222,11 +222,11 @@ class GldXmlReader extends BroXmlReader {
   private point(): void {
     if (!this.hasTime) this.refuse(this.name, 'has no time');
     if (Number.isNaN(this.value)) {
-      this.sink.skip(MISSING_VALUE);
+      this.sink.skipPoints(MISSING_VALUE);
       return;
     }
     if (this.control) {
-      this.sink.skip(CONTROL_READING);
+      this.sink.skipPoints(CONTROL_READING);
       return;
     }
     this.sink.level(

@@ -223,7 +223,7 @@ class DinoCsv extends CsvReader {
     readDate(fields[columns.date]!, line, 'Peildatum');
     const text = fields[columns.level]!;
     if (text === '') {
-      this.sink.skip(NO_NAP_LEVEL);
+      this.sink.skipPoints(NO_NAP_LEVEL);
       return;
     }
     const value = roundLevel(numberIn(text, line, 'Stand (cm t.o.v. NAP)') / 100);

@@ -169,7 +169,7 @@ class FewsReader implements LevelReader {
         this.nothingToImport(),
       );
     }
-    for (const [reason, count] of this.skipped) if (count > 0) this.sink.skip(reason, count);
+    for (const [reason, count] of this.skipped) if (count > 0) this.sink.skipPoints(reason, count);
   }
 
   /** Text is handed over only while it is read: else saxes would slice the blanks between all events. */
@@ -294,7 +294,7 @@ class FewsReader implements LevelReader {
   private seriesEnded(): void {
     const target = this.target;
     if (target === undefined) throw this.refused('header', 'the series has no header');
-    if ('skipped' in target) this.skip(target.skipped, this.eventsOfSeries);
+    if ('skipped' in target) this.skipPoints(target.skipped, this.eventsOfSeries);
     this.eventsOfSeries = 0;
   }
 
@@ -380,7 +380,7 @@ class FewsReader implements LevelReader {
       if (!Number.isFinite(level)) throw this.refused('value', `"${value}" is not a number`);
     }
     if (Number.isNaN(level) || level === this.missingValue) {
-      this.skip(SKIPPED.noValue, 1);
+      this.skipPoints(SKIPPED.noValue, 1);
       return -1;
     }
     const status = this.statusOf(flag);
@@ -407,18 +407,18 @@ class FewsReader implements LevelReader {
       code = digit >= 0 && digit <= 9 ? digit : /^\d+$/.test(flag) ? Number(flag) : -1;
       if (code < 0) throw this.refused('flag', `"${flag}" is not a flag (0 to 9)`);
       if (code > MISSING_FLAG) {
-        this.skip(SKIPPED.otherFlag(code), 1);
+        this.skipPoints(SKIPPED.otherFlag(code), 1);
         return -1;
       }
     }
     if (code === MISSING_FLAG) {
-      this.skip(SKIPPED.flaggedMissing, 1);
+      this.skipPoints(SKIPPED.flaggedMissing, 1);
       return -1;
     }
     return code >= FIRST_UNRELIABLE_FLAG ? REJECTED : PROVISIONAL;
   }
 
-  private skip(reason: string, count: number): void {
+  private skipPoints(reason: string, count: number): void {
     this.skipped.set(reason, (this.skipped.get(reason) ?? 0) + count);
   }
 

@@ -59,7 +59,7 @@ export function readAll(
           status: STATUSES[status]!,
           priority,
         }),
-      skip: (reason, count = 1) => {
+      skipPoints: (reason, count = 1) => {
         read.skips[reason] = (read.skips[reason] ?? 0) + count;
       },
     },

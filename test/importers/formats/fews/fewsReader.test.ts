@@ -37,7 +37,7 @@ function read(bytes: Buffer, options: Partial<FormatOptions> = {}, chunkSize = 4
         status: STATUSES[status]!,
       });
     },
-    skip: (reason, count = 1) => {
+    skipPoints: (reason, count = 1) => {
       result.skipped[reason] = (result.skipped[reason] ?? 0) + count;
     },
   };
