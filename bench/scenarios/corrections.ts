@@ -10,12 +10,12 @@
  */
 import { type Instant, parseDateTime } from '../../src/domain/datetime.js';
 import { removeMeasurements, setStatus } from '../../src/importers/measurements/corrections.js';
-import { benchEngines, type Engine, enginePrerequisites } from '../../testkit/databaseServer.js';
-import { requirePrerequisites } from '../../testkit/prerequisites.js';
+import type { Engine } from '../../testkit/databaseServer.js';
 import { machineLine } from '../../testkit/report.js';
+import { requireEnginePrerequisites } from '../lib/engines.js';
 import { historyOn, onEachEngine, timedOnItsOwn } from '../lib/history.js';
 
-requirePrerequisites(enginePrerequisites(benchEngines()));
+requireEnginePrerequisites();
 
 const RUNS = Number(process.argv[2] ?? 3);
 

@@ -135,6 +135,6 @@ t.test('every drill and benchmark scenario checks before it does anything else',
       .replace(/^\/\*\*[\s\S]*?\*\/\s*/, '')
       .replace(/^(import [\s\S]*?from '[^']+';\s*)+/, '')
       .trimStart();
-    t.match(body, /^requirePrerequisites\(/, script);
+    t.match(body, /^require(Engine)?Prerequisites\(/, script);
   }
 });
