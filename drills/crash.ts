@@ -12,6 +12,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { rm } from 'node:fs/promises';
+import { numberArguments } from '../testkit/arguments.js';
 import {
   configureCluster,
   measureImportSpeed,
@@ -38,13 +39,13 @@ requirePrerequisites([patroni, etcd, postgres15, haproxy, throwawayRedis]);
 /** patroni.yml's, which each cluster starts with. */
 const bootstrap = bootstrapSettings();
 
-const [settleSeconds, ttl, loopWait, lagMs, apiReplicas] = [
-  process.argv[2] ?? '20',
-  process.argv[3] ?? String(bootstrap.ttl),
-  process.argv[4] ?? String(bootstrap.loopWait),
-  process.argv[5] ?? '0',
-  process.argv[6] ?? '3',
-].map(Number) as [number, number, number, number, number];
+const [settleSeconds, ttl, loopWait, lagMs, apiReplicas] = numberArguments(
+  20,
+  bootstrap.ttl,
+  bootstrap.loopWait,
+  0,
+  3,
+);
 const valid =
   settleSeconds > 0 &&
   loopWait >= 1 &&

@@ -9,6 +9,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
+import { numberArguments } from '../testkit/arguments.js';
 import { startDatabaseServer } from '../testkit/databaseServer.js';
 import { addDrillFixture } from '../testkit/drills/drillFixture.js';
 import { describeReport } from '../testkit/drills/drillReport.js';
@@ -28,8 +29,8 @@ import { machineLine, printTable } from '../testkit/report.js';
 
 requirePrerequisites([haproxy, git, throwawayRedis, throwawayPostgres]);
 
-const [settleSeconds, throughputSeconds] = [process.argv[2] ?? '20', process.argv[3] ?? '10'].map(Number);
-if (!(settleSeconds! > 0 && throughputSeconds! > 0)) {
+const [settleSeconds, throughputSeconds] = numberArguments(20, 10);
+if (!(settleSeconds > 0 && throughputSeconds > 0)) {
   console.error('usage: drill.ts [SETTLE_SECONDS [THROUGHPUT_SECONDS]], positive numbers');
   process.exit(2);
 }
@@ -58,8 +59,8 @@ try {
       redisUrl: redis.url,
       fixture,
       folder,
-      settleMs: settleSeconds! * 1000,
-      throughputMs: throughputSeconds! * 1000,
+      settleMs: settleSeconds * 1000,
+      throughputMs: throughputSeconds * 1000,
       periodMs: PERIOD_MS,
       log: (line) => console.error(`  … ${line}`),
     },
@@ -74,7 +75,7 @@ try {
     ...(await printedMigrationDrill(pg, {
       redisUrl: redis.url,
       folder,
-      settleMs: settleSeconds! * 1000,
+      settleMs: settleSeconds * 1000,
       periodMs: PERIOD_MS,
       keys: KEYS,
       log: (line) => console.error(`  … ${line}`),

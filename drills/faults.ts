@@ -14,6 +14,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { seriesPath } from '../testkit/apiPaths.js';
+import { numberArguments } from '../testkit/arguments.js';
 import {
   abortMany,
   countStatuses,
@@ -33,8 +34,7 @@ import { startRedis } from '../testkit/redis.js';
 
 requirePrerequisites([redisServer, embeddedPostgres]);
 
-const ABORTS = Number(process.argv[2] ?? 10_000);
-const ROUNDS = Number(process.argv[3] ?? 10);
+const [ABORTS, ROUNDS] = numberArguments(10_000, 10);
 const LANES = 8;
 
 const teardowns: (() => unknown)[] = [];

@@ -7,6 +7,7 @@
  *
  *   npm run restore-drill [-- SETTLE_SECONDS [PROBE_TUBES]]   (defaults 20 and 21)
  */
+import { numberArguments } from '../testkit/arguments.js';
 import { backupRepository } from '../testkit/backups.js';
 import { addDrillFixture } from '../testkit/drills/drillFixture.js';
 import { addRestoreFixture, type RestoreReport, runRestoreDrill } from '../testkit/drills/restoreDrill.js';
@@ -17,8 +18,8 @@ import { describeRestore } from './lib/restoreReport.js';
 
 requirePrerequisites([postgres15, pgbackrest]);
 
-const [settleSeconds, probes] = [process.argv[2] ?? '20', process.argv[3] ?? '21'].map(Number);
-if (!(settleSeconds! > 0 && Number.isInteger(probes) && probes! >= 1)) {
+const [settleSeconds, probes] = numberArguments(20, 21);
+if (!(settleSeconds > 0 && Number.isInteger(probes) && probes >= 1)) {
   console.error('usage: restore.ts [SETTLE_SECONDS [PROBE_TUBES]], a positive number and a count');
   process.exit(2);
 }
@@ -35,7 +36,7 @@ try {
   console.log(`Restore drill — ${await machineLine()}`);
   const fixture = await cluster.primary.query(async (sql) => ({
     ...(await addDrillFixture(sql, { keys: KEYS, holders: 0 })),
-    ...(await addRestoreFixture(sql, probes!)),
+    ...(await addRestoreFixture(sql, probes)),
   }));
   const started = performance.now();
   await repository.pgbackrest(['--type=full', 'backup']);
@@ -50,7 +51,7 @@ try {
     repository,
     fixture,
     folder: repository.folder,
-    settleMs: settleSeconds! * 1000,
+    settleMs: settleSeconds * 1000,
     periodMs: PERIOD_MS,
     log: (line) => console.error(`  … ${line}`),
   });

@@ -9,6 +9,7 @@
  *   (REDIS_URL, or a throwaway redis-server)
  */
 import { execFileSync } from 'node:child_process';
+import { numberArguments } from '../testkit/arguments.js';
 import { addDrillFixture } from '../testkit/drills/drillFixture.js';
 import { addProbeFixture, freshKeysFor } from '../testkit/drills/primaryProbes.js';
 import { runSwitchoverDrill, type SwitchoverReport } from '../testkit/drills/switchoverDrill.js';
@@ -21,8 +22,8 @@ import { describeSwitchover } from './lib/primaryReport.js';
 
 requirePrerequisites([haproxy, throwawayRedis, postgres15]);
 
-const [settleSeconds, apiReplicas] = [process.argv[2] ?? '20', process.argv[3] ?? '3'].map(Number);
-if (!(settleSeconds! > 0 && Number.isInteger(apiReplicas) && apiReplicas! >= 1)) {
+const [settleSeconds, apiReplicas] = numberArguments(20, 3);
+if (!(settleSeconds > 0 && Number.isInteger(apiReplicas) && apiReplicas >= 1)) {
   console.error('usage: switchover.ts [SETTLE_SECONDS [API_REPLICAS]], a positive number and a count');
   process.exit(2);
 }
@@ -42,7 +43,7 @@ try {
   );
   const fixture = await cluster.primary.query(async (sql) => {
     const drill = await addDrillFixture(sql, { keys: KEYS, holders: 0 });
-    return { ...drill, ...(await addProbeFixture(sql, drill, freshKeysFor(settleSeconds! * 1000))) };
+    return { ...drill, ...(await addProbeFixture(sql, drill, freshKeysFor(settleSeconds * 1000))) };
   });
   await cluster.caughtUp();
   console.log(
@@ -55,9 +56,9 @@ try {
     cluster,
     redisUrl: redis.url,
     fixture,
-    replicas: apiReplicas!,
+    replicas: apiReplicas,
     folder,
-    settleMs: settleSeconds! * 1000,
+    settleMs: settleSeconds * 1000,
     periodMs: PERIOD_MS,
     log: (line) => console.error(`  … ${line}`),
   });

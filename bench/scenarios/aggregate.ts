@@ -22,6 +22,7 @@
 import { AGGREGATE_SECONDS, type Aggregate } from '../../src/contract.js';
 import type { Sql } from '../../src/db/connect.js';
 import { aggregateSelect, bucketFunctionOf, seriesSelect } from '../../src/engine/read/selects.js';
+import { numberArguments } from '../../testkit/arguments.js';
 import type { DatabaseServer } from '../../testkit/databaseServer.js';
 import { loadLine, machineLine, median, ms, printTable, ratio } from '../../testkit/report.js';
 import { addSeriesFixture, dayAfterStart, SERIES_START } from '../../testkit/seriesFixture.js';
@@ -39,7 +40,7 @@ import { SERVER_APPLICATION_NAME } from '../lib/serverProcess.js';
 
 requireEnginePrerequisites();
 
-const ROUNDS = Number(process.argv[2] ?? 7);
+const [ROUNDS] = numberArguments(7);
 const FLOOR = 'rows read (count, sum)';
 /** Issue 36's goal for P1D on TimescaleDB (compressed chunks) over the same on PostgreSQL. */
 const ENGINE_BOUND = 1.3;

@@ -20,6 +20,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { DataFrame } from 'nodejs-polars';
+import { numberArguments } from '../../testkit/arguments.js';
 import { polars, requirePrerequisites, throwawayPostgres } from '../../testkit/prerequisites.js';
 import { count, loadLine, machineLine, mb, median, ms, printTable, ratio } from '../../testkit/report.js';
 import { timedGet } from '../lib/http.js';
@@ -38,8 +39,7 @@ requirePrerequisites([polars, throwawayPostgres]);
 // After the check: its native part may be what is missing.
 const { default: pl } = await import('nodejs-polars');
 
-const ROUNDS = Number(process.argv[2] ?? 3);
-const WELLS = Number(process.argv[3] ?? 50);
+const [ROUNDS, WELLS] = numberArguments(3, 50);
 const FORMATS = chosenFormats();
 const WHATS = ['series', 'network'] as const;
 type What = (typeof WHATS)[number];

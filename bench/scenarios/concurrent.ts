@@ -7,6 +7,7 @@
  *   npm run bench -- concurrent [ROUNDS]
  */
 
+import { numberArguments } from '../../testkit/arguments.js';
 import { startDatabaseServer } from '../../testkit/databaseServer.js';
 import { requirePrerequisites, throwawayPostgres } from '../../testkit/prerequisites.js';
 import { count, machineLine, median, ms, printTable, ratio } from '../../testkit/report.js';
@@ -22,7 +23,7 @@ import { SERVER_APPLICATION_NAME, startServerProcess } from '../lib/serverProces
 
 requirePrerequisites([throwawayPostgres]);
 
-const ROUNDS = Number(process.argv[2] ?? 5);
+const [ROUNDS] = numberArguments(5);
 const YEAR_ROWS = 366 * MINUTES_PER_DAY;
 
 const pg = await startDatabaseServer();

@@ -8,6 +8,7 @@
  *   npm run bench -- conditional [ROUNDS] [BATCH]     (DATABASE_URL, or an embedded PostgreSQL)
  */
 
+import { numberArguments } from '../../testkit/arguments.js';
 import { startDatabaseServer } from '../../testkit/databaseServer.js';
 import { requirePrerequisites, throwawayPostgres } from '../../testkit/prerequisites.js';
 import { count, machineLine, median, ms, printTable } from '../../testkit/report.js';
@@ -18,8 +19,7 @@ import { startServerProcess } from '../lib/serverProcess.js';
 
 requirePrerequisites([throwawayPostgres]);
 
-const ROUNDS = Number(process.argv[2] ?? 5);
-const BATCH = Number(process.argv[3] ?? 200);
+const [ROUNDS, BATCH] = numberArguments(5, 200);
 
 const pg = await startDatabaseServer();
 try {

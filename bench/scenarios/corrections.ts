@@ -10,6 +10,7 @@
  */
 import { type Instant, parseDateTime } from '../../src/domain/datetime.js';
 import { removeMeasurements, setStatus } from '../../src/importers/measurements/corrections.js';
+import { numberArguments } from '../../testkit/arguments.js';
 import type { Engine } from '../../testkit/databaseServer.js';
 import { machineLine } from '../../testkit/report.js';
 import { requireEnginePrerequisites } from '../lib/engines.js';
@@ -17,7 +18,7 @@ import { historyOn, onEachEngine, timedOnItsOwn } from '../lib/history.js';
 
 requireEnginePrerequisites();
 
-const RUNS = Number(process.argv[2] ?? 3);
+const [RUNS] = numberArguments(3);
 
 const WRITES = {
   status: 'status of a month of one tube (1-minute data)',

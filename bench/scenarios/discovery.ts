@@ -12,6 +12,7 @@
  *   npm run bench -- discovery [ROUNDS] [SECONDS] [CONNECTIONS]
  */
 
+import { numberArguments } from '../../testkit/arguments.js';
 import { startDatabaseServer } from '../../testkit/databaseServer.js';
 import { requirePrerequisites, throwawayPostgres } from '../../testkit/prerequisites.js';
 import { count, machineLine, median, ms, printTable, ratio } from '../../testkit/report.js';
@@ -23,9 +24,7 @@ import { SERVER_APPLICATION_NAME, startServerProcess } from '../lib/serverProces
 
 requirePrerequisites([throwawayPostgres]);
 
-const ROUNDS = Number(process.argv[2] ?? 5);
-const SECONDS = Number(process.argv[3] ?? 4);
-const CONNECTIONS = Number(process.argv[4] ?? 16);
+const [ROUNDS, SECONDS, CONNECTIONS] = numberArguments(5, 4, 16);
 
 const pg = await startDatabaseServer();
 try {

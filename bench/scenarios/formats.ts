@@ -17,6 +17,7 @@
  *   npm run bench -- formats [ROUNDS] [WELLS]     (defaults 5 rounds, 50 wells = 200 tubes)
  *   (DATABASE_URL, or an embedded PostgreSQL; BENCH_ENGINE)
  */
+import { numberArguments } from '../../testkit/arguments.js';
 import { count, loadLine, machineLine, mb, median, ms, printTable, ratio } from '../../testkit/report.js';
 import { dayAfterStart, SERIES_START } from '../../testkit/seriesFixture.js';
 import { rowCounter } from '../lib/bodyRows.js';
@@ -45,8 +46,7 @@ import { type ServerProcess, startServerProcess } from '../lib/serverProcess.js'
 
 requireEnginePrerequisites();
 
-const ROUNDS = Number(process.argv[2] ?? 5);
-const WELLS = Number(process.argv[3] ?? 50);
+const [ROUNDS, WELLS] = numberArguments(5, 50);
 const FLOOR = 'COPY text into Node (the floor)';
 const ROW_SOURCE = 'binary COPY, decoded (the row source)';
 /** Issue 23's bounds for the series, as a multiple of the floor. */

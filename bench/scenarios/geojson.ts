@@ -6,6 +6,7 @@
  *
  *   npm run bench -- geojson [ROUNDS] [REQUESTS]        (5, 200)
  */
+import { numberArguments } from '../../testkit/arguments.js';
 import { startDatabaseServer } from '../../testkit/databaseServer.js';
 import { addKey } from '../../testkit/fixtures.js';
 import { requirePrerequisites, throwawayPostgres } from '../../testkit/prerequisites.js';
@@ -15,8 +16,7 @@ import { startServerProcess } from '../lib/serverProcess.js';
 
 requirePrerequisites([throwawayPostgres]);
 
-const ROUNDS = Number(process.argv[2] ?? 5);
-const REQUESTS = Number(process.argv[3] ?? 200);
+const [ROUNDS, REQUESTS] = numberArguments(5, 200);
 const WELLS = 3000;
 
 const pg = await startDatabaseServer();

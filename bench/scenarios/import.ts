@@ -40,6 +40,7 @@ import {
   vacuumMeasurements,
 } from '../../src/importers/measurements/measurements.js';
 import { upsertRegistry } from '../../src/importers/registry/registry.js';
+import { numberArguments } from '../../testkit/arguments.js';
 import { benchEngines, type Engine, enginePrerequisites } from '../../testkit/databaseServer.js';
 import { migrateAlone, postgresOrThrowaway } from '../../testkit/postgres.js';
 import { requirePrerequisites, throwawayPostgres } from '../../testkit/prerequisites.js';
@@ -58,8 +59,7 @@ import {
 
 requirePrerequisites([throwawayPostgres, ...enginePrerequisites(benchEngines())]);
 
-const ROWS = Number(process.argv[2] ?? YEAR_ROWS);
-const RUNS = Number(process.argv[3] ?? 3);
+const [ROWS, RUNS] = numberArguments(YEAR_ROWS, 3);
 /** One minute after the file's last row. */
 const AFTER_THE_FILE = formatInstant({ seconds: IMPORT_START + ROWS * 60, micros: 0 });
 

@@ -24,6 +24,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type Sql } from '../../src/db/connect.js';
 import { type RegistryWell, upsertRegistry } from '../../src/importers/registry/registry.js';
+import { numberArguments } from '../../testkit/arguments.js';
 import { createDatabase, migrateAlone, postgresOrThrowaway } from '../../testkit/postgres.js';
 import { requirePrerequisites, throwawayPostgres } from '../../testkit/prerequisites.js';
 import { count, loadLine, machineLine, median, printTable, ratio } from '../../testkit/report.js';
@@ -41,8 +42,7 @@ import { DURABLE_SETTINGS } from '../lib/importFixture.js';
 
 requirePrerequisites([throwawayPostgres]);
 
-const POINTS = Number(process.argv[2] ?? 200_000);
-const ROUNDS = Number(process.argv[3] ?? 5);
+const [POINTS, ROUNDS] = numberArguments(200_000, 5);
 const GLD_TUBE = { well: 'GMW000000038946', tubeNumber: '1' };
 
 interface Format {

@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from '../../src/db/connect.js';
 import { upsertRegistry } from '../../src/importers/registry/registry.js';
+import { numberArguments } from '../../testkit/arguments.js';
 import { createDatabase, migrateAlone, postgresOrThrowaway } from '../../testkit/postgres.js';
 import { requirePrerequisites, throwawayPostgres } from '../../testkit/prerequisites.js';
 import { count, loadLine, machineLine, mb, printTable, ratio } from '../../testkit/report.js';
@@ -26,7 +27,7 @@ import { DURABLE_SETTINGS } from '../lib/importFixture.js';
 
 requirePrerequisites([throwawayPostgres, scriptCommand]);
 
-const MB = Number(process.argv[2] ?? 200);
+const [MB] = numberArguments(200);
 const BYTES = MB * 1e6;
 const GLD_TUBE = { well: 'GMW000000038947', tubeNumber: '1' };
 

@@ -15,6 +15,7 @@
  */
 import type { Sql } from '../../src/db/connect.js';
 import { latestSelect } from '../../src/v1/latest/sql.js';
+import { numberArguments } from '../../testkit/arguments.js';
 import { addKey } from '../../testkit/fixtures.js';
 import { count, loadLine, machineLine, median, ms, printTable, ratio } from '../../testkit/report.js';
 import {
@@ -30,9 +31,7 @@ import { timedGet } from '../lib/http.js';
 
 requireEnginePrerequisites();
 
-const ROUNDS = Number(process.argv[2] ?? 5);
-const REQUESTS = Number(process.argv[3] ?? 40);
-const ROWS_PER_TUBE = Number(process.argv[4] ?? 3334);
+const [ROUNDS, REQUESTS, ROWS_PER_TUBE] = numberArguments(5, 40, 3334);
 /** Issue 36's goal for latest on TimescaleDB over the same on PostgreSQL. */
 const ENGINE_BOUND = 1.3;
 const WELLS = 1000;

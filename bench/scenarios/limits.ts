@@ -14,6 +14,7 @@
  *   (DATABASE_URL and REDIS_URL, or a throwaway embedded PostgreSQL and redis-server)
  */
 
+import { numberArguments } from '../../testkit/arguments.js';
 import { startDatabaseServer } from '../../testkit/databaseServer.js';
 import { addKey, addWell } from '../../testkit/fixtures.js';
 import { type Replica, spawnReplica } from '../../testkit/gwapi.js';
@@ -25,9 +26,7 @@ import { type LoadResult, load } from '../lib/load.js';
 
 requirePrerequisites([throwawayRedis, throwawayPostgres]);
 
-const ROUNDS = Number(process.argv[2] ?? 5);
-const SECONDS = Number(process.argv[3] ?? 3);
-const CONNECTIONS = Number(process.argv[4] ?? 16);
+const [ROUNDS, SECONDS, CONNECTIONS] = numberArguments(5, 3, 16);
 const WELLS = 10;
 
 /** Nothing is refused: a bucket that does not run dry in a run, and more slots than connections. */

@@ -11,6 +11,7 @@
  *   npm run bench -- memory [RUNS] [WELLS]     (defaults 3 runs per figure, 50 wells = 200 tubes)
  *   (DATABASE_URL, or an embedded PostgreSQL; BENCH_ENGINE)
  */
+import { numberArguments } from '../../testkit/arguments.js';
 import { loadLine, machineLine, mb, median, printTable } from '../../testkit/report.js';
 import { benchEngines, ENGINE_NAMES, requireEnginePrerequisites } from '../lib/engines.js';
 import { FORMATS, networkUrl, seriesUrl, startNetworkDatabase } from '../lib/networkFixture.js';
@@ -18,8 +19,7 @@ import { freshServerGrowthMb } from '../lib/serverProcess.js';
 
 requireEnginePrerequisites();
 
-const RUNS = Number(process.argv[2] ?? 3);
-const WELLS = Number(process.argv[3] ?? 50);
+const [RUNS, WELLS] = numberArguments(3, 50);
 const BOUND_MB = 40;
 const LENGTHS = [30, 183, 366];
 

@@ -19,6 +19,7 @@
  *   BENCH_FORMATS=json,csv npm run bench -- network     (a subset of the formats)
  */
 import { loadSettings } from '../../src/config.js';
+import { numberArguments } from '../../testkit/arguments.js';
 import { requirePrerequisites, throwawayPostgres } from '../../testkit/prerequisites.js';
 import { count, loadLine, machineLine, mb, median, ms, printTable, ratio } from '../../testkit/report.js';
 import { rowCounter } from '../lib/bodyRows.js';
@@ -39,8 +40,7 @@ import { type ServerProcess, startServerProcess } from '../lib/serverProcess.js'
 
 requirePrerequisites([throwawayPostgres]);
 
-const ROUNDS = Number(process.argv[2] ?? 3);
-const WELLS = Number(process.argv[3] ?? 50);
+const [ROUNDS, WELLS] = numberArguments(3, 50);
 /** The issue's network, for the computed wall time under the default limits. */
 const ISSUE_NETWORK_TUBES = 3000;
 const FORMATS = chosenFormats();

@@ -16,6 +16,7 @@
  *   npm run bench -- ogc [ROUNDS] [REQUESTS] [WELLS]        (5, 10, 10; BENCH_ENGINE)
  */
 import type { Sql } from '../../src/db/connect.js';
+import { numberArguments } from '../../testkit/arguments.js';
 import { addKey } from '../../testkit/fixtures.js';
 import { count, loadLine, machineLine, median, ms, printTable, ratio } from '../../testkit/report.js';
 import {
@@ -40,9 +41,7 @@ import type { ServerProcess } from '../lib/serverProcess.js';
 
 requireEnginePrerequisites();
 
-const ROUNDS = Number(process.argv[2] ?? 5);
-const REQUESTS = Number(process.argv[3] ?? 10);
-const WELLS = Number(process.argv[4] ?? 10);
+const [ROUNDS, REQUESTS, WELLS] = numberArguments(5, 10, 10);
 const PAGE = 100;
 const BIG_PAGE = 50_000;
 const REGISTRY_WELLS = 1000;

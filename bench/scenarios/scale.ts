@@ -31,6 +31,7 @@ import { Readable } from 'node:stream';
 import { connect, type Sql } from '../../src/db/connect.js';
 import { seriesSelect } from '../../src/engine/read/selects.js';
 import { importMeasurements } from '../../src/importers/measurements/measurements.js';
+import { numberArguments } from '../../testkit/arguments.js';
 import { addKey } from '../../testkit/fixtures.js';
 import { migrateAlone } from '../../testkit/postgres.js';
 import { requirePrerequisites } from '../../testkit/prerequisites.js';
@@ -43,10 +44,7 @@ import { type ServerProcess, startServerProcess } from '../lib/serverProcess.js'
 
 requirePrerequisites([nativeTimescale]);
 
-const TUBES = Number(process.argv[2] ?? 1000);
-const YEARS = Number(process.argv[3] ?? 6);
-const WRITERS = Number(process.argv[4] ?? 2);
-const ROUNDS = Number(process.argv[5] ?? 5);
+const [TUBES, YEARS, WRITERS, ROUNDS] = numberArguments(1000, 6, 2, 5);
 const REQUESTS = 5;
 const REFERENCE_ROWS = 10_000_000;
 const DELTA_TUBES = 100;

@@ -15,6 +15,7 @@
  */
 
 import { vacuumMeasurements } from '../../src/importers/measurements/measurements.js';
+import { numberArguments } from '../../testkit/arguments.js';
 import type { DatabaseServer } from '../../testkit/databaseServer.js';
 import { loadLine, machineLine, mb, median, ms, printTable, ratio } from '../../testkit/report.js';
 import {
@@ -39,7 +40,7 @@ import { SERVER_APPLICATION_NAME } from '../lib/serverProcess.js';
 
 requireEnginePrerequisites();
 
-const ROUNDS = Number(process.argv[2] ?? 7);
+const [ROUNDS] = numberArguments(7);
 const FORMATS: Format[] = ['json', 'csv', 'arrow'];
 /** Each variant's query beside the year's `from`, `to` and `format`; the first is the floor. */
 const VARIANTS = {

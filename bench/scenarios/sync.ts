@@ -49,6 +49,7 @@ import {
   syncGone,
 } from '../../src/sync/sql.js';
 import { issueSyncToken, readSyncToken, type SyncPoint } from '../../src/sync/token.js';
+import { numberArguments } from '../../testkit/arguments.js';
 import type { DatabaseServer } from '../../testkit/databaseServer.js';
 import { addKey } from '../../testkit/fixtures.js';
 import { count, machineLine, median, ms, printTable, quartiles, ratio } from '../../testkit/report.js';
@@ -66,7 +67,7 @@ import { timedGet } from '../lib/http.js';
 
 requireEnginePrerequisites();
 
-const RUNS = Number(process.argv[2] ?? 40);
+const [RUNS] = numberArguments(40);
 /** Issue 36's goal for a delta on TimescaleDB (compressed chunks) over the same on PostgreSQL. */
 const ENGINE_BOUND = 1.3;
 const TUBES = 10;
