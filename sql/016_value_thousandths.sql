@@ -17,6 +17,16 @@ create or replace function measurement_value(value float8, value_thousandths int
   language sql immutable parallel safe
   return coalesce(value, value_thousandths::float8 / 1000);
 
+-- The thousandths of a value that has at most three places, else null (the value is then stored as
+-- it is). Exact by construction: the integer's division by 1000 gives back the very same double; of the
+-- zeros, only +0 (an integer has no -0).
+create or replace function measurement_thousandths(value float8) returns int4
+  language sql immutable parallel safe
+  return case
+    when value = 0 then case when float8send(value) = float8send(0) then 0 end
+    when abs(value) <= 2147483.647 and round(value * 1000) / 1000 = value then round(value * 1000)::int4
+  end;
+
 -- Exactly one of the two, in every row; and on a new install the key carries both, so that a series is
 -- still read from the index alone.
 do $$
