@@ -166,8 +166,10 @@ export abstract class BroXmlReader implements LevelReader {
       else this.parser.write(text);
     } catch (error) {
       if (error instanceof FileRefused) throw error;
-      // saxes's message starts with its own `line:column: `; the place says where.
-      const message = error instanceof Error ? error.message.replace(/^[^:]*:\d+:\d+: /, '') : String(error);
+      // saxes's message starts with its own `[file:]line:column: `, counted from where it was first fed;
+      // the place says where.
+      const message =
+        error instanceof Error ? error.message.replace(/^(?:[^:]*:)?\d+:\d+: /, '') : String(error);
       this.refuse('XML', `not well-formed: ${message}`);
     }
   }

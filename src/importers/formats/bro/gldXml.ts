@@ -17,15 +17,17 @@ import { broStatus, CONTROL_READING, MISSING_VALUE, reviewPriority } from './sta
  * A point as BRO writes nearly all of them, with a value in metres and its StatusQualityControl: 1 the
  * prefix of WaterML, 2 the time, 3 the value, 4 the prefix of SWE, 5 the quality. Only elements and
  * text that cannot hold markup, so a match is well-formed XML; anything else (`xsi:nil`, a censoring
- * limit, comments, entities, another unit) is left to saxes.
+ * limit, comments, entities, another unit, a character XML refuses or normalizes) is left to saxes.
  */
+const TEXT = "[\\t\\n -%'-;=-\\\\^-\\ufffd]";
+const ATTRIBUTE_VALUE = "[ !#-%'-;=-\\ufffd]";
 const POINT = new RegExp(
   [
-    '<([\\w.-]+:)?point>\\s*<\\1MeasurementTVP>\\s*<\\1time>([^<&]*)</\\1time>\\s*',
-    '<\\1value(?: uom="m")?>([^<&]+)</\\1value>\\s*<\\1metadata>\\s*<\\1TVPMeasurementMetadata>\\s*',
+    `<([\\w.-]+:)?point>\\s*<\\1MeasurementTVP>\\s*<\\1time>(${TEXT}*)</\\1time>\\s*`,
+    `<\\1value(?: uom="m")?>(${TEXT}+)</\\1value>\\s*<\\1metadata>\\s*<\\1TVPMeasurementMetadata>\\s*`,
     '<\\1qualifier>\\s*<([\\w.-]+:)?Category>\\s*',
-    '<\\4codeSpace [\\w.-]+:href="urn:bro:gld:StatusQualityControl"/>\\s*<\\4value>([^<&]*)</\\4value>\\s*',
-    '</\\4Category>\\s*</\\1qualifier>\\s*(?:<\\1interpolationType [\\w.-]+:href="[^"<&]*"/>\\s*)?',
+    `<\\4codeSpace [\\w.-]+:href="urn:bro:gld:StatusQualityControl"/>\\s*<\\4value>(${TEXT}*)</\\4value>\\s*`,
+    `</\\4Category>\\s*</\\1qualifier>\\s*(?:<\\1interpolationType [\\w.-]+:href="${ATTRIBUTE_VALUE}*"/>\\s*)?`,
     '</\\1TVPMeasurementMetadata>\\s*</\\1metadata>\\s*</\\1MeasurementTVP>\\s*</\\1point>',
   ].join(''),
   'g',

@@ -115,12 +115,19 @@ t.test(
       withoutLines(read(DISPATCH)),
       'a point in a comment is no point',
     );
-    const broken = DISPATCH.replace('>0.655<', '>0,655<');
-    t.same(
-      readAll(gldXmlReader, broken, OPTIONS, 1 << 20),
-      readAll(gldXmlReader, broken, OPTIONS, 1),
-      'refused alike',
-    );
+    for (const [odd, what] of [
+      [DISPATCH.replace('>0.655<', '>0,655<'), 'a value that is no number'],
+      [DISPATCH.replace('>goedgekeurd<', '>goed\u0001gekeurd<'), 'a character XML refuses, in a quality'],
+      [DISPATCH.replace('>0.655<', '>0.655\u000b<'), 'a character XML refuses, in a value'],
+      [DISPATCH.replace('>goedgekeurd<', '>goed"gekeurd<'), 'a quote, which text may hold'],
+      [DISPATCH.replace('>goedgekeurd<', '>goed]]>gekeurd<'), 'the end of a CDATA, which text may not'],
+    ]) {
+      t.same(
+        readAll(gldXmlReader, odd!, OPTIONS, 1 << 20),
+        readAll(gldXmlReader, odd!, OPTIONS, 1),
+        `${what}: read or refused alike`,
+      );
+    }
   },
 );
 
