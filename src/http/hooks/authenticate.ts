@@ -17,18 +17,23 @@ export const API_KEY_HEADER = 'x-api-key';
 /** RFC 9110 wants a challenge on every 401; this one names the header the key belongs in. */
 const CHALLENGE = { 'WWW-Authenticate': 'ApiKey header="X-API-Key"' };
 
-/** The 401 of a request without a key (`presented` false) or with one that is not valid. */
-export const unauthorized = (presented: boolean) =>
+/** The query parameter that carries the key where a client can only add to a URL (OGC API clients). */
+export const API_KEY_PARAMETER = 'api_key';
+
+/**
+ * The 401 of a request without a key (`presented` false) or with one that is not valid; `queryKey`
+ * where the endpoint also takes the key as `api_key`.
+ */
+export const unauthorized = (presented: boolean, queryKey = false) =>
   new ProblemError(
     401,
     presented
       ? 'The API key is not valid: it is unknown, revoked or mistyped. Ask the operator for a key.'
-      : 'This endpoint needs an API key in the X-API-Key header.',
+      : queryKey
+        ? `This endpoint needs an API key in the X-API-Key header, or as ${API_KEY_PARAMETER} in the URL for a client that cannot send one.`
+        : 'This endpoint needs an API key in the X-API-Key header.',
     CHALLENGE,
   );
-
-/** The query parameter that carries the key where a client can only add to a URL (OGC API clients). */
-export const API_KEY_PARAMETER = 'api_key';
 
 /** The 400 of a key given in both places that differ; it names neither. */
 export const keysDisagree = () =>
@@ -61,7 +66,7 @@ export function authenticate(resolver: ClientResolver, limits: ClientLimits, { q
     // Guessing keys costs the guesser, not the database: failures are limited per address.
     const admission = await limits.admitFailedAuth(request.ip);
     if (!admission.admitted) throw tooManyRequests('failed-auth', admission.retryAfterSeconds);
-    throw unauthorized(Boolean(presented));
+    throw unauthorized(Boolean(presented), queryKey);
   }
 
   // Callback style, so that a key the resolver answers at once is checked in this turn.

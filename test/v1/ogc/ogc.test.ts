@@ -69,7 +69,9 @@ t.test('/v1/ogc', async (t) => {
   });
 
   t.test('collections need a key, and show its own features', async (t) => {
-    t.equal((await read(`${OGC}/collections`, {})).status, 401);
+    const none = await read(`${OGC}/collections`, {});
+    t.equal(none.status, 401);
+    t.match(none.json.detail, /X-API-Key header, or as api_key in the URL/, 'the 401 names both places');
     t.equal((await read(`${OGC}/collections`, { 'X-API-Key': keys.none.key })).status, 403);
     const { status, json } = await read(`${OGC}/collections`);
     t.equal(status, 200);
