@@ -20,9 +20,11 @@
  *
  * and, on the national network alone, latest of every tube, and the requests per second of the year
  * and of latest at 4 connections. Disk: the hypertable's bytes (compressed chunks and their indexes)
- * per row, and the whole database's.
+ * per row, and the whole database's. Last, on both stores, the window of the primary key's rebuild
+ * (docs/operations/upgrade.md, "The key with status"), with the chunks of the last UNCOMPRESSED_DAYS
+ * decompressed first, as the compression policy leaves them (0: no rebuild).
  *
- *   npm run bench -- scale [TUBES] [YEARS] [WRITERS] [ROUNDS]        (1,000, 6, 2, 5)
+ *   npm run bench -- scale [TUBES] [YEARS] [WRITERS] [ROUNDS] [UNCOMPRESSED_DAYS]   (1,000, 6, 2, 5, 180)
  *
  * 20,000 tubes × 6 years is 1.05 billion rows. The disk holds the compressed store and, at most,
  * WRITERS chunks uncompressed.
@@ -44,7 +46,7 @@ import { type ServerProcess, startServerProcess } from '../lib/serverProcess.js'
 
 requirePrerequisites([nativeTimescale]);
 
-const [TUBES, YEARS, WRITERS, ROUNDS] = numberArguments(1000, 6, 2, 5);
+const [TUBES, YEARS, WRITERS, ROUNDS, UNCOMPRESSED_DAYS] = numberArguments(1000, 6, 2, 5, 180);
 const REQUESTS = 5;
 const REFERENCE_ROWS = 10_000_000;
 const DELTA_TUBES = 100;
@@ -332,6 +334,36 @@ async function throughput(path: string, key: string, connections: number, second
   return requests / seconds;
 }
 
+/**
+ * The key built again as an upgraded database builds it, over what the policy leaves uncompressed: the
+ * chunks of the last UNCOMPRESSED_DAYS decompressed (timed apart: the policy never compressed them), then
+ * the key dropped and added in one statement, under the ACCESS EXCLUSIVE that is the upgrade's window.
+ */
+async function rebuildKey(store: Store) {
+  const cutoff = instant(END - UNCOMPRESSED_DAYS * DAY_MS);
+  let started = performance.now();
+  const [decompressed] = await store.sql<{ chunks: number }[]>`
+    select count(decompress_chunk(chunk, if_compressed => true))::int as chunks
+    from show_chunks('measurements', newer_than => ${cutoff}::timestamptz) chunk`;
+  const decompressMs = performance.now() - started;
+  const [rows] = await store.sql<{ rows: number }[]>`
+    select count(*)::float8 as rows from measurements where observed_at >= ${cutoff}`;
+  await store.sql`analyze measurements`;
+  const [key] = await store.sql<{ definition: string }[]>`
+    select pg_get_constraintdef(oid) as definition from pg_constraint where conname = 'measurements_pkey'`;
+  started = performance.now();
+  await store.sql.unsafe(
+    `alter table measurements drop constraint measurements_pkey, add constraint measurements_pkey ${key!.definition}`,
+  );
+  return {
+    chunks: decompressed!.chunks,
+    rows: rows!.rows,
+    decompressMs,
+    rebuildMs: performance.now() - started,
+    key: key!.definition,
+  };
+}
+
 console.log(`Scale — ${await machineLine()}; ${await loadLine()}\n`);
 console.log(
   `${count(TUBES)} tubes × ${CHUNKS} chunks of 30 days (${instant(FROM)} – ${instant(END)}), hourly: ` +
@@ -420,6 +452,24 @@ try {
     ],
   );
   console.log(await loadLine());
+
+  if (UNCOMPRESSED_DAYS > 0) {
+    for (const reader of readers.splice(0)) await reader.api.stop();
+    const rebuilt = [];
+    for (const store of stores) rebuilt.push({ store, ...(await rebuildKey(store)) });
+    console.log(`\nThe key's rebuild: ${rebuilt[0]!.key}, the last ${UNCOMPRESSED_DAYS} days uncompressed`);
+    printTable(
+      ['store', 'chunks decompressed', 'rows in them', 'decompressing', 'the key rebuilt'],
+      rebuilt.map((r) => [
+        r.store.name,
+        String(r.chunks),
+        count(r.rows),
+        `${(r.decompressMs / 1000).toFixed(1)} s`,
+        `${(r.rebuildMs / 1000).toFixed(1)} s`,
+      ]),
+    );
+    console.log(await loadLine());
+  }
 } finally {
   for (const reader of readers) await reader.api.stop();
   for (const store of stores) await store.sql.end();
