@@ -53,9 +53,8 @@ export async function startNetworkDatabase(
       tubesPerWell: TUBES_PER_WELL,
       stepMinutes: NETWORK_STEP_MINUTES,
     });
-    const compression = await asThePolicyLeavesIt(pg, sql);
+    const description = await asThePolicyLeavesIt(pg, sql);
     const setupSeconds = (performance.now() - started) / 1000;
-    const description = compression ? `${pg.description}; ${compression}` : pg.description;
     return { url, series, network, setupSeconds, engine, description, stop: () => pg.stop() };
   } catch (error) {
     await pg.stop();

@@ -23,18 +23,10 @@ import { AGGREGATE_SECONDS, type Aggregate } from '../../src/contract.js';
 import type { Sql } from '../../src/db/connect.js';
 import { aggregateSelect, bucketFunctionOf, seriesSelect } from '../../src/engine/read/selects.js';
 import { numberArguments } from '../../testkit/arguments.js';
-import type { DatabaseServer } from '../../testkit/databaseServer.js';
 import { loadLine, machineLine, median, ms, printTable, ratio } from '../../testkit/report.js';
 import { addSeriesFixture, dayAfterStart, SERIES_START } from '../../testkit/seriesFixture.js';
 import { backendCpuMeter, ownCpuMs } from '../lib/cpu.js';
-import {
-  asThePolicyLeavesIt,
-  ENGINE_NAMES,
-  printEngineRatios,
-  requireEnginePrerequisites,
-  samplesByEngine,
-  startEngineServers,
-} from '../lib/engines.js';
+import { onEachEngine, printEngineRatios, requireEnginePrerequisites } from '../lib/engines.js';
 import { timedGet } from '../lib/http.js';
 import { SERVER_APPLICATION_NAME } from '../lib/serverProcess.js';
 
@@ -72,19 +64,14 @@ const databaseMs = (sql: Sql, select: string) =>
   });
 
 console.log(`Aggregate benchmark — ${await machineLine()}\n`);
-const { servers, startApi, stop } = await startEngineServers();
-try {
-  const engines: Awaited<ReturnType<typeof onEngine>>[] = [];
-  for (const pg of servers) engines.push(await onEngine(pg));
-  async function onEngine(pg: DatabaseServer) {
-    const { url, sql } = await pg.database('bench_aggregate');
+const { parts: engines, stop } = await onEachEngine(
+  'bench_aggregate',
+  async ({ sql, asThePolicyLeavesIt, startApi }) => {
     const fixture = await addSeriesFixture(sql);
-    const compression = await asThePolicyLeavesIt(pg, sql);
-    console.log(`${pg.description}${compression ? `; ${compression}` : ''}`);
+    console.log(await asThePolicyLeavesIt());
     const bucketFunction = await bucketFunctionOf(sql, sql);
-    const server = await startApi(url);
+    const server = await startApi();
     return {
-      engine: pg.engine,
       sql,
       fixture,
       server,
@@ -103,7 +90,9 @@ try {
       floorSelect: `select count(*), sum(value) from measurements
         where tube_id = ${fixture.tubeId} and observed_at >= '${SERIES_START}' and observed_at < '${to}'`,
     };
-  }
+  },
+);
+try {
   const loadBefore = await loadLine();
   for (let round = -1; round < ROUNDS; round++) {
     for (const { sql, fixture, server, backends, samples, seriesUrl, selectOf, floorSelect } of engines) {
@@ -140,11 +129,11 @@ try {
   console.log(
     `\n366 days of 1-minute data; median of ${ROUNDS} rounds; before: ${loadBefore}, after: ${await loadLine()}\n`,
   );
-  for (const { engine, samples } of engines) {
+  for (const { engineName, samples } of engines) {
     const medianOf = (name: string, field: keyof Sample) => median(samples.get(name)!.map((s) => s[field]));
     const raw = samples.get('raw')!;
     const perRound = (name: string) => samples.get(name)!.map((s, round) => s.ms / raw[round]!.ms);
-    console.log(`${ENGINE_NAMES[engine]}\n`);
+    console.log(`${engineName}\n`);
     printTable(
       [
         'variant',
@@ -179,15 +168,16 @@ try {
   ] as const) {
     printEngineRatios(
       `TimescaleDB over PostgreSQL, ${title}`,
+      engines,
       names.map((name) => ({
         name,
-        samples: samplesByEngine(engines, ({ samples }) => samples.get(name)!.map((s) => s[field])),
+        samplesOf: ({ samples }) => samples.get(name)!.map((s) => s[field]),
         ...(name === 'P1D' && field === 'ms' ? { bound: ENGINE_BOUND } : {}),
       })),
       ms,
     );
   }
-  for (const { engine, sql, selectOf } of engines) {
+  for (const { engineName, sql, selectOf } of engines) {
     const plan = await sql.begin(async (tx) => {
       await tx`set local max_parallel_workers_per_gather = 0`;
       return tx.unsafe(`explain (analyze, buffers, costs off, timing off) ${selectOf(VARIANTS[1]!)}`);
@@ -195,7 +185,7 @@ try {
     // The whole plan names every chunk on TimescaleDB: its times say where the select's time goes.
     const lines = plan.map((row) => row['QUERY PLAN'] as string);
     console.log(
-      `Plan of the P1D select, ${ENGINE_NAMES[engine]}: ${lines.length} lines; ` +
+      `Plan of the P1D select, ${engineName}: ${lines.length} lines; ` +
         lines.filter((line) => /^(Planning|Execution) Time/.test(line)).join(', '),
     );
   }

@@ -27,7 +27,6 @@ import {
   type Engine,
   printEngineRatios,
   requireEnginePrerequisites,
-  samplesByEngine,
 } from '../lib/engines.js';
 import type { FloorMethod } from '../lib/floor.js';
 import { timedGet } from '../lib/http.js';
@@ -180,20 +179,19 @@ try {
       ]),
     );
   }
-  const byEngine = (kind: Year, name: string, field: keyof Sample) =>
-    samplesByEngine(engines, ({ engine }) => of(engine, kind, name).map((sample) => sample[field] as number));
   for (const [field, title] of [
     ['ms', 'to the last byte'],
     ['cpuMs', 'server CPU'],
   ] as const) {
     printEngineRatios(
       `TimescaleDB over PostgreSQL, ${title}`,
+      engines,
       (['series', 'network'] as const).flatMap((kind) =>
         engines[0]!.variants
           .filter(([rows]) => rows === kind)
           .map(([, name]) => ({
             name: `${kind} ${name}`,
-            samples: byEngine(kind, name, field),
+            samplesOf: ({ engine }) => of(engine, kind, name).map((sample) => sample[field] as number),
             ...((FORMATS as readonly string[]).includes(name) && field === 'ms'
               ? { bound: ENGINE_BOUND }
               : {}),

@@ -18,15 +18,7 @@ import { latestSelect } from '../../src/v1/latest/sql.js';
 import { numberArguments } from '../../testkit/arguments.js';
 import { addKey } from '../../testkit/fixtures.js';
 import { count, loadLine, machineLine, median, ms, printTable, ratio } from '../../testkit/report.js';
-import {
-  asThePolicyLeavesIt,
-  ENGINE_NAMES,
-  type Engine,
-  printEngineRatios,
-  requireEnginePrerequisites,
-  samplesByEngine,
-  startEngineServers,
-} from '../lib/engines.js';
+import { onEachEngine, printEngineRatios, requireEnginePrerequisites } from '../lib/engines.js';
 import { timedGet } from '../lib/http.js';
 
 requireEnginePrerequisites();
@@ -118,7 +110,7 @@ const DISCOVERY = '/v1/groundwater-monitoring-wells';
  * engine in the same rounds. Asked again, a latest document is kept (its state unchanged); the new-box
  * target reads it every time, as the first request after an import does.
  */
-async function timeRequests(services: { engine: Engine; base: string; key: string }[]) {
+async function timeRequests(services: Service[]) {
   // Each latest beside discovery in the same kind of body: GeoJSON beside GeoJSON, the rest beside JSON.
   const targets: [string, (base: string) => string, string][] = [
     ['discovery (JSON)', (base) => `${base}${DISCOVERY}`, 'discovery (JSON)'],
@@ -129,53 +121,43 @@ async function timeRequests(services: { engine: Engine; base: string; key: strin
     ['latest (GeoJSON)', (base) => `${base}${LATEST}?format=geojson`, 'discovery (GeoJSON)'],
     ['latest (JSON), not kept', (base) => `${base}${LATEST}?${newBox()}`, 'discovery (JSON)'],
   ];
-  const times = new Map<string, number[]>();
-  const bytes = new Map<string, number>();
-  const keyOf = (engine: Engine, name: string) => `${engine}|${name}`;
-  for (const { engine, base, key } of services) {
+  for (const { engineName, base, key, bytes } of services) {
     for (const [name, url] of targets) {
       const first = await timedGet(url(base), { 'x-api-key': key }, true);
-      if (first.status !== 200) throw new Error(`${ENGINE_NAMES[engine]}, ${name}: ${first.status}`);
+      if (first.status !== 200) throw new Error(`${engineName}, ${name}: ${first.status}`);
       if (name.startsWith('latest (JSON)') && JSON.parse(first.body!.toString()).length !== TUBES)
         throw new Error(`${name}: not one row per tube`);
-      bytes.set(keyOf(engine, name), first.bytes);
+      bytes.set(name, first.bytes);
     }
   }
   for (let round = -1; round < ROUNDS; round++) {
     for (let i = 0; i < REQUESTS; i++) {
-      for (const { engine, base, key } of (round + i) % 2 === 0 ? services : [...services].reverse()) {
+      for (const { base, key, times, bytes } of (round + i) % 2 === 0 ? services : [...services].reverse()) {
         const order = (round + i) % 2 === 0 ? targets : [...targets].reverse();
         for (const [name, url] of order) {
           const timed = await timedGet(url(base), { 'x-api-key': key });
-          if (timed.bytes !== bytes.get(keyOf(engine, name)))
-            throw new Error(`${name}: ${timed.bytes} bytes`);
-          if (round >= 0)
-            times.set(keyOf(engine, name), [...(times.get(keyOf(engine, name)) ?? []), timed.totalMs]);
+          if (timed.bytes !== bytes.get(name)) throw new Error(`${name}: ${timed.bytes} bytes`);
+          if (round >= 0) times.set(name, [...(times.get(name) ?? []), timed.totalMs]);
         }
       }
     }
   }
-  for (const { engine } of services) {
-    console.log(`${ENGINE_NAMES[engine]}\n`);
+  for (const { engineName, times, bytes } of services) {
+    console.log(`${engineName}\n`);
     printTable(
       ['request', 'median', 'body', 'vs discovery (bound ≤ 2×)', 'discovery'],
       targets.map(([name, , against]) => {
-        const m = median(times.get(keyOf(engine, name))!);
-        return [
-          name,
-          ms(m),
-          `${count(bytes.get(keyOf(engine, name))!)} B`,
-          ratio(m / median(times.get(keyOf(engine, against))!)),
-          against,
-        ];
+        const m = median(times.get(name)!);
+        return [name, ms(m), `${count(bytes.get(name)!)} B`, ratio(m / median(times.get(against)!)), against];
       }),
     );
   }
   printEngineRatios(
     'TimescaleDB over PostgreSQL, requests',
+    services,
     targets.map(([name]) => ({
       name,
-      samples: samplesByEngine(services, ({ engine }) => times.get(keyOf(engine, name))!),
+      samplesOf: ({ times }) => times.get(name)!,
       ...(name.startsWith('latest') ? { bound: ENGINE_BOUND } : {}),
     })),
     ms,
@@ -196,24 +178,26 @@ function printSelects(median: (kind: string, status: string) => number) {
 
 console.log(`Latest — ${await machineLine()}\n`);
 
-const { servers, startApi, stop } = await startEngineServers();
-try {
-  const services: { engine: Engine; base: string; key: string }[] = [];
-  for (const pg of servers) {
-    const { url, sql } = await pg.database('bench_latest');
+const { parts: services, stop } = await onEachEngine(
+  'bench_latest',
+  async ({ sql, asThePolicyLeavesIt, startApi }) => {
     const started = performance.now();
     const key = await addStore(sql, ROWS_PER_TUBE);
     await sql`vacuum analyze`;
-    const compression = await asThePolicyLeavesIt(pg, sql);
+    const server = await asThePolicyLeavesIt();
     const [{ rows }] = (await sql`select count(*)::int8 as rows from measurements`) as [{ rows: string }];
     console.log(
-      `${pg.description}${compression ? `; ${compression}` : ''}\n${count(TUBES)} tubes, ${count(Number(rows))} rows ` +
+      `${server}\n${count(TUBES)} tubes, ${count(Number(rows))} rows ` +
         `(written in ${((performance.now() - started) / 1000).toFixed(0)} s); ${ROUNDS} rounds of ${REQUESTS} requests each\n`,
     );
     printSelects(await timeSelects(sql, ROUNDS));
-    const api = await startApi(url);
-    services.push({ engine: pg.engine, base: api.base, key });
-  }
+    const api = await startApi();
+    /** Each target's times, one per request, and its body's bytes. */
+    return { base: api.base, key, times: new Map<string, number[]>(), bytes: new Map<string, number>() };
+  },
+);
+type Service = (typeof services)[number];
+try {
   console.log(`${await loadLine()}\n`);
   await timeRequests(services);
   console.log(`${await loadLine()} at the end`);

@@ -26,15 +26,7 @@ import {
   SERIES_START,
 } from '../../testkit/seriesFixture.js';
 import { rowCounter } from '../lib/bodyRows.js';
-import {
-  asThePolicyLeavesIt,
-  ENGINE_NAMES,
-  type Engine,
-  printEngineRatios,
-  requireEnginePrerequisites,
-  samplesByEngine,
-  startEngineServers,
-} from '../lib/engines.js';
+import { type Engine, onEachEngine, printEngineRatios, requireEnginePrerequisites } from '../lib/engines.js';
 import { timedGet } from '../lib/http.js';
 import { NETWORK_STEP_MINUTES, TUBES_PER_WELL } from '../lib/networkFixture.js';
 import type { ServerProcess } from '../lib/serverProcess.js';
@@ -86,6 +78,7 @@ interface Target {
 
 interface Service {
   engine: Engine;
+  engineName: string;
   api: ServerProcess;
   targets: Map<string, Target>;
 }
@@ -211,8 +204,8 @@ async function timeRequests(services: Service[]) {
       median(samples.slice(round * each, (round + 1) * each)),
     );
   };
-  for (const { engine, targets } of services) {
-    console.log(`${ENGINE_NAMES[engine]}\n`);
+  for (const { engine, engineName, targets } of services) {
+    console.log(`${engineName}\n`);
     printTable(
       ['request', 'median', 'body', 'server CPU, mean', 'server CPU a MB'],
       [...targets.values()].map(({ name, bytes }) => {
@@ -246,9 +239,10 @@ async function timeRequests(services: Service[]) {
   }
   printEngineRatios(
     'TimescaleDB over PostgreSQL, requests',
+    services,
     [...services[0]!.targets.keys()].map((name) => ({
       name,
-      samples: samplesByEngine(services, ({ engine }) => perRound(engine, name)),
+      samplesOf: ({ engine }) => perRound(engine, name),
     })),
     ms,
   );
@@ -256,11 +250,9 @@ async function timeRequests(services: Service[]) {
 
 console.log(`OGC API - Features — ${await machineLine()}\n`);
 
-const { servers, startApi, stop } = await startEngineServers();
-try {
-  const services: Service[] = [];
-  for (const pg of servers) {
-    const { url, sql } = await pg.database('bench_ogc');
+const { parts: services, stop } = await onEachEngine(
+  'bench_ogc',
+  async ({ sql, asThePolicyLeavesIt, startApi }) => {
     const started = performance.now();
     const series = await addSeriesFixture(sql);
     const network = await addNetworkFixture(sql, {
@@ -270,16 +262,18 @@ try {
     });
     const registry = await addRegistry(sql);
     await sql`vacuum analyze`;
-    const compression = await asThePolicyLeavesIt(pg, sql);
+    const server = await asThePolicyLeavesIt();
     console.log(
-      `${pg.description}${compression ? `; ${compression}` : ''}\nseries: 1 tube × ${count(366 * MINUTES_PER_DAY)} ` +
+      `${server}\nseries: 1 tube × ${count(366 * MINUTES_PER_DAY)} ` +
         `rows; network: ${count(network.tubes.length)} tubes, ${count(network.rows)} rows; registry: ` +
         `${count(REGISTRY_TUBES)} tubes (written in ${((performance.now() - started) / 1000).toFixed(0)} s)\n`,
     );
-    const api = await startApi(url);
+    const api = await startApi();
     const keys = { network: network.key, series: series.key, registry };
-    services.push({ engine: pg.engine, api, targets: await targetsOf(api.base, keys, series.identifier) });
-  }
+    return { api, targets: await targetsOf(api.base, keys, series.identifier) };
+  },
+);
+try {
   console.log(
     `${ROUNDS} rounds of ${REQUESTS} requests of each (the pages of ${count(BIG_PAGE)} rows: one a round); ` +
       `${await loadLine()}\n`,

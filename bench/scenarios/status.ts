@@ -16,7 +16,6 @@
 
 import { vacuumMeasurements } from '../../src/importers/measurements/measurements.js';
 import { numberArguments } from '../../testkit/arguments.js';
-import type { DatabaseServer } from '../../testkit/databaseServer.js';
 import { loadLine, machineLine, mb, median, ms, printTable, ratio } from '../../testkit/report.js';
 import {
   addSeriesFixture,
@@ -26,14 +25,7 @@ import {
 } from '../../testkit/seriesFixture.js';
 import { rowCounter } from '../lib/bodyRows.js';
 import { backendCpuMeter } from '../lib/cpu.js';
-import {
-  asThePolicyLeavesIt,
-  ENGINE_NAMES,
-  printEngineRatios,
-  requireEnginePrerequisites,
-  samplesByEngine,
-  startEngineServers,
-} from '../lib/engines.js';
+import { onEachEngine, printEngineRatios, requireEnginePrerequisites } from '../lib/engines.js';
 import { timedGet } from '../lib/http.js';
 import type { Format } from '../lib/networkFixture.js';
 import { SERVER_APPLICATION_NAME } from '../lib/serverProcess.js';
@@ -55,35 +47,31 @@ const ROWS = 366 * MINUTES_PER_DAY;
 type Sample = { ms: number; serverMs: number; databaseMs: number; bytes: number };
 const name = (format: Format, variant: Variant) => `${format} ${variant}`;
 
-/** The year on `pg`, statuses by turns, compressed on TimescaleDB; its server process and samples. */
-async function onEngine(pg: DatabaseServer) {
-  const { url, sql } = await pg.database('bench_status');
-  const fixture = await addSeriesFixture(sql);
-  // Every other minute approved: both statuses in every batch, and a filter of both passes every row.
-  await sql`
+console.log(`Status benchmark — ${await machineLine()}\n`);
+// On each engine the year, statuses by turns, compressed on TimescaleDB; its server process and samples.
+const { parts: engines, stop } = await onEachEngine(
+  'bench_status',
+  async ({ sql, asThePolicyLeavesIt, startApi }) => {
+    const fixture = await addSeriesFixture(sql);
+    // Every other minute approved: both statuses in every batch, and a filter of both passes every row.
+    await sql`
     update measurements set status = (extract(minute from observed_at)::int % 2)::int2
     where tube_id = ${fixture.tubeId}`;
-  await vacuumMeasurements(sql);
-  const compression = await asThePolicyLeavesIt(pg, sql);
-  console.log(`${pg.description}${compression ? `; ${compression}` : ''}`);
-  const server = await startApi(url);
-  return {
-    engine: pg.engine,
-    fixture,
-    server,
-    backends: backendCpuMeter(sql, SERVER_APPLICATION_NAME),
-    samples: new Map<string, Sample[]>(),
-    seriesUrl: (base: string, format: Format, variant: Variant) =>
-      `${base}/v1/groundwater-monitoring-tubes/${fixture.identifier}/measurements` +
-      `?from=${SERIES_START}&to=${dayAfterStart(366)}&format=${format}${VARIANTS[variant]}`,
-  };
-}
-
-console.log(`Status benchmark — ${await machineLine()}\n`);
-const { servers, startApi, stop } = await startEngineServers();
+    await vacuumMeasurements(sql);
+    console.log(await asThePolicyLeavesIt());
+    const server = await startApi();
+    return {
+      fixture,
+      server,
+      backends: backendCpuMeter(sql, SERVER_APPLICATION_NAME),
+      samples: new Map<string, Sample[]>(),
+      seriesUrl: (base: string, format: Format, variant: Variant) =>
+        `${base}/v1/groundwater-monitoring-tubes/${fixture.identifier}/measurements` +
+        `?from=${SERIES_START}&to=${dayAfterStart(366)}&format=${format}${VARIANTS[variant]}`,
+    };
+  },
+);
 try {
-  const engines: Awaited<ReturnType<typeof onEngine>>[] = [];
-  for (const pg of servers) engines.push(await onEngine(pg));
   const loadBefore = await loadLine();
   for (let round = -1; round < ROUNDS; round++) {
     for (const { fixture, server, backends, samples, seriesUrl } of engines) {
@@ -119,8 +107,8 @@ try {
   const range = (ratios: number[]) =>
     `${ratio(median(ratios))} (${ratio(Math.min(...ratios))}–${ratio(Math.max(...ratios))})`;
   const cpuOf = (sample: Sample) => sample.serverMs + sample.databaseMs;
-  for (const { engine, samples } of engines) {
-    console.log(`${ENGINE_NAMES[engine]}\n`);
+  for (const { engineName, samples } of engines) {
+    console.log(`${engineName}\n`);
     printTable(
       [
         'variant',
@@ -155,12 +143,11 @@ try {
   }
   printEngineRatios(
     'TimescaleDB over PostgreSQL, to the last byte',
+    engines,
     FORMATS.flatMap((format) =>
       (Object.keys(VARIANTS) as Variant[]).map((variant) => ({
         name: name(format, variant),
-        samples: samplesByEngine(engines, ({ samples }) =>
-          samples.get(name(format, variant))!.map((s) => s.ms),
-        ),
+        samplesOf: ({ samples }) => samples.get(name(format, variant))!.map((s) => s.ms),
       })),
     ),
     ms,

@@ -50,18 +50,15 @@ import {
 } from '../../src/sync/sql.js';
 import { issueSyncToken, readSyncToken, type SyncPoint } from '../../src/sync/token.js';
 import { numberArguments } from '../../testkit/arguments.js';
-import type { DatabaseServer } from '../../testkit/databaseServer.js';
 import { addKey } from '../../testkit/fixtures.js';
 import { count, machineLine, median, ms, printTable, quartiles, ratio } from '../../testkit/report.js';
 import { addSeriesFixture, dayAfterStart, SERIES_START } from '../../testkit/seriesFixture.js';
 import {
-  asThePolicyLeavesIt,
-  ENGINE_NAMES,
   type Engine,
+  type EngineDatabase,
+  onEachEngine,
   printEngineRatios,
   requireEnginePrerequisites,
-  samplesByEngine,
-  startEngineServers,
 } from '../lib/engines.js';
 import { timedGet } from '../lib/http.js';
 
@@ -103,14 +100,16 @@ interface Kind {
 /** Each read's times, by engine and label, one per run. */
 const times = new Map<string, number[]>();
 const timesKey = (engine: Engine, label: string) => `${engine}|${label}`;
+/** An engine, by its names. */
+type OnEngine = Pick<EngineDatabase, 'engine' | 'engineName'>;
 /** Runs of every engine's `kinds` interleaved, the order reversed every other run; the first two warm up. */
-async function measure(kinds: [Engine, Kind][]): Promise<void> {
+async function measure(kinds: [OnEngine, Kind][]): Promise<void> {
   for (let run = -2; run < RUNS; run++) {
-    for (const [engine, kind] of run % 2 === 0 ? kinds : [...kinds].reverse()) {
+    for (const [{ engine, engineName }, kind] of run % 2 === 0 ? kinds : [...kinds].reverse()) {
       const t0 = performance.now();
       const got = await kind.run();
       const elapsed = performance.now() - t0;
-      if (got !== kind.expected) throw new Error(`${ENGINE_NAMES[engine]}, ${kind.label}: ${got} rows`);
+      if (got !== kind.expected) throw new Error(`${engineName}, ${kind.label}: ${got} rows`);
       const key = timesKey(engine, kind.label);
       if (run >= 0) times.set(key, [...(times.get(key) ?? []), elapsed]);
     }
@@ -118,16 +117,14 @@ async function measure(kinds: [Engine, Kind][]): Promise<void> {
 }
 
 console.log(`Sync — ${await machineLine()}\n`);
-const { servers, startApi, stop } = await startEngineServers();
 const writers: Sql[] = [];
+const { parts: engines, stop } = await onEachEngine('bench_sync', onEngine);
 try {
-  const engines: Awaited<ReturnType<typeof onEngine>>[] = [];
-  for (const pg of servers) engines.push(await onEngine(pg));
   /** Each engine's writes of a phase, then the phase's reads on all of them in the same runs. */
   for (const phase of [0, 1, 2]) {
-    const kinds: [Engine, Kind][] = [];
-    for (const { engine, phases } of engines) {
-      for (const kind of await phases[phase]!()) kinds.push([engine, kind]);
+    const kinds: [OnEngine, Kind][] = [];
+    for (const part of engines) {
+      for (const kind of await part.phases[phase]!()) kinds.push([part, kind]);
     }
     await measure(kinds);
   }
@@ -135,9 +132,10 @@ try {
   const labels = [...new Set([...times.keys()].map((key) => key.slice(key.indexOf('|') + 1)))];
   printEngineRatios(
     'TimescaleDB over PostgreSQL',
+    engines,
     labels.map((label) => ({
       name: label,
-      samples: samplesByEngine(engines, ({ engine }) => times.get(timesKey(engine, label)) ?? []),
+      samplesOf: ({ engine }) => times.get(timesKey(engine, label)) ?? [],
       ...(label.startsWith('delta') && !label.includes('P1D') ? { bound: ENGINE_BOUND } : {}),
     })),
     ms,
@@ -148,12 +146,10 @@ try {
 }
 
 /**
- * The database of `pg`: its fixtures, then the three phases (each writes, then returns its reads) and
- * the report of this engine's own figures.
+ * The database of an engine: its fixtures, then the three phases (each writes, then returns its reads)
+ * and the report of this engine's own figures.
  */
-async function onEngine(pg: DatabaseServer) {
-  const engine = pg.engine;
-  const { sql, url } = await pg.database('bench_sync');
+async function onEngine({ engine, engineName, url, sql, asThePolicyLeavesIt, startApi }: EngineDatabase) {
   const started = performance.now();
   const fixture = await addSeriesFixture(sql, { otherTubes: TUBES - 1 });
   const tubes = await sql<
@@ -167,7 +163,7 @@ async function onEngine(pg: DatabaseServer) {
       from tubes`;
   }
   await sql`vacuum analyze measurement_changes`;
-  const compression = await asThePolicyLeavesIt(pg, sql);
+  const server = await asThePolicyLeavesIt();
   // The writes are this scenario's setup, not its figures. On TimescaleDB the corrections decompress more
   // than the extension's default limit of tuples a transaction (the import then fails: the write path's
   // to solve), so the writer's sessions lift it.
@@ -182,7 +178,7 @@ async function onEngine(pg: DatabaseServer) {
   const [stored] = await sql<{ rows: string; changes: string }[]>`
     select (select count(*) from measurements) as rows, (select count(*) from measurement_changes) as changes`;
   console.log(
-    `${pg.description}${compression ? `; ${compression}` : ''}\n` +
+    `${server}\n` +
       `${count(Number(stored!.rows))} measurements of ${TUBES} tubes, ${count(Number(stored!.changes))} change rows; ` +
       `set up in ${((performance.now() - started) / 1000).toFixed(0)} s; ${RUNS} runs of each\n`,
   );
@@ -198,7 +194,7 @@ async function onEngine(pg: DatabaseServer) {
   };
   // What a client sees: its requests to the service, run in a process of its own.
   const { key, keyId } = await addKey(sql, { allTubes: true });
-  const api = await startApi(url);
+  const api = await startApi();
   const base = api.base;
   const status = async (path: string) => (await timedGet(`${base}${path}`, { 'x-api-key': key })).status;
   const seriesRequest = (from: string, to: string) => () =>
@@ -427,7 +423,7 @@ async function onEngine(pg: DatabaseServer) {
   async function report() {
     for (const read of explained) await read();
     console.log(
-      `${ENGINE_NAMES[engine]}: appended: ${appendedCount} inserted, then ${RUNS} runs of each read; corrections: ` +
+      `${engineName}: appended: ${appendedCount} inserted, then ${RUNS} runs of each read; corrections: ` +
         `${correctedCount} updated, then ${RUNS} runs of each (the series in both: ${RUNS * 2} runs); ` +
         `status change: ${approvedCount} approved\n`,
     );
@@ -486,5 +482,5 @@ async function onEngine(pg: DatabaseServer) {
         console.log(`  ${line.trim()}\n    ${lines[i + 1]?.trim() ?? ''}`);
     }
   }
-  return { engine, phases: [phase1, phase2, phase3], report };
+  return { phases: [phase1, phase2, phase3], report };
 }
