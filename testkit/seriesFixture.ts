@@ -1,8 +1,8 @@
 /**
- * The data of the series benchmarks and drills: one tube with 1-minute data from 2024-01-01 (a leap year, so 366
- * days are 527,040 rows), generated in SQL, and a key that reads it. Optionally other tubes with the
- * same amount of data each, written interleaved in time with ours (as loggers' imports of a network
- * arrive), so that our tube's index pages are scattered among theirs.
+ * The data of the series benchmarks, drills and tests: one tube with 1-minute data from 2024-01-01 (a
+ * leap year, so 366 days are 527,040 rows), generated in SQL, and a key that reads it. Optionally other
+ * tubes with the same amount of data each, written interleaved in time with ours (as loggers' imports of
+ * a network arrive), so that our tube's index pages are scattered among theirs.
  */
 import type { Sql } from '../src/db/connect.js';
 import { vacuumMeasurements } from '../src/importers/measurements/measurements.js';

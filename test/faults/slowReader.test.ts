@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import { seriesPath } from '../../testkit/apiPaths.js';
 import { startFaultReplica } from '../../testkit/faults.js';
-import { addKey, addRegularSeries, addWell } from '../../testkit/fixtures.js';
+import { addSeriesFixture } from '../../testkit/seriesFixture.js';
 import { freshDatabase } from '../helpers/database.js';
 
 const ROWS_IN_YEAR = 366 * 24 * 60;
@@ -29,16 +29,13 @@ const TRICKLE_EVERY_MS = 50;
 
 t.test('a slow reader of a year-long series holds bounded server memory', async (t) => {
   const db = await freshDatabase(t);
-  const [tube] = await addWell(db.sql, 'Logger', [{ number: '1' }]);
-  await addRegularSeries(db.sql, tube!.id, '2024-01-01T00:00:00Z', '2025-01-01T00:00:00Z', '1 minute');
-  await db.sql`vacuum analyze measurements`;
-  const { key } = await addKey(db.sql, { tubeIds: [tube!.id] });
+  const { identifier, key } = await addSeriesFixture(db.sql);
   // Tight, so that buffering the year cannot succeed (see test/v1/series/memory.test.ts).
   const replica = await startFaultReplica(t, db.url, {
     NODE_OPTIONS: '--max-old-space-size=64 --max-semi-space-size=16',
   });
   const streamed = async () => (await replica.metric('gwapi_measurements_streamed_total')) ?? 0;
-  const path = (to: string) => seriesPath(tube!.identifier, '2024-01-01T00:00:00Z', to);
+  const path = (to: string) => seriesPath(identifier, '2024-01-01T00:00:00Z', to);
 
   // Warm up: every module loaded and every code path compiled once before measuring.
   const warmUp = await fetch(`${replica.base}${path('2024-01-08T00:00:00Z')}`, {

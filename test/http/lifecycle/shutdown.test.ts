@@ -11,8 +11,8 @@ import { type Agent, request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import t, { type Test } from 'tap';
-import { addKey, addRegularSeries, addWell } from '../../../testkit/fixtures.js';
 import type { Replica } from '../../../testkit/gwapi.js';
+import { addSeriesFixture } from '../../../testkit/seriesFixture.js';
 import { freshDatabase } from '../../helpers/database.js';
 import { parseRaw } from '../../helpers/http.js';
 import { startReplica } from '../../helpers/serve.js';
@@ -94,11 +94,8 @@ function streamThrough(agent: Agent | false, url: string, key: string) {
 
 t.test('graceful shutdown of gwapi serve', async (t) => {
   const db = await freshDatabase(t);
-  const [tube] = await addWell(db.sql, 'Logger', [{ number: '1' }]);
-  await addRegularSeries(db.sql, tube!.id, '2024-01-01T00:00:00Z', '2025-01-01T00:00:00Z', '1 minute');
-  await db.sql`vacuum analyze measurements`;
-  const { key } = await addKey(db.sql, { tubeIds: [tube!.id] });
-  const path = `/v1/groundwater-monitoring-tubes/${tube!.identifier}/measurements${YEAR}`;
+  const { identifier, key } = await addSeriesFixture(db.sql);
+  const path = `/v1/groundwater-monitoring-tubes/${identifier}/measurements${YEAR}`;
 
   const serve = (t: Test, graceSeconds: number) =>
     startReplica(t, { DATABASE_URL: db.url, SHUTDOWN_GRACE_SECONDS: String(graceSeconds) });

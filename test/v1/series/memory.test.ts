@@ -7,8 +7,8 @@
  * streaming one completes, and its resident memory must grow by less than the 40 MB issue 5 allows.
  */
 import t from 'tap';
-import { addKey, addRegularSeries, addWell } from '../../../testkit/fixtures.js';
 import { residentMb } from '../../../testkit/processes.js';
+import { addSeriesFixture } from '../../../testkit/seriesFixture.js';
 import { freshDatabase } from '../../helpers/database.js';
 import { get } from '../../helpers/http.js';
 import { fetchWhileSampling, GROWTH_BOUND_MB, startTightServer } from '../../helpers/sampling.js';
@@ -16,12 +16,9 @@ import { fetchWhileSampling, GROWTH_BOUND_MB, startTightServer } from '../../hel
 const ROWS_IN_YEAR = 366 * 24 * 60;
 t.test('a 366-day series of 1-minute data streams in constant server memory', async (t) => {
   const db = await freshDatabase(t);
-  const [tube] = await addWell(db.sql, 'Logger', [{ number: '1' }]);
-  await addRegularSeries(db.sql, tube!.id, '2024-01-01T00:00:00Z', '2025-01-01T00:00:00Z', '1 minute');
-  await db.sql`vacuum analyze measurements`;
-  const { key } = await addKey(db.sql, { tubeIds: [tube!.id] });
+  const { identifier, key } = await addSeriesFixture(db.sql);
 
-  const path = `/v1/groundwater-monitoring-tubes/${tube!.identifier}/measurements`;
+  const path = `/v1/groundwater-monitoring-tubes/${identifier}/measurements`;
 
   /**
    * The year in `format` from a server of its own, read while sampling that server's memory, after a
