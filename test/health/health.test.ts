@@ -13,7 +13,7 @@ import { startRedis } from '../../testkit/redis.js';
 import { startApi, type TestApi } from '../helpers/api.js';
 import { freshDatabase } from '../helpers/database.js';
 import { get, type HttpResponse, send } from '../helpers/http.js';
-import { recordingLogger, settingsWith, unique } from '../helpers/limits.js';
+import { limitsOnOwnRedis, recordingLogger, settingsWith } from '../helpers/limits.js';
 import { scriptedLimits } from '../helpers/scriptedLimits.js';
 import { until } from '../helpers/until.js';
 
@@ -187,13 +187,7 @@ t.test(
 t.test(
   'Redis: pass while shared, a warning (still 200) while it is down, pass again when back',
   async (t) => {
-    const redis = await startRedis();
-    t.teardown(() => redis.stop());
-    const limits = await createClientLimits(settingsWith({ REDIS_URL: redis.url }), {
-      logger: recordingLogger(),
-      keyPrefix: unique('health:'),
-    });
-    t.teardown(() => limits.close());
+    const { redis, limits } = await limitsOnOwnRedis(t, 'health:');
     const api = await startApi(t, { limits });
 
     const shared = await readiness(t, api);

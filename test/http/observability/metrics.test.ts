@@ -11,10 +11,9 @@ import { createClientLimits } from '../../../src/limits/createClientLimits.js';
 import { addKey, addRegularSeries, addWell } from '../../../testkit/fixtures.js';
 import type { Replica } from '../../../testkit/gwapi.js';
 import { openStream } from '../../../testkit/openStream.js';
-import { startRedis } from '../../../testkit/redis.js';
 import { startApi } from '../../helpers/api.js';
 import { get, send } from '../../helpers/http.js';
-import { recordingLogger, settingsWith, sleep, unique } from '../../helpers/limits.js';
+import { limitsOnOwnRedis, recordingLogger, settingsWith, sleep } from '../../helpers/limits.js';
 import { scriptedLimits } from '../../helpers/scriptedLimits.js';
 import { startReplica } from '../../helpers/serve.js';
 
@@ -236,13 +235,7 @@ t.test('the limits state: in process, shared through Redis, falling back while R
   t.same(await state(createMetrics({ limits: local, poolMax: 1 })), ['in-process']);
   t.same(await state(createMetrics({ limits: scriptedLimits(), poolMax: 1 })), [], 'limits lifted: none');
 
-  const redis = await startRedis();
-  t.teardown(() => redis.stop());
-  const shared = await createClientLimits(settingsWith({ REDIS_URL: redis.url }), {
-    logger: recordingLogger(),
-    keyPrefix: unique('metrics:'),
-  });
-  t.teardown(() => shared.close());
+  const { redis, limits: shared } = await limitsOnOwnRedis(t, 'metrics:');
   const metrics = createMetrics({ limits: shared, poolMax: 1 });
   t.same(await state(metrics), ['shared']);
   await redis.stop();
