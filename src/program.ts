@@ -4,12 +4,6 @@
  */
 import { Argument, Command, InvalidArgumentError, Option } from 'commander';
 import { databaseTarget } from './commands/database.js';
-import { demoCommand } from './commands/demo.js';
-import { importFormatCommand, importMeasurementsCommand, importRegistryCommand } from './commands/import.js';
-import { createKeyCommand, grantKeyCommand, listKeysCommand, revokeKeyCommand } from './commands/keys.js';
-import { removeCommand, setStatusCommand } from './commands/measurements.js';
-import { migrateCommand } from './commands/migrate.js';
-import { serveCommand } from './commands/serve.js';
 import { describeSettings, loadSettings, type Settings, SettingsError } from './config.js';
 import { explainedError } from './connectionFailure.js';
 import { isWriteOnClosedConnection } from './db/errorCodes.js';
@@ -59,6 +53,21 @@ function run<A extends unknown[]>(command: (settings: Settings, ...args: A) => P
   };
 }
 
+/**
+ * A command whose module is loaded when it runs, so that `gwapi keys` or `migrate` loads neither the
+ * importers nor the HTTP server.
+ */
+function later<M, A extends unknown[]>(
+  load: () => Promise<M>,
+  command: (module: M) => (settings: Settings, ...args: A) => Promise<void>,
+) {
+  return run(async (settings: Settings, ...args: A) => command(await load())(settings, ...args));
+}
+
+const importCommands = () => import('./commands/import.js');
+const correctionCommands = () => import('./commands/measurements.js');
+const keyCommands = () => import('./commands/keys.js');
+
 const collect = (value: string, previous: string[]) => [...previous, value];
 
 function parseTube(value: string): string {
@@ -100,7 +109,12 @@ program
     'keep measurements a plain PostgreSQL table for good, even where TimescaleDB is installed',
     false,
   )
-  .action(run(migrateCommand));
+  .action(
+    later(
+      () => import('./commands/migrate.js'),
+      (m) => m.migrateCommand,
+    ),
+  );
 
 const importer = program
   .command('import')
@@ -116,7 +130,7 @@ importer
       'A bad file is reported and nothing of it is imported.',
   )
   .argument('<file>', 'the registry JSON file')
-  .action(run(importRegistryCommand));
+  .action(later(importCommands, (m) => m.importRegistryCommand));
 importer
   .command('measurements')
   .description(
@@ -127,7 +141,7 @@ importer
       'FILE:LINE: field: reason and nothing of the file is imported.',
   )
   .argument('<file>', 'the CSV file, or - for standard input')
-  .action(run(importMeasurementsCommand));
+  .action(later(importCommands, (m) => m.importMeasurementsCommand));
 
 const FORMAT_HELP =
   'Each file is imported in its own transaction, in order: a refused file is reported as FILE:LINE: ' +
@@ -159,8 +173,10 @@ function formatCommand(command: FormatCommand, description: string) {
 }
 
 const importFormat = (command: FormatCommand) =>
-  run((settings, files: string[], parsed: Parameters<typeof formatOptions>[0]) =>
-    importFormatCommand(settings, command, files, formatOptions(parsed)),
+  later(
+    importCommands,
+    (m) => (settings, files: string[], parsed: Parameters<typeof formatOptions>[0]) =>
+      m.importFormatCommand(settings, command, files, formatOptions(parsed)),
   );
 
 formatCommand(
@@ -222,7 +238,7 @@ intervalOptions(
     .addArgument(new Argument('<status>', 'the status to set').choices(STATUSES))
     .option('--tube <uuid...>', 'the tubes whose measurements to set (one or more; repeatable)')
     .option('--all-tubes', 'every tube', false),
-).action(run(setStatusCommand));
+).action(later(correctionCommands, (m) => m.setStatusCommand));
 intervalOptions(
   corrections
     .command('remove')
@@ -233,7 +249,7 @@ intervalOptions(
     )
     .requiredOption('--tube <uuid>', 'the tube whose measurements to remove')
     .option('--yes', 'remove without asking', false),
-).action(run(removeCommand));
+).action(later(correctionCommands, (m) => m.removeCommand));
 
 const keys = program
   .command('keys')
@@ -246,18 +262,18 @@ keys
   .requiredOption('--name <name>', 'who or what the key is for')
   .option('--tube <uuid>', 'grant access to this tube (repeatable)', collect, [])
   .option('--all-tubes', 'grant access to every tube, including tubes registered later', false)
-  .action(run(createKeyCommand));
+  .action(later(keyCommands, (m) => m.createKeyCommand));
 keys
   .command('grant')
   .description('Grant a key access to more tubes.')
   .argument('<keyId>', 'the key id printed by `keys create` or `keys list`')
   .addOption(new Option('--tube <uuid...>', 'tube identifiers to grant (repeatable)').makeOptionMandatory())
-  .action(run(grantKeyCommand));
+  .action(later(keyCommands, (m) => m.grantKeyCommand));
 keys
   .command('revoke')
   .description('Revoke a key: it is refused with 401 on every replica within 10 seconds.')
   .argument('<keyId>', 'the key id')
-  .action(run(revokeKeyCommand));
+  .action(later(keyCommands, (m) => m.revokeKeyCommand));
 keys
   .command('list')
   .description('List keys: id, name, created and revoked times, grant count. Never shows a key.')
@@ -266,7 +282,7 @@ keys
     'one JSON object per line: id, name, created and revoked times, all tubes or the tubes granted',
     false,
   )
-  .action(run(listKeysCommand));
+  .action(later(keyCommands, (m) => m.listKeysCommand));
 
 program
   .command('serve')
@@ -274,7 +290,12 @@ program
     'Run the HTTP service. Without DATABASE_URL it uses an embedded PostgreSQL in GWAPI_DATA_DIR (and migrates ' +
       'it); without REDIS_URL it limits in process (correct for one replica only).',
   )
-  .action(run(serveCommand));
+  .action(
+    later(
+      () => import('./commands/serve.js'),
+      (m) => m.serveCommand,
+    ),
+  );
 
 program
   .command('demo')
@@ -282,7 +303,12 @@ program
     'Run the service with no set-up at all: embedded PostgreSQL, demo wells with a year of 15-minute ' +
       'measurements, and a printed demo key with example requests.',
   )
-  .action(run(demoCommand));
+  .action(
+    later(
+      () => import('./commands/demo.js'),
+      (m) => m.demoCommand,
+    ),
+  );
 
 for (const command of program.commands.flatMap((c) => [c, ...c.commands])) {
   command.addHelpText('after', `\n${describeSettings()}`);
