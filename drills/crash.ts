@@ -12,7 +12,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { rm } from 'node:fs/promises';
-import { numberArguments } from '../testkit/arguments.js';
+import { exitWithUsage, numberArguments } from '../testkit/arguments.js';
 import {
   configureCluster,
   measureImportSpeed,
@@ -53,12 +53,10 @@ const valid =
   lagMs >= 0 &&
   Number.isInteger(apiReplicas) &&
   apiReplicas >= 1;
-if (!valid) {
-  console.error(
-    'usage: crash.ts [SETTLE_SECONDS [TTL LOOP_WAIT [LAG_MS [API_REPLICAS]]]], with TTL > LOOP_WAIT ≥ 1',
+if (!valid)
+  exitWithUsage(
+    'crash.ts [SETTLE_SECONDS [TTL LOOP_WAIT [LAG_MS [API_REPLICAS]]]], with TTL > LOOP_WAIT ≥ 1',
   );
-  process.exit(2);
-}
 // Patroni's rule: loop_wait + 2 × retry_timeout ≤ ttl.
 const retryTimeout = Math.min(bootstrap.retryTimeout, Math.floor((ttl - loopWait) / 2));
 const KEYS = 40;

@@ -9,7 +9,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { numberArguments } from '../testkit/arguments.js';
+import { exitWithUsage, numberArguments } from '../testkit/arguments.js';
 import { startDatabaseServer } from '../testkit/databaseServer.js';
 import { addDrillFixture } from '../testkit/drills/drillFixture.js';
 import { describeReport } from '../testkit/drills/drillReport.js';
@@ -26,14 +26,13 @@ import {
 } from '../testkit/prerequisites.js';
 import { redisOrThrowaway } from '../testkit/redis.js';
 import { machineLine, printTable } from '../testkit/report.js';
+import { exitWithVerdict } from './lib/verdict.js';
 
 requirePrerequisites([haproxy, git, throwawayRedis, throwawayPostgres]);
 
 const [settleSeconds, throughputSeconds] = numberArguments(20, 10);
-if (!(settleSeconds > 0 && throughputSeconds > 0)) {
-  console.error('usage: drill.ts [SETTLE_SECONDS [THROUGHPUT_SECONDS]], positive numbers');
-  process.exit(2);
-}
+if (!(settleSeconds > 0 && throughputSeconds > 0))
+  exitWithUsage('drill.ts [SETTLE_SECONDS [THROUGHPUT_SECONDS]], positive numbers');
 const KEYS = 40;
 const HOLDERS = 4;
 const PERIOD_MS = 500;
@@ -81,10 +80,8 @@ try {
       log: (line) => console.error(`  … ${line}`),
     })),
   );
-  for (const problem of report.problems) console.log(`problem: ${problem}`);
-  console.log(report.problems.length === 0 ? 'PASS' : 'FAIL');
 } finally {
   await pg.stop();
   await redis.stop();
 }
-process.exit(report?.problems.length === 0 ? 0 : 1);
+exitWithVerdict(report!.problems);

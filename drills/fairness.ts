@@ -9,6 +9,7 @@
  *   (DATABASE_URL, or an embedded PostgreSQL; REDIS_URL, or a throwaway redis-server; BULK_CONNECTIONS
  *   is passed on to the server when set)
  */
+import { exitWithUsage, numberArguments } from '../testkit/arguments.js';
 import { startDatabaseServer } from '../testkit/databaseServer.js';
 import {
   addFairnessFixture,
@@ -22,11 +23,9 @@ import { count, loadLine, machineLine } from '../testkit/report.js';
 
 requirePrerequisites([throwawayPostgres, throwawayRedis]);
 
-const [seconds, wells] = [process.argv[2] ?? '60', process.argv[3] ?? '50'].map(Number);
-if (!(seconds! > 0 && Number.isInteger(wells) && wells! >= 50)) {
-  console.error('usage: fairness.ts [SECONDS [WELLS]], a positive number and at least 50 wells (200 tubes)');
-  process.exit(2);
-}
+const [seconds, wells] = numberArguments(60, 50);
+if (!(seconds > 0 && Number.isInteger(wells) && wells >= 50))
+  exitWithUsage('fairness.ts [SECONDS [WELLS]], a positive number and at least 50 wells (200 tubes)');
 const METRICS_PORT = 20_000 + Math.floor(Math.random() * 20_000);
 
 console.log(`Fairness drill — ${await machineLine()}`);
@@ -36,7 +35,7 @@ let passed = false;
 try {
   const { url, sql } = await pg.database('drill_fairness');
   const started = performance.now();
-  const fixture = await addFairnessFixture(sql, { wells: wells!, stepMinutes: 15 });
+  const fixture = await addFairnessFixture(sql, { wells, stepMinutes: 15 });
   console.log(
     `${pg.description}; Redis at ${redis.url}; a network of ${count(fixture.tubes.length)} tubes, ` +
       `${count(fixture.rows)} rows (written in ${((performance.now() - started) / 1000).toFixed(0)} s); ` +
@@ -56,7 +55,7 @@ try {
       base: server.base,
       metricsBase: `http://127.0.0.1:${METRICS_PORT}`,
       fixture,
-      phaseMs: seconds! * 1000,
+      phaseMs: seconds * 1000,
     });
     console.log(await loadLine());
     printFairnessReport(report);

@@ -7,7 +7,7 @@
  *
  *   npm run restore-drill [-- SETTLE_SECONDS [PROBE_TUBES]]   (defaults 20 and 21)
  */
-import { numberArguments } from '../testkit/arguments.js';
+import { exitWithUsage, numberArguments } from '../testkit/arguments.js';
 import { backupRepository } from '../testkit/backups.js';
 import { addDrillFixture } from '../testkit/drills/drillFixture.js';
 import { addRestoreFixture, type RestoreReport, runRestoreDrill } from '../testkit/drills/restoreDrill.js';
@@ -15,14 +15,13 @@ import { pgbackrest, postgres15, requirePrerequisites } from '../testkit/prerequ
 import { startReplicationCluster } from '../testkit/replication.js';
 import { machineLine, ms, printTable } from '../testkit/report.js';
 import { describeRestore } from './lib/restoreReport.js';
+import { exitWithVerdict } from './lib/verdict.js';
 
 requirePrerequisites([postgres15, pgbackrest]);
 
 const [settleSeconds, probes] = numberArguments(20, 21);
-if (!(settleSeconds > 0 && Number.isInteger(probes) && probes >= 1)) {
-  console.error('usage: restore.ts [SETTLE_SECONDS [PROBE_TUBES]], a positive number and a count');
-  process.exit(2);
-}
+if (!(settleSeconds > 0 && Number.isInteger(probes) && probes >= 1))
+  exitWithUsage('restore.ts [SETTLE_SECONDS [PROBE_TUBES]], a positive number and a count');
 const KEYS = 20;
 const PERIOD_MS = 500;
 
@@ -63,10 +62,8 @@ try {
   printTable(tokens.header, tokens.rows);
   console.log();
   printTable(validators.header, validators.rows, [0, 1]);
-  for (const problem of report.problems) console.log(`problem: ${problem}`);
-  console.log(report.problems.length === 0 ? 'PASS' : 'FAIL');
 } finally {
   await cluster.stop();
   await repository.remove();
 }
-process.exit(report?.problems.length === 0 ? 0 : 1);
+exitWithVerdict(report!.problems);

@@ -20,6 +20,7 @@
  */
 import { Redis } from 'ioredis';
 import { freePort } from '../src/db/embedded.js';
+import { exitWithUsage } from '../testkit/arguments.js';
 import { startDatabaseServer } from '../testkit/databaseServer.js';
 import { heldSlots } from '../testkit/drills/heldSlots.js';
 import { type Replica, spawnReplica } from '../testkit/gwapi.js';
@@ -42,10 +43,7 @@ import { createTally, since, type TallySnapshot, total } from './lib/soakTally.j
 requirePrerequisites([throwawayRedis, throwawayPostgres]);
 
 const MINUTES = Number(process.argv[2] ?? process.env.SOAK_MINUTES ?? 10);
-if (!(MINUTES > 0)) {
-  console.error('usage: soak.ts [MINUTES] (or SOAK_MINUTES), a positive number');
-  process.exit(2);
-}
+if (!(MINUTES > 0)) exitWithUsage('soak.ts [MINUTES] (or SOAK_MINUTES), a positive number');
 const DURATION_MS = MINUTES * 60_000;
 /** Memory is compared from the end of the warm-up on: JIT, caches, pools and heap have grown by then. */
 const WARM_UP_MS = 0.2 * DURATION_MS;

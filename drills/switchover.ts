@@ -9,7 +9,7 @@
  *   (REDIS_URL, or a throwaway redis-server)
  */
 import { execFileSync } from 'node:child_process';
-import { numberArguments } from '../testkit/arguments.js';
+import { exitWithUsage, numberArguments } from '../testkit/arguments.js';
 import { addDrillFixture } from '../testkit/drills/drillFixture.js';
 import { addProbeFixture, freshKeysFor } from '../testkit/drills/primaryProbes.js';
 import { runSwitchoverDrill, type SwitchoverReport } from '../testkit/drills/switchoverDrill.js';
@@ -19,14 +19,13 @@ import { redisOrThrowaway } from '../testkit/redis.js';
 import { startReplicationCluster } from '../testkit/replication.js';
 import { machineLine, printTable } from '../testkit/report.js';
 import { describeSwitchover } from './lib/primaryReport.js';
+import { exitWithVerdict } from './lib/verdict.js';
 
 requirePrerequisites([haproxy, throwawayRedis, postgres15]);
 
 const [settleSeconds, apiReplicas] = numberArguments(20, 3);
-if (!(settleSeconds > 0 && Number.isInteger(apiReplicas) && apiReplicas >= 1)) {
-  console.error('usage: switchover.ts [SETTLE_SECONDS [API_REPLICAS]], a positive number and a count');
-  process.exit(2);
-}
+if (!(settleSeconds > 0 && Number.isInteger(apiReplicas) && apiReplicas >= 1))
+  exitWithUsage('switchover.ts [SETTLE_SECONDS [API_REPLICAS]], a positive number and a count');
 const KEYS = 40;
 const PERIOD_MS = 500;
 
@@ -68,10 +67,8 @@ try {
   console.log(timeline);
   console.log();
   printTable(kinds.header, kinds.rows);
-  for (const problem of report.problems) console.log(`problem: ${problem}`);
-  console.log(report.problems.length === 0 ? 'PASS' : 'FAIL');
 } finally {
   await cluster.stop();
   await redis.stop();
 }
-process.exit(report?.problems.length === 0 ? 0 : 1);
+exitWithVerdict(report!.problems);

@@ -8,3 +8,9 @@ export function numberArguments<const Defaults extends readonly number[]>(...def
     -readonly [At in keyof Defaults]: number;
   };
 }
+
+/** Arguments the script does not take: `usage: LINE` on stderr, exit code 2, nothing started. */
+export function exitWithUsage(line: string): never {
+  console.error(`usage: ${line}`);
+  process.exit(2);
+}

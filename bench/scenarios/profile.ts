@@ -11,6 +11,7 @@
  */
 import { mkdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { exitWithUsage } from '../../testkit/arguments.js';
 import { startDatabaseServer } from '../../testkit/databaseServer.js';
 import { requirePrerequisites, throwawayPostgres } from '../../testkit/prerequisites.js';
 import { count, machineLine, printTable } from '../../testkit/report.js';
@@ -23,10 +24,8 @@ import { startServerProcess } from '../lib/serverProcess.js';
 requirePrerequisites([throwawayPostgres]);
 
 const [workload = 'series', amount, outDir = 'bench/results'] = process.argv.slice(2);
-if (workload !== 'series' && workload !== 'discovery') {
-  console.error('usage: npm run bench -- profile series [RUNS] [OUT_DIR] | discovery [SECONDS] [OUT_DIR]');
-  process.exit(2);
-}
+if (workload !== 'series' && workload !== 'discovery')
+  exitWithUsage('npm run bench -- profile series [RUNS] [OUT_DIR] | discovery [SECONDS] [OUT_DIR]');
 const TOP = 25;
 
 interface ProfileNode {
