@@ -91,6 +91,18 @@ const UNITS = 1;
 const DATUMS = 2;
 const STATUSES = 3;
 
+/**
+ * The schema's fields of rows of many tubes (the network's and latest's): the tube, the batch's columns,
+ * the status when it is written, the unit and the datum.
+ */
+const manyTubesFields = (columns: readonly BatchColumn[], withStatus: boolean) => [
+  dictionaryField('tubeIdentifier', TUBES),
+  ...batchFields(columns),
+  ...(withStatus ? [dictionaryField(STATUS_FIELD, STATUSES, 'int8')] : []),
+  dictionaryField('unit', UNITS),
+  dictionaryField('verticalDatum', DATUMS),
+];
+
 /** The distinct values of `texts` in order of appearance, and each text's index among them. */
 function dictionary(texts: readonly string[]): { values: string[]; indexOf: Int32Array } {
   const indices = new Map<string, number>();
@@ -128,15 +140,8 @@ function networkWriter({ statuses }: WriterOptions = {}): NetworkWriter {
       const datums = dictionary(tubes.map((tube) => tube.verticalDatum));
       unitOf = units.indexOf;
       datumOf = datums.indexOf;
-      const fields = [
-        dictionaryField('tubeIdentifier', TUBES),
-        ...batchFields(columns),
-        ...(withStatus ? [dictionaryField(STATUS_FIELD, STATUSES, 'int8')] : []),
-        dictionaryField('unit', UNITS),
-        dictionaryField('verticalDatum', DATUMS),
-      ];
       return Buffer.concat([
-        schemaMessage(fields, networkMetadata(head)),
+        schemaMessage(manyTubesFields(columns, withStatus), networkMetadata(head)),
         dictionaryBatchMessage(
           TUBES,
           tubes.map((tube) => tube.tubeIdentifier),
@@ -207,15 +212,8 @@ function latestWriter({ statuses }: WriterOptions = {}): LatestWriter {
       });
       unitOf = made.unitOf;
       datumOf = made.datumOf;
-      const fields = [
-        dictionaryField('tubeIdentifier', TUBES),
-        ...batchFields(RAW_ARROW_COLUMNS),
-        ...(statuses ? [dictionaryField(STATUS_FIELD, STATUSES, 'int8')] : []),
-        dictionaryField('unit', UNITS),
-        dictionaryField('verticalDatum', DATUMS),
-      ];
       return Buffer.concat([
-        schemaMessage(fields, new Map()),
+        schemaMessage(manyTubesFields(RAW_ARROW_COLUMNS, statuses !== undefined), new Map()),
         made.messages,
         ...(statuses ? [dictionaryBatchMessage(STATUSES, statuses)] : []),
       ]);
