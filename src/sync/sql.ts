@@ -26,6 +26,7 @@ import {
   integerLiteral,
   statusCondition,
 } from '../engine/read/literals.js';
+import { measurementValue } from '../engine/read/measurementValue.js';
 import type { Bucketing, StatusRequest } from '../engine/read/selects.js';
 import { STATUSES } from '../engine/schemas.js';
 import { snapshotLiteral, xid8Literal } from './literals.js';
@@ -417,7 +418,7 @@ function correctionsOnly(request: ChangedMeasurements): string {
  * chunks outside each range at run time only in such a scan.
  */
 const measuredIn = (tubeId: string, range: string) => `
-  select m.observed_at, m.value, m.status from measurements m
+  select m.observed_at, ${measurementValue('m')} as value, m.status from measurements m
   where m.tube_id = ${tubeId} and m.observed_at >= lower(${range}) and m.observed_at <= upper(${range})
     and m.observed_at <@ ${range}
   offset 0`;

@@ -15,11 +15,16 @@ t.test('seedDemo seeds a year per tube once, then reuses it', async (t) => {
   t.equal(first.to.getTime() % 86_400_000, 0, 'ends at the start of a UTC day');
   t.ok(Date.now() - first.to.getTime() < 86_400_000, 'the start of the current day');
   t.equal(first.to.getTime() - first.from.getTime(), DEMO_DAYS * 86_400_000);
-  const before = await sql`select tube_id, observed_at, value from measurements order by 1, 2 limit 1000`;
+  const before = await sql`select tube_id, observed_at, measurement_value(value, value_thousandths) as value
+    from measurements order by 1, 2 limit 1000`;
 
   const second = await seedDemo(sql);
   t.same(second, { ...first, seeded: false });
-  t.same(await sql`select tube_id, observed_at, value from measurements order by 1, 2 limit 1000`, before);
+  t.same(
+    await sql`select tube_id, observed_at, measurement_value(value, value_thousandths) as value
+    from measurements order by 1, 2 limit 1000`,
+    before,
+  );
 
   const seasons = await sql<{ identifier: string; winter: number; summer: number }[]>`
     select t.identifier::text,

@@ -134,7 +134,8 @@ t.test('gwapi follows a Patroni switch-over of its primary', { skip, timeout: 24
   const newLeader = connect(cluster.url({ target_session_attrs: 'read-write' }), { max: 1 });
   t.teardown(() => newLeader.end({ timeout: 1 }));
   const [row] = await newLeader<{ port: number; value: number }[]>`
-    select inet_server_port() as port, value from measurements where observed_at = '2024-06-02T00:00:00Z'`;
+    select inet_server_port() as port, measurement_value(value, value_thousandths) as value
+    from measurements where observed_at = '2024-06-02T00:00:00Z'`;
   t.equal(row?.value, 9.5);
   const leader = (await cluster.members()).find((member) => member.role === 'leader');
   t.equal(leader?.name, candidate, 'Patroni kept the candidate as leader');

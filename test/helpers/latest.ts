@@ -62,7 +62,7 @@ export async function expectedLatest(
     from unnest(${tubes as string[]}::uuid[]) with ordinality as listed(identifier, position)
     join tubes t on t.identifier = listed.identifier
     cross join lateral (
-      select observed_at, value, status from measurements
+      select observed_at, measurement_value(value, value_thousandths) as value, status from measurements
       where tube_id = t.id and status = any(${codes}::int2[])
       order by observed_at desc limit 1
     ) m

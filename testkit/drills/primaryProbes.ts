@@ -243,7 +243,7 @@ export function importProbes(databaseUrl: string, tube: string) {
 /** The import rounds whose rows `sql`'s database holds (other writes to the tube lie outside their year). */
 export async function importedRounds(sql: Sql, tube: string): Promise<Set<number>> {
   const rows = await sql<{ value: number }[]>`
-    select distinct m.value::int as value from measurements m join tubes t on t.id = m.tube_id
+    select distinct measurement_value(m.value, m.value_thousandths)::int as value from measurements m join tubes t on t.id = m.tube_id
     where t.identifier = ${tube}::uuid and m.observed_at >= ${IMPORTS_FROM} and m.observed_at < ${IMPORTS_TO}`;
   return new Set(rows.map((row) => row.value));
 }

@@ -4,15 +4,16 @@
  * recomputed by a delta is the same doubles as the bucket of a whole response, on either storage.
  */
 import { instantLiteral, integerLiteral } from './literals.js';
+import { measurementValue } from './measurementValue.js';
 
 /**
- * The aggregates of a bucket's rows (observed_at, value) in the columns of an aggregated batch: the
- * mean, min and max (float8) and the count (int8). The mean sums in time order: a float sum depends on
- * its order, and a document must be the same bytes however the rows happen to be stored or read
- * (its ETag says so).
+ * The aggregates of a bucket's rows (observed_at, and `value`: an expression of their value) in the
+ * columns of an aggregated batch: the mean, min and max (float8) and the count (int8). The mean sums in
+ * time order: a float sum depends on its order, and a document must be the same bytes however the rows
+ * happen to be stored or read (its ETag says so).
  */
-const AGGREGATES =
-  'avg(value order by observed_at) as value, min(value) as min, max(value) as max, count(*) as count';
+const aggregatesOf = (value: string) =>
+  `avg(${value} order by observed_at) as value, min(${value}) as min, max(${value}) as max, count(*) as count`;
 
 /** The buckets of [from, to) (RFC 3339 UTC), `seconds` long, counted in whole strides from `from`. */
 export function bucketsOf(from: string, to: string, seconds: number) {
@@ -25,7 +26,8 @@ export function bucketsOf(from: string, to: string, seconds: number) {
   return {
     start,
     end,
-    aggregates: AGGREGATES,
+    /** The aggregates over a select's rows that name their value `value`. */
+    aggregates: aggregatesOf('value'),
     /** The bucket length (an interval). */
     stride,
     /** How many buckets start before `to` (int8). */
@@ -46,7 +48,7 @@ export function bucketsOf(from: string, to: string, seconds: number) {
     perBucket: (tubeId: string, k: string, passes?: string) => `
       cross join lateral (select ${start} + ${k} * ${stride} as start) as bucket
       cross join lateral (
-        select ${AGGREGATES}
+        select ${aggregatesOf(measurementValue())}
         from measurements
         where tube_id = ${tubeId}
           and observed_at >= bucket.start and observed_at < bucket.start + ${stride} and observed_at < ${end}

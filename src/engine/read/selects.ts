@@ -12,6 +12,7 @@ import { STATUSES } from '../schemas.js';
 import { bucketsOf } from './buckets.js';
 import { bucketsAreDays, dayRollupSelect } from './dayRollups.js';
 import { instantLiteral, int4ArrayLiteral, integerLiteral, statusCondition } from './literals.js';
+import { measurementValue } from './measurementValue.js';
 
 /**
  * Which tube a select reads and what it writes as its `tube`, as SQL expressions: for the series its
@@ -28,8 +29,9 @@ const columnsOf = (tube: number | TubeColumns): TubeColumns =>
 /**
  * The measurements of one tube in [from, to), oldest first, as the columns of a raw batch (tube 0 for
  * the series), with their status when asked, of the statuses asked. The primary key (tube_id,
- * observed_at) include (value, status) answers it with an index-only scan, already in order, the
- * filter and the status included. Also run plainly and under EXPLAIN by the TimescaleDB test.
+ * observed_at) include (value, value_thousandths, status) answers it with an index-only scan, already
+ * in order, the filter and the status included. Also run plainly and under EXPLAIN by the TimescaleDB
+ * test.
  */
 export function seriesSelect(
   tube: number | TubeColumns,
@@ -39,7 +41,8 @@ export function seriesSelect(
 ): string {
   const { id, position } = columnsOf(tube);
   const passes = statusCondition(statuses, STATUSES.length);
-  return `select ${position} as tube, observed_at, value${withStatus ? ', status' : ''} from measurements
+  return `select ${position} as tube, observed_at, ${measurementValue()} as value${withStatus ? ', status' : ''}
+    from measurements
     where tube_id = ${id}
       and observed_at >= ${instantLiteral(from)} and observed_at < ${instantLiteral(to)}
       ${passes ? `and ${passes}` : ''}
@@ -98,7 +101,7 @@ export function aggregateSelect(
   if (bucketFunction === 'time_bucket') {
     return `select ${position} as tube, bucket as observed_at, ${buckets.aggregates}
       from (
-        select ${buckets.timeBucket('observed_at')} as bucket, observed_at, value
+        select ${buckets.timeBucket('observed_at')} as bucket, observed_at, ${measurementValue()} as value
         from measurements
         where tube_id = ${tube} and observed_at >= ${buckets.start} and observed_at < ${buckets.end}
           ${passes ? `and ${passes}` : ''}

@@ -9,6 +9,7 @@ import { formatInstant, type Instant, parseDateTime } from '../../domain/datetim
 import { compileSerializer } from '../../domain/jsonSchema.js';
 import { naturalCompare } from '../../domain/naturalOrder.js';
 import { instantLiteral, integerLiteral, statusCondition } from '../../engine/read/literals.js';
+import { measurementValue } from '../../engine/read/measurementValue.js';
 import { acrossTubes } from '../../engine/read/selects.js';
 import { canonicalTubeIdentifier, STATUSES, statusCode } from '../../engine/schemas.js';
 import { numberText } from '../../engine/write/text.js';
@@ -102,8 +103,11 @@ export function measurementFeature(tube: TubeInView, row: MeasurementRow): Featu
 /** A time as SQL reads it: the instant's text, exact to the microsecond. */
 const timeText = (instant: Instant | undefined) => (instant === undefined ? null : formatInstant(instant));
 
-const ROW_COLUMNS = `tube_id as "tubeId", floor(extract(epoch from observed_at))::float8 as seconds,
-  (extract(microseconds from observed_at)::int8 % 1000000)::int4 as micros, value, status::int4 as status`;
+/** The columns of a MeasurementRow, from a table whose row's value is `value` (an expression). */
+const rowColumns = (value: string) => `tube_id as "tubeId",
+  floor(extract(epoch from observed_at))::float8 as seconds,
+  (extract(microseconds from observed_at)::int8 % 1000000)::int4 as micros,
+  ${value} as value, status::int4 as status`;
 
 /** The status codes a query passes, undefined for every status. */
 const codesOf = (status: readonly string[] | undefined) =>
@@ -216,7 +220,7 @@ async function latestRows(
 ): Promise<Map<number, MeasurementRow>> {
   const codes = codesOf(status);
   const rows = await tx.unsafe<MeasurementRow[]>(
-    `select distinct on (tube_id) ${ROW_COLUMNS}
+    `select distinct on (tube_id) ${rowColumns('value')}
      from latest_measurements where tube_id = any($1::int4[]) ${codes ? 'and status = any($2::int2[])' : ''}
      order by tube_id, observed_at desc`,
     codes ? [tubes.map((tube) => tube.id), codes] : [tubes.map((tube) => tube.id)],
@@ -419,7 +423,8 @@ export function measurementsPageSelect(
     after &&
       `observed_at > case when listed.position = 1 then ${instantLiteral(formatInstant(after))} else '-infinity'::timestamptz end`,
   ].filter((condition) => condition);
-  const perTube = `select (listed.position - 1 + ${integerLiteral(start)})::int4 as tube, observed_at, value, status
+  const perTube = `select (listed.position - 1 + ${integerLiteral(start)})::int4 as tube, observed_at,
+    ${measurementValue()} as value, status
     from measurements where tube_id = listed.id ${conditions.map((condition) => `and ${condition}`).join(' ')}
     order by observed_at`;
   return `${acrossTubes(
@@ -456,7 +461,7 @@ export async function measurementAt(
   const parsed = parseDateTime(observedAt);
   if (!parsed.ok) return undefined;
   const [row] = await tx.unsafe<MeasurementRow[]>(
-    `select ${ROW_COLUMNS} from measurements where tube_id = $1::int4 and observed_at = $2::timestamptz`,
+    `select ${rowColumns(measurementValue())} from measurements where tube_id = $1::int4 and observed_at = $2::timestamptz`,
     [tube.id, formatInstant(parsed.instant)],
   );
   return row === undefined ? undefined : measurementFeature(tube, row);
