@@ -274,6 +274,34 @@ async function onEngine({ engine, engineName, url, sql, asThePolicyLeavesIt, sta
     return lines;
   }
 
+  /**
+   * The reads of the delta since `since` of `rows` rows in `days` days: its select through the row source,
+   * the route's whole read, the HTTP request, and by day.
+   */
+  const deltaKinds = (
+    what: string,
+    since: SyncPoint,
+    contents: DeltaContents,
+    rows: number,
+    days: number,
+  ) => {
+    const token = issueSyncToken(since, 'bench', secret);
+    return [
+      {
+        label: `delta, ${what}`,
+        run: () => viaSource(sql, delta(since, undefined, contents)),
+        expected: rows,
+      },
+      { label: `delta, ${what}, whole`, run: () => wholeDelta(token), expected: rows },
+      { label: `delta, ${what}, HTTP`, run: deltaRequest(since), expected: 200 },
+      {
+        label: `delta, ${what}, P1D (${count(days)} buckets)`,
+        run: () => viaSource(sql, delta(since, 86_400, contents)),
+        expected: days,
+      },
+    ];
+  };
+
   const phase1 = async (): Promise<Kind[]> => {
     // Phase 1: new readings after each tube's year (direct path).
     const beforeAppend = await point();
@@ -284,7 +312,6 @@ async function onEngine({ engine, engineName, url, sql, asThePolicyLeavesIt, sta
     await sql`vacuum analyze measurements`;
     const afterAppend = await point();
     const appendedContents = await contentsOf(requestOf(beforeAppend));
-    const appendedToken = issueSyncToken(beforeAppend, 'bench', secret);
     explained.push(async () => {
       await explain('series of 1,000', series);
       await explain('delta of 1,000 appended', delta(beforeAppend));
@@ -298,22 +325,7 @@ async function onEngine({ engine, engineName, url, sql, asThePolicyLeavesIt, sta
         run: () => viaSource(sql, delta(afterAppend, undefined, appendedContents)),
         expected: 0,
       },
-      {
-        label: 'delta, 1,000 appended',
-        run: () => viaSource(sql, delta(beforeAppend, undefined, appendedContents)),
-        expected: 1000,
-      },
-      {
-        label: 'delta, 1,000 appended, whole',
-        run: () => wholeDelta(appendedToken),
-        expected: 1000,
-      },
-      { label: 'delta, 1,000 appended, HTTP', run: deltaRequest(beforeAppend), expected: 200 },
-      {
-        label: 'delta, 1,000 appended, P1D (10 buckets)',
-        run: () => viaSource(sql, delta(beforeAppend, 86_400, appendedContents)),
-        expected: 10,
-      },
+      ...deltaKinds('1,000 appended', beforeAppend, appendedContents, 1000, 10),
     ];
   };
 
@@ -326,7 +338,6 @@ async function onEngine({ engine, engineName, url, sql, asThePolicyLeavesIt, sta
     const c = await importMeasurements(writer, csv(corrected), { name: 'corrections.csv' });
     await sql`vacuum analyze measurements`;
     const correctionsContents = await contentsOf(requestOf(beforeCorrections));
-    const correctionsToken = issueSyncToken(beforeCorrections, 'bench', secret);
     explained.push(async () => {
       correctionsPlan = await explain(
         'delta of 1,000 corrections',
@@ -337,22 +348,7 @@ async function onEngine({ engine, engineName, url, sql, asThePolicyLeavesIt, sta
     correctedCount = c.updated;
     return [
       ...seriesKinds,
-      {
-        label: 'delta, 1,000 corrections',
-        run: () => viaSource(sql, delta(beforeCorrections, undefined, correctionsContents)),
-        expected: 1000,
-      },
-      {
-        label: 'delta, 1,000 corrections, whole',
-        run: () => wholeDelta(correctionsToken),
-        expected: 1000,
-      },
-      { label: 'delta, 1,000 corrections, HTTP', run: deltaRequest(beforeCorrections), expected: 200 },
-      {
-        label: 'delta, 1,000 corrections, P1D (1,000 buckets)',
-        run: () => viaSource(sql, delta(beforeCorrections, 86_400, correctionsContents)),
-        expected: 1000,
-      },
+      ...deltaKinds('1,000 corrections', beforeCorrections, correctionsContents, 1000, 1000),
     ];
   };
 
