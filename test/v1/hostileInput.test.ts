@@ -1019,70 +1019,52 @@ const faultArb = fc.oneof(
   },
 );
 
-const routeArb = fc.oneof(
-  { weight: 30, arbitrary: fc.constant({ before: PREFIX, after: '/measurements', otherRoute: false }) },
-  {
-    weight: 1,
-    arbitrary: fc
-      .constantFrom(
-        { before: PREFIX, after: '' },
-        { before: PREFIX, after: '/measurements/' },
-        { before: PREFIX, after: '/Measurements' },
-        { before: '/V1/groundwater-monitoring-tubes/', after: '/measurements' },
-        { before: '/v1//groundwater-monitoring-tubes/', after: '/measurements' },
-        { before: '/v2/groundwater-monitoring-tubes/', after: '/measurements' },
-      )
-      .map((r) => ({ ...r, otherRoute: true })),
-  },
-);
+/** An endpoint's route mostly (`before` its tube segment, if any, and `after` it), now and then one near it. */
+const routeOrNear = (route: Omit<Route, 'otherRoute'>, near: Omit<Route, 'otherRoute'>[]) =>
+  fc.oneof(
+    { weight: 30, arbitrary: fc.constant({ ...route, otherRoute: false }) },
+    { weight: 1, arbitrary: fc.constantFrom(...near).map((r) => ({ ...r, otherRoute: true })) },
+  );
+
+/** A path without a tube segment, or one near it. */
+const pathOrNear = (path: string, near: string[]) =>
+  routeOrNear(
+    { before: path, after: '' },
+    near.map((before) => ({ before, after: '' })),
+  );
+
+const routeArb = routeOrNear({ before: PREFIX, after: '/measurements' }, [
+  { before: PREFIX, after: '' },
+  { before: PREFIX, after: '/measurements/' },
+  { before: PREFIX, after: '/Measurements' },
+  { before: '/V1/groundwater-monitoring-tubes/', after: '/measurements' },
+  { before: '/v1//groundwater-monitoring-tubes/', after: '/measurements' },
+  { before: '/v2/groundwater-monitoring-tubes/', after: '/measurements' },
+]);
 
 /** The network endpoint's path, or one near it. */
-const networkRouteArb = fc.oneof(
-  { weight: 30, arbitrary: fc.constant({ before: NETWORK_PATH, after: '', otherRoute: false }) },
-  {
-    weight: 1,
-    arbitrary: fc
-      .constantFrom(
-        `${NETWORK_PATH}/`,
-        NETWORK_PATH.toUpperCase(),
-        NETWORK_PATH.slice(0, -1),
-        `/v2${NETWORK_PATH.slice(3)}`,
-      )
-      .map((before) => ({ before, after: '', otherRoute: true })),
-  },
-);
+const networkRouteArb = pathOrNear(NETWORK_PATH, [
+  `${NETWORK_PATH}/`,
+  NETWORK_PATH.toUpperCase(),
+  NETWORK_PATH.slice(0, -1),
+  `/v2${NETWORK_PATH.slice(3)}`,
+]);
 
 /** Latest's path, or one near it. */
-const latestRouteArb = fc.oneof(
-  { weight: 30, arbitrary: fc.constant({ before: LATEST_PATH, after: '', otherRoute: false }) },
-  {
-    weight: 1,
-    arbitrary: fc
-      .constantFrom(
-        `${LATEST_PATH}/`,
-        `${NETWORK_PATH}/Latest`,
-        `${NETWORK_PATH}/latest/x`,
-        `${NETWORK_PATH}//latest`,
-      )
-      .map((before) => ({ before, after: '', otherRoute: true })),
-  },
-);
+const latestRouteArb = pathOrNear(LATEST_PATH, [
+  `${LATEST_PATH}/`,
+  `${NETWORK_PATH}/Latest`,
+  `${NETWORK_PATH}/latest/x`,
+  `${NETWORK_PATH}//latest`,
+]);
 
 /** Discovery's path, or one near it. */
-const discoveryRouteArb = fc.oneof(
-  { weight: 30, arbitrary: fc.constant({ before: WELLS_PATH, after: '', otherRoute: false }) },
-  {
-    weight: 1,
-    arbitrary: fc
-      .constantFrom(
-        `${WELLS_PATH}/`,
-        WELLS_PATH.toUpperCase(),
-        `${WELLS_PATH}.geojson`,
-        `/v2${WELLS_PATH.slice(3)}`,
-      )
-      .map((before) => ({ before, after: '', otherRoute: true })),
-  },
-);
+const discoveryRouteArb = pathOrNear(WELLS_PATH, [
+  `${WELLS_PATH}/`,
+  WELLS_PATH.toUpperCase(),
+  `${WELLS_PATH}.geojson`,
+  `/v2${WELLS_PATH.slice(3)}`,
+]);
 
 /** Each endpoint's path and query; the tube segment is the series' only. */
 interface Route {
