@@ -28,6 +28,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { connect, type Sql } from '../../src/db/connect.js';
+import { measurementColumns, storesThousandths } from '../../src/db/valueStorage.js';
 import { formatInstant } from '../../src/domain/datetime.js';
 import { ErrorCollector } from '../../src/importers/importErrors.js';
 import { openInput } from '../../src/importers/inputFile.js';
@@ -312,7 +313,7 @@ async function plainCopy(sql: Sql, file: string, indexed: boolean): Promise<void
  */
 async function directRowsOf(sql: Sql, path: string): Promise<Buffer[]> {
   const [tube] = await sql<{ id: number }[]>`select id from tubes where identifier = ${IMPORT_TUBE}`;
-  const rows = new DirectRows(1);
+  const rows = new DirectRows(1, await storesThousandths(sql));
   const csv = new MeasurementCsv(path, new ErrorCollector(), rows);
   for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) csv.write(chunk);
   csv.end();
@@ -328,7 +329,7 @@ async function directRowsOf(sql: Sql, path: string): Promise<Buffer[]> {
 async function twinCopy(sql: Sql, rows: Buffer[]): Promise<void> {
   await sql`drop table if exists twin`;
   await sql`create table twin (like measurements including defaults including constraints including indexes)`;
-  const writable =
-    await sql`copy twin (tube_id, observed_at, value, status) from stdin (format binary)`.writable();
+  const columns = measurementColumns(await storesThousandths(sql));
+  const writable = await sql`copy twin (${sql.unsafe(columns)}) from stdin (format binary)`.writable();
   await pipeline(Readable.from(rows), writable);
 }

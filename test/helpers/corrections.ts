@@ -144,7 +144,7 @@ export async function fullPull(tx: Queryable, tubeIds: readonly number[], view: 
     return copy;
   }
   const rows = await tx.unsafe<{ tube: number; observed_at: Date; value: number; status: number }[]>(`
-    select l.n as tube, m.observed_at, m.value, m.status
+    select l.n as tube, m.observed_at, measurement_value(m.value, m.value_thousandths) as value, m.status
     from unnest('{${tubeIds.join(',')}}'::int4[]) with ordinality l (id, n)
     join measurements m on m.tube_id = l.id
     where m.observed_at >= '${FROM}' and m.observed_at < '${TO}' and ${passes(view, 'm.status')}`);

@@ -105,7 +105,7 @@ export const recordUpsertedRuns = (q: TransactionSql, { corrected }: { corrected
 
 /**
  * For a CTE of a statement that changed stored rows, over `written` (tube_id, observed_at, value, status,
- * inserted: as the statement left them): each changed row, with its version before, read from
+ * inserted: as the statement left them, the value decoded): each changed row, with its version before, read from
  * `measurements` in the same statement, whose snapshot does not see the statement's own writes. Inserted
  * rows corrected nothing (their runs list them).
  *
@@ -119,14 +119,15 @@ export const recordCorrections = (q: TransactionSql) => q`
   from (select tube_id, min(observed_at) as first_at, max(observed_at) as last_at
         from written where not inserted group by tube_id) s
   cross join lateral (
-    select m.tube_id, m.observed_at, m.value, m.status from measurements m
+    select m.tube_id, m.observed_at, measurement_value(m.value, m.value_thousandths) as value, m.status
+    from measurements m
     where m.tube_id = s.tube_id and m.observed_at between s.first_at and s.last_at
     offset 0
   ) m
   join written w on w.tube_id = m.tube_id and w.observed_at = m.observed_at
   where not w.inserted`;
 
-/** For a CTE of a DELETE, over `removed` (tube_id, observed_at, value, status): each row as removed. */
+/** For a CTE of a DELETE, over `removed` (tube_id, observed_at, value decoded, status): each row as removed. */
 export const recordRemovals = (q: TransactionSql) => q`
   insert into measurement_corrections (tube_id, observed_at, value_before, status_before)
   select tube_id, observed_at, value, status from removed`;

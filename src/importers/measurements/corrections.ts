@@ -40,7 +40,8 @@ export function setStatus(sql: Sql, tubes: Tubes, interval: Interval, status: St
       with written as (
         update measurements set status = ${code}
         where tube_id = any(${ids}::int[]) and ${within(tx, interval)} and status <> ${code}
-        returning tube_id, observed_at, value, status, false as inserted
+        returning tube_id, observed_at, measurement_value(value, value_thousandths) as value, status,
+                  false as inserted
       ), corrected as (${recordCorrections(tx)}),
       changed as (${markSeriesChanged(tx, tx`select tube_id from written`)})
       select count(*) as changed from written`;
@@ -71,7 +72,7 @@ export function removeMeasurements(sql: Sql, tube: string, interval: Interval): 
       const [row] = await tx<{ removed: string }[]>`
       with removed as (
         delete from measurements where tube_id = any(${ids}::int[]) and ${within(tx, interval)}
-        returning tube_id, observed_at, value, status
+        returning tube_id, observed_at, measurement_value(value, value_thousandths) as value, status
       ), corrected as (${recordRemovals(tx)}),
       changed as (${markSeriesChanged(tx, tx`select tube_id from removed`)})
       select count(*) as removed from removed`;

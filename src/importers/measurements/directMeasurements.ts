@@ -4,6 +4,7 @@
  * `DirectPathRefused` at the first sign that the staging path must take the file.
  */
 import type { TransactionSql } from 'postgres';
+import { measurementColumns } from '../../db/valueStorage.js';
 import { ErrorCollector } from '../importErrors.js';
 import {
   LOCK_NOT_AVAILABLE,
@@ -30,6 +31,8 @@ export interface DirectOptions {
   read: OpenRowReader;
   /** More distinct tubes than this go to the staging path. */
   maxTubes: number;
+  /** The database stores thousandths (valueStorage.ts). */
+  thousandths: boolean;
 }
 
 /** Copies the file into `measurements`; returns its rows, all of them inserted. */
@@ -40,12 +43,12 @@ export async function copyDirect(
 ): Promise<{ rows: number; byStatus: readonly number[] }> {
   // The errors of the file are reported by the staging path, which finds them all (duplicates too).
   const errors = new ErrorCollector();
-  const rows = new DirectRows(options.maxTubes);
+  const rows = new DirectRows(options.maxTubes, options.thousandths);
   const reader = options.read(errors, rows);
+  const columns = measurementColumns(options.thousandths);
   const copy = new CopyIn(
     tx,
-    async (q) =>
-      await q`copy measurements (tube_id, observed_at, value, status) from stdin (format binary)`.writable(),
+    async (q) => await q`copy measurements (${q.unsafe(columns)}) from stdin (format binary)`.writable(),
   );
   const prepare = async () => {
     const refusal =

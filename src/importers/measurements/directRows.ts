@@ -1,6 +1,7 @@
 /**
- * Good rows as binary COPY rows of `measurements` itself (tube id, instant, value, status), for the import's
- * direct path (directMeasurements.ts), and the watch over the condition that path rests on: each tube's
+ * Good rows as binary COPY rows of `measurements` itself (tube id, instant, value, status, and where the
+ * database stores them the thousandths: valueStorage.ts), for the import's direct path
+ * (directMeasurements.ts), and the watch over the condition that path rests on: each tube's
  * instants rise strictly through the file, so the file cannot hold one tube and instant twice.
  *
  * A tube's internal id is known only once it has been looked up, which the direct path does for all
@@ -10,12 +11,20 @@
 import type { Instant } from '../../domain/datetime.js';
 import { STATUSES } from '../../domain/status.js';
 import type { TubeRun } from './changeLog.js';
-import { MEASUREMENT_BYTES, writeMeasurement } from './copy/copyBinary.js';
+import {
+  MEASUREMENT_BYTES,
+  measurementThousandths,
+  NULL_FIELD_BYTES,
+  writeMeasurement,
+} from './copy/copyBinary.js';
 import { RowBlocks } from './copy/rowBlocks.js';
 import type { RowSink } from './csv/measurementCsv.js';
 import { DirectDays } from './directDays.js';
 
-/** Field count, then (length, bytes) of tube_id int4, observed_at timestamptz, value float8, status int2. */
+/**
+ * Field count, then (length, bytes) of tube_id int4, observed_at timestamptz, value float8, status int2;
+ * storing thousandths, then value_thousandths int4, one of the two values a null field.
+ */
 const ROW_BYTES = 2 + (4 + 4) + MEASUREMENT_BYTES;
 const UNKNOWN_ID = -1;
 
@@ -57,7 +66,11 @@ export class DirectRows extends RowBlocks implements RowSink {
   private waitingBlocks: Buffer[] = [];
   private waitingOffsets: number[] = [];
 
-  constructor(private readonly maxTubes: number) {
+  /** `thousandths`: the database stores them, and rows have their column (valueStorage.ts). */
+  constructor(
+    private readonly maxTubes: number,
+    private readonly thousandths: boolean,
+  ) {
     super();
   }
 
@@ -84,12 +97,23 @@ export class DirectRows extends RowBlocks implements RowSink {
     tube.latestMicros[status] = instant.micros;
     tube.latestValues[status] = value;
     this.days.add(tube, instant.seconds, value, status);
-    const at = this.reserve(ROW_BYTES);
+    const thousandths = this.thousandths ? measurementThousandths(value) : undefined;
+    // With thousandths, the value is null (8 bytes fewer, which the integer's take) or they are.
+    const at = this.reserve(
+      this.thousandths && thousandths === undefined ? ROW_BYTES + NULL_FIELD_BYTES : ROW_BYTES,
+    );
     const view = this.view;
-    view.setInt16(at, 4);
+    view.setInt16(at, this.thousandths ? 5 : 4);
     view.setInt32(at + 2, 4);
     view.setInt32(at + 6, tube.id);
-    writeMeasurement(view, at + 10, instant, value, status);
+    const end = writeMeasurement(view, at + 10, instant, thousandths === undefined ? value : null, status);
+    if (this.thousandths) {
+      if (thousandths === undefined) view.setInt32(end, -1);
+      else {
+        view.setInt32(end, 4);
+        view.setInt32(end + 4, thousandths);
+      }
+    }
     if (tube.id === UNKNOWN_ID) {
       this.waitingTubes.push(tube);
       this.waitingBlocks.push(this.block);

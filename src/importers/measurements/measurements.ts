@@ -35,6 +35,7 @@ import { isTransactionConflict } from '../../db/errorCodes.js';
 import { usesTimescaleDb } from '../../db/migrate.js';
 import { CONFLICT_ATTEMPTS, retryIfConflicted } from '../../db/retry.js';
 import { begin } from '../../db/transaction.js';
+import { storesThousandths } from '../../db/valueStorage.js';
 import { UserError } from '../../errors.js';
 import { ErrorCollector } from '../importErrors.js';
 import { LOCK_NOT_AVAILABLE } from './changeLog.js';
@@ -121,8 +122,13 @@ async function importOnce(
   source: ImportInput,
   options: RowsOptions & { maxTubes: number },
 ): Promise<RowsImported> {
+  // Each path asks how levels are stored in its own transaction (valueStorage.ts).
   try {
-    const { rows, byStatus } = await begin(sql, (tx) => copyDirect(tx, source, options), { write: true });
+    const { rows, byStatus } = await begin(
+      sql,
+      async (tx) => copyDirect(tx, source, { ...options, thousandths: await storesThousandths(tx) }),
+      { write: true },
+    );
     return { rows, inserted: rows, updated: 0, unchanged: 0, written: [...byStatus], duplicates: 0 };
   } catch (error) {
     if (!givesWay(error)) throw error;
@@ -165,7 +171,7 @@ async function importStaged(
     { rows: reader.rows, tubes: rows.tubes, hasStatus: reader.hasStatus },
     errors,
     options.name,
-    options,
+    { ...options, thousandths: await storesThousandths(tx) },
   );
 }
 

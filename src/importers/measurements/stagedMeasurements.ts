@@ -4,6 +4,7 @@
  * file), then the rows move into `measurements` in one statement. Runs inside the import's transaction.
  */
 import type { TransactionSql } from 'postgres';
+import { measurementColumns } from '../../db/valueStorage.js';
 import { DEFAULT_STATUS, STATUSES, statusCode } from '../../domain/status.js';
 import { type ErrorCollector, ImportRejected, type LineError, SHOWN_ERRORS } from '../importErrors.js';
 import {
@@ -56,6 +57,11 @@ export interface StagingRules {
   unknownTubeOnce?: boolean;
 }
 
+/** How the rows are written: with `thousandths`, where the database stores them (valueStorage.ts). */
+interface WriteRules extends StagingRules {
+  thousandths: boolean;
+}
+
 /** What Node learned while staging the rows. */
 export interface Staged {
   rows: number;
@@ -83,7 +89,7 @@ export async function writeStaged(
   staged: Staged,
   errors: ErrorCollector,
   name: string,
-  rules: StagingRules,
+  rules: WriteRules,
 ): Promise<RowsImported> {
   const tubes = await lookUpTubes(tx, staged.tubes);
   await addUnknownTubes(tx, errors, tubes, rules);
@@ -96,7 +102,7 @@ export async function writeStaged(
   await lockTubes(tx, staged.tubes ? [...staged.tubes] : tx`select tube from measurement_staging`, {
     nowait: false,
   });
-  const source = stagedRows(tubes.onlyTubeId);
+  const source = stagedRows(tubes.onlyTubeId, rules.thousandths);
   let duplicates = 0;
   let written = await insertIfAllNew(tx, source);
   if (!written && rules.duplicates === 'keep one') {
@@ -106,10 +112,10 @@ export async function writeStaged(
   }
   if (!written) {
     const hasStatus = staged.hasStatus ?? false;
-    written = await upsertIfNoDuplicates(tx, source, hasStatus);
+    written = await upsertIfNoDuplicates(tx, source, hasStatus, rules.thousandths);
     if (!written && rules.duplicates === 'keep one') {
       duplicates += await dropDuplicates(tx);
-      written = await upsertIfNoDuplicates(tx, source, hasStatus);
+      written = await upsertIfNoDuplicates(tx, source, hasStatus, rules.thousandths);
     }
     if (!written) {
       await addDuplicates(tx, errors);
@@ -216,16 +222,32 @@ async function addUnknownTubes(
   addFound(errors, rows, (row) => rules.unknownTube(row.tube, Number(row.rows)));
 }
 
-/** The staged rows as (tube_id, observed_at, value, status); a file of one tube needs no join for that. */
-type StagedRows = (q: TransactionSql) => ReturnType<TransactionSql>;
+/**
+ * The staged rows as (tube_id, observed_at, value, status), and `value_thousandths` where the database
+ * stores them, each value encoded by sql/016's measurement_thousandths; a file of one tube needs no join
+ * for the tube.
+ */
+interface StagedRows {
+  columns: string;
+  select: (q: TransactionSql) => ReturnType<TransactionSql>;
+}
 
-function stagedRows(onlyTubeId?: number): StagedRows {
-  if (onlyTubeId !== undefined) {
-    return (q) => q`select ${onlyTubeId}::integer, observed_at, value, status from measurement_staging`;
-  }
-  return (q) => q`
-    select t.id, s.observed_at, s.value, s.status
-    from measurement_staging s join tubes t on t.identifier = s.tube`;
+function stagedRows(onlyTubeId: number | undefined, thousandths: boolean): StagedRows {
+  const values = (q: TransactionSql) =>
+    thousandths
+      ? q`case when measurement_thousandths(s.value) is null then s.value end, s.status,
+          measurement_thousandths(s.value)`
+      : q`s.value, s.status`;
+  const tubeId = onlyTubeId;
+  return {
+    columns: measurementColumns(thousandths),
+    select:
+      tubeId !== undefined
+        ? (q) => q`select ${tubeId}::integer, s.observed_at, ${values(q)} from measurement_staging s`
+        : (q) => q`
+            select t.id, s.observed_at, ${values(q)}
+            from measurement_staging s join tubes t on t.identifier = s.tube`,
+  };
 }
 
 /** Rows that repeat an earlier row's tube and instant (offsets normalised: it is the same instant). */
@@ -274,8 +296,8 @@ async function insertIfAllNew(tx: TransactionSql, source: StagedRows): Promise<W
     return await tx.savepoint(async (sp) => {
       const written = await sp<WrittenRow[]>`
         with written as (
-          insert into measurements (tube_id, observed_at, value, status) ${source(sp)}
-          returning tube_id, observed_at, value, status
+          insert into measurements (${sp.unsafe(source.columns)}) ${source.select(sp)}
+          returning tube_id, observed_at, measurement_value(value, value_thousandths) as value, status
         ), changed as (${markSeriesChanged(sp, sp`select tube_id from written`)}),
         logged as (${recordInsertedRuns(sp)}),
         latest as (${recordInsertedLatest(sp)})
@@ -301,22 +323,30 @@ async function upsertIfNoDuplicates(
   tx: TransactionSql,
   source: StagedRows,
   hasStatus: boolean,
+  thousandths: boolean,
 ): Promise<Written[] | undefined> {
+  // Stored either way (valueStorage.ts), a row is unchanged when its decoded value is the file's.
+  const stored = 'measurement_value(measurements.value, measurements.value_thousandths)';
+  const imported = 'measurement_value(excluded.value, excluded.value_thousandths)';
+  const setValue = thousandths
+    ? 'value = excluded.value, value_thousandths = excluded.value_thousandths'
+    : 'value = excluded.value';
   try {
     return await tx.savepoint(async (sp) => {
       // xmax = 0 tells a freshly inserted row from an updated one (an updated row carries the xid that
       // locked it): PostgreSQL's well-known way to count the two outcomes of one upsert.
       const counts = await sp<WrittenRow[]>`
         with written as (
-          insert into measurements (tube_id, observed_at, value, status) ${source(sp)}
+          insert into measurements (${sp.unsafe(source.columns)}) ${source.select(sp)}
           on conflict (tube_id, observed_at) do update
-            ${
+            ${sp.unsafe(
               hasStatus
-                ? sp`set value = excluded.value, status = excluded.status
-                     where (measurements.value, measurements.status) is distinct from (excluded.value, excluded.status)`
-                : sp`set value = excluded.value where measurements.value is distinct from excluded.value`
-            }
-          returning tube_id, observed_at, value, status, xmax = 0 as inserted
+                ? `set ${setValue}, status = excluded.status
+                   where (${stored}, measurements.status) is distinct from (${imported}, excluded.status)`
+                : `set ${setValue} where ${stored} is distinct from ${imported}`,
+            )}
+          returning tube_id, observed_at, measurement_value(value, value_thousandths) as value, status,
+                    xmax = 0 as inserted
         ), changed as (${markSeriesChanged(sp, sp`select tube_id from written`)}),
         logged as (${recordUpsertedRuns(sp, { corrected: false })}),
         logged_corrected as (${recordUpsertedRuns(sp, { corrected: true })}),

@@ -43,7 +43,7 @@ async function kept(sql: Sql): Promise<Record<string, string[]>> {
     (await query).map((row) => Object.values(row).join(' '));
   return {
     measurements: await rows(sql`
-      select t.number, m.observed_at, m.value, m.status
+      select t.number, m.observed_at, measurement_value(m.value, m.value_thousandths) as value, m.status
       from measurements m join tubes t on t.id = m.tube_id order by t.number, m.observed_at`),
     changes: await rows(sql`
       select t.number, c.first_at, c.last_at, c.corrected

@@ -37,7 +37,7 @@ function importCsv(sql: Sql, rows: string[], withStatus: boolean) {
 async function stored(sql: Sql): Promise<string[]> {
   const rows = await sql<{ row: string }[]>`
     select t.identifier || ' ' || (extract(epoch from m.observed_at - ${at(0)}::timestamptz) / 60)::int || ' ' ||
-           m.value || ' ' || m.status as row
+           measurement_value(m.value, m.value_thousandths) || ' ' || m.status as row
     from measurements m join tubes t on t.id = m.tube_id order by t.identifier, m.observed_at`;
   return rows.map((r) => r.row);
 }

@@ -28,7 +28,7 @@ async function rejection(sql: Sql, csv: string | Buffer): Promise<string[]> {
 /** The stored series as "tube observedAt value" text, in order. */
 async function stored(sql: Sql): Promise<string[]> {
   const rows = await sql<{ row: string }[]>`
-    select t.identifier || ' ' || to_char(m.observed_at, 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') || ' ' || m.value::text as row
+    select t.identifier || ' ' || to_char(m.observed_at, 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') || ' ' || measurement_value(m.value, m.value_thousandths)::text as row
     from measurements m join tubes t on t.id = m.tube_id order by t.identifier, m.observed_at`;
   return rows.map((r) => r.row);
 }
@@ -209,7 +209,8 @@ t.test('re-importing the same file changes nothing; a corrected value replaces t
   const sql = await registeredDatabase(t);
   const csv = `${HEADER}${TUBE},2024-01-01T00:00:00Z,1.5\n${TUBE},2024-01-01T00:15:00Z,1.6\n${OTHER},2024-01-01T00:00:00Z,2\n`;
   t.same(await importText(sql, csv), { rows: 3, inserted: 3, updated: 0, unchanged: 0 });
-  const versions = () => sql`select tube_id, observed_at, value, xmin::text from measurements order by 1, 2`;
+  const versions = () =>
+    sql`select tube_id, observed_at, measurement_value(value, value_thousandths) as value, xmin::text from measurements order by 1, 2`;
   const before = await versions();
   t.same(await importText(sql, csv), { rows: 3, inserted: 0, updated: 0, unchanged: 3 });
   t.same(await versions(), before, 'no row was rewritten: every xmin is the same');
@@ -241,7 +242,7 @@ t.test('values round-trip exactly, as text and as JavaScript numbers', async (t)
   const csv = `${HEADER}${values.map((v, i) => `${TUBE},2024-01-01T00:00:0${i}Z,${v}`).join('\n')}\n`;
   await importText(sql, csv);
   const rows = await sql<{ text: string; value: number }[]>`
-    select value::text as text, value from measurements order by observed_at`;
+    select measurement_value(value, value_thousandths)::text as text, measurement_value(value, value_thousandths) as value from measurements order by observed_at`;
   t.same(
     rows.map((r) => r.text),
     [
@@ -271,7 +272,9 @@ t.test('tolerates a BOM, CRLF line ends, quoted fields and a missing final newli
     `${TUBE},"2024-01-01T00:01:00Z",1.6\r\n${TUBE},2024-01-01T00:02:00Z,1.7`;
   t.same(await importText(sql, csv), { rows: 3, inserted: 3, updated: 0, unchanged: 0 });
   t.same(
-    (await sql`select value from measurements order by observed_at`).map((r) => r.value),
+    (
+      await sql`select measurement_value(value, value_thousandths) as value from measurements order by observed_at`
+    ).map((r) => r.value),
     [1.5, 1.6, 1.7],
   );
   t.same(await rejection(sql, `${HEADER}"${TUBE}","2024-01-01T00:00:00Z","1""5"\n`), [
@@ -292,7 +295,9 @@ t.test('lines split across stream chunks are put back together', async (t) => {
   );
   const result = await importMeasurements(sql, Readable.from(chunks), { name: 'data.csv' });
   t.equal(result.inserted, 300);
-  const [sum] = await sql<{ sum: number }[]>`select sum(value) as sum from measurements`;
+  const [sum] = await sql<
+    { sum: number }[]
+  >`select sum(measurement_value(value, value_thousandths)) as sum from measurements`;
   t.equal(sum?.sum, (299 * 300) / 2 + 300 * 0.25);
 });
 

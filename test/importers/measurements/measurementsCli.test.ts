@@ -35,7 +35,9 @@ t.test('a file: rows imported, inserted/updated/unchanged and the rate; exit 0',
   const second = await gwapi(file);
   t.same(REPORT.exec(second.stdout)?.slice(1), ['2', file, '0', '1', '1']);
   t.same(
-    (await db.sql`select value from measurements order by observed_at`).map((r) => r.value),
+    (
+      await db.sql`select measurement_value(value, value_thousandths) as value from measurements order by observed_at`
+    ).map((r) => r.value),
     [1.5, 1.75],
   );
 });
@@ -93,7 +95,7 @@ t.test('streams a few hundred thousand rows through standard input', async (t) =
   t.equal(result.stderr, '');
   t.same(REPORT.exec(result.stdout)?.slice(1), ['300,000', 'stdin', '300,000', '0', '0']);
   const [stats] = await db.sql<{ count: string; cents: string; first: Date; last: Date }[]>`
-    select count(*), sum(round(value * 100)) as cents, min(observed_at) as first, max(observed_at) as last
+    select count(*), sum(round(measurement_value(value, value_thousandths) * 100)) as cents, min(observed_at) as first, max(observed_at) as last
     from measurements`;
   t.equal(stats?.count, String(rows));
   t.equal(Number(stats?.cents), 300 * ((999 * 1000) / 2));

@@ -47,7 +47,7 @@ t.test('new series, two tubes interleaved in time: read once, every row inserted
   const csv = csvOf(a.flatMap((row, i) => [row, b[i]!]));
   t.equal(await imported(sql, csv, 4096), '6000 rows: 6000 inserted, 0 updated, 0 unchanged; read 1x');
   const sums = await sql<{ identifier: string; sum: number }[]>`
-    select t.identifier::text, sum(m.value) as sum from measurements m join tubes t on t.id = m.tube_id
+    select t.identifier::text, sum(measurement_value(m.value, m.value_thousandths)) as sum from measurements m join tubes t on t.id = m.tube_id
     group by 1 order by 1`;
   t.same(
     sums.map((r) => [r.identifier, r.sum]),
@@ -131,7 +131,7 @@ t.test(
       other.release();
       t.equal(await importing, `${count} rows: ${count - 1} inserted, 1 updated, 0 unchanged; read 2x`);
       const [row] = await sql<{ value: number }[]>`
-        select value from measurements where observed_at = ${at.toISOString()}`;
+        select measurement_value(value, value_thousandths) as value from measurements where observed_at = ${at.toISOString()}`;
       t.equal(row?.value, conflicting, 'the file’s value replaced the other import’s');
     }
   },
@@ -147,7 +147,9 @@ t.test('a stream longer than what is kept for a second reading', async (t) => {
     await sql`truncate measurements`;
     const result = await importMeasurements(sql, streamInput(Readable.from(chunks), kept), { name: 'stdin' });
     t.equal(result.inserted, 2000, `keeping ${kept} bytes`);
-    const [sum] = await sql<{ sum: number }[]>`select sum(value) as sum from measurements`;
+    const [sum] = await sql<
+      { sum: number }[]
+    >`select sum(measurement_value(value, value_thousandths)) as sum from measurements`;
     t.equal(sum?.sum, (1999 * 2000) / 2, `every row once, keeping ${kept} bytes`);
   }
 });

@@ -45,7 +45,7 @@ const hhmm = `'HH24:MI'`;
 async function stored(sql: Sql): Promise<string[]> {
   const rows = await sql<{ row: string }[]>`
     select t.number || ' ' || to_char(m.observed_at at time zone 'UTC', ${sql.unsafe(hhmm)}) || ' ' ||
-           m.value || ' ' || m.status as row
+           measurement_value(m.value, m.value_thousandths) || ' ' || m.status as row
     from measurements m join tubes t on t.id = m.tube_id order by t.number, m.observed_at`;
   return rows.map((r) => r.row);
 }

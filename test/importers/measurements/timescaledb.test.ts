@@ -52,7 +52,7 @@ if (server) {
     await vacuumMeasurements(sql);
     const stored = await sql<{ row: string }[]>`
     select t.number || ' ' || to_char(m.observed_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') || ' ' ||
-           m.value::text as row
+           measurement_value(m.value, m.value_thousandths)::text as row
     from measurements m join tubes t on t.id = m.tube_id order by t.number, m.observed_at`;
     t.same(
       stored.map((r) => r.row),
@@ -132,7 +132,7 @@ if (server) {
     t.same(await history(), { runs: [], corrections: ['05 4 0 -> removed', '06 5 1 -> removed'] });
     t.same(await latest(), ['0 04 3.5']);
     const stored = await sql<{ row: string }[]>`
-    select to_char(observed_at at time zone 'UTC', 'DD') || ' ' || value || ' ' || status as row
+    select to_char(observed_at at time zone 'UTC', 'DD') || ' ' || measurement_value(value, value_thousandths) || ' ' || status as row
     from measurements order by observed_at`;
     t.same(
       stored.map((r) => r.row),

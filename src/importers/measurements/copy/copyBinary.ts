@@ -35,21 +35,51 @@ function writeTimestamp(target: DataView, offset: number, instant: Instant): voi
   }
 }
 
-/** Bytes of the fields `writeMeasurement` writes. */
+/** Bytes of the fields `writeMeasurement` writes with a value; 8 fewer with a null one. */
 export const MEASUREMENT_BYTES = 4 + 8 + (4 + 8) + (4 + 2);
 
-/** The fields every row of a measurement ends in, each with its length: observed_at, value, status. */
+/** A null field: a length of -1 and no bytes. */
+export const NULL_FIELD_BYTES = 4;
+
+/**
+ * The fields every row of a measurement ends in, each with its length: observed_at, value (null: a null
+ * field), status. Returns the offset after them.
+ */
 export function writeMeasurement(
   target: DataView,
   offset: number,
   instant: Instant,
-  value: number,
+  value: number | null,
   status: number,
-): void {
+): number {
   target.setInt32(offset, 8);
   writeTimestamp(target, offset + 4, instant);
-  target.setInt32(offset + 12, 8);
-  target.setFloat64(offset + 16, value);
-  target.setInt32(offset + 24, 2);
-  target.setInt16(offset + 28, status);
+  let at = offset + 12;
+  if (value === null) {
+    target.setInt32(at, -1);
+    at += NULL_FIELD_BYTES;
+  } else {
+    target.setInt32(at, 8);
+    target.setFloat64(at + 4, value);
+    at += 12;
+  }
+  target.setInt32(at, 2);
+  target.setInt16(at + 4, status);
+  return at + 6;
+}
+
+/** The largest magnitude whose thousandths fit an int4. */
+const MAX_THOUSANDTHS_VALUE = 2_147_483.647;
+
+/**
+ * sql/016's `measurement_thousandths`, the one encoder, in JavaScript for the binary COPY: the
+ * thousandths of a value that has at most three places (their division by 1000 is the very same
+ * double) and fits an int4, else undefined; of the zeros only +0. `Math.round` and SQL's `round` differ
+ * only at a half, which never divides back to the value.
+ */
+export function measurementThousandths(value: number): number | undefined {
+  if (value === 0) return Object.is(value, 0) ? 0 : undefined;
+  if (!(Math.abs(value) <= MAX_THOUSANDTHS_VALUE)) return undefined;
+  const thousandths = Math.round(value * 1000);
+  return thousandths / 1000 === value ? thousandths : undefined;
 }
