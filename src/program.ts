@@ -102,11 +102,20 @@ program
       'uses a TimescaleDB hypertable when the extension is available, plain PostgreSQL otherwise. ' +
       `Each statement waits at most lock_timeout (${MIGRATION_LOCK_TIMEOUT_MS / 1000} s) for a lock and is retried; run it against ` +
       'PostgreSQL itself, not through PgBouncer in transaction mode. Where TimescaleDB is installed but not ' +
-      'in shared_preload_libraries it refuses, and says how to preload it.',
+      'in shared_preload_libraries it refuses, and says how to preload it. An upgraded database is then ' +
+      'served by this release and the one before; once no replica of the one before serves, run it once ' +
+      'with --finish (docs/operations/upgrade.md).',
   )
   .option(
     '--without-timescaledb',
     'keep measurements a plain PostgreSQL table for good, even where TimescaleDB is installed',
+    false,
+  )
+  .option(
+    '--finish',
+    'only when no replica of the release before serves any more: also take the steps that release cannot ' +
+      'read, online (levels stored as thousandths, chunk by chunk, progress per chunk); safe to stop and ' +
+      'run again',
     false,
   )
   .action(

@@ -22,6 +22,7 @@ import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import type postgres from 'postgres';
 import { UserError } from '../errors.js';
 import type { Queryable, Sql } from './connect.js';
 import { isConnectionLost } from './errorCodes.js';
@@ -156,84 +157,54 @@ export class MigrationLockTimeoutError extends UserError {
 }
 
 export async function migrate(sql: Sql, options: MigrateOptions = {}): Promise<MigrateResult> {
-  const migrations = await readMigrations(options.dir);
+  return await asRunner(sql, options, (runner) => applyPending(runner, options));
+}
+
+/** The one runner's session: the runner lock held, lock_timeout set, and its retry. */
+export interface Runner {
+  session: postgres.ReservedSql;
+  lockTimeoutMs: number;
+  /** Runs `work` again while it fails on lock_timeout, up to MIGRATION_LOCK_ATTEMPTS in all. */
+  retrying: RetryingOnLockTimeout;
+}
+
+export type RetryingOnLockTimeout = <T>(
+  what: string,
+  work: () => Promise<T>,
+  timeoutMs?: number,
+) => Promise<T>;
+
+/**
+ * Runs `work` as the one runner of migrations (the module's comment): on a reserved session holding
+ * the runner lock, under lock_timeout; `gwapi migrate --finish` (finish.ts) runs its DDL so too, and
+ * moves rows as the one holder of a lock of its own (`lock`).
+ */
+export async function asRunner<T>(
+  sql: Sql,
+  options: MigrateOptions,
+  work: (runner: Runner) => Promise<T>,
+  lock = MIGRATION_LOCK,
+): Promise<T> {
   const session = await sql.reserve();
   // A session that is gone took its lock and settings with it: writing to it again would throw
   // postgres.js's uncaught TypeError (errorCodes.ts), and releasing it would hand it back to the pool.
   let lost = false;
   try {
-    await takeRunnerLock(session);
+    await takeRunnerLock(session, lock);
     try {
       const lockTimeoutMs = options.lockTimeoutMs ?? MIGRATION_LOCK_TIMEOUT_MS;
       await setLockTimeout(session, lockTimeoutMs);
-      const retrying = retryOnLockTimeout(session, options, lockTimeoutMs);
-      await retrying(
-        'schema_migrations',
-        () => session`
-        create table if not exists schema_migrations (
-          version integer primary key,
-          name text not null,
-          checksum text not null,
-          applied_at timestamptz not null default now()
-        )`,
-      );
-      const pending: Migration[] = [];
-      for (const migration of migrations) {
-        const [done] = await session<{ checksum: string }[]>`
-          select checksum from schema_migrations where version = ${migration.version}`;
-        if (!done) pending.push(migration);
-        else if (done.checksum !== migration.checksum && !migration.replaces.includes(done.checksum))
-          throw new MigrationChangedError(migration);
-      }
-      const timescale = pending.some((m) => m.name === TIMESCALEDB_MIGRATION);
-      if (timescale && !options.withoutTimescaleDb) await refuseUnloadableTimescaleDb(session);
-      const applied: Migration[] = [];
-      for (const migration of pending) {
-        const record = (q: Queryable) => q`
-          insert into schema_migrations (version, name, checksum)
-          values (${migration.version}, ${migration.name}, ${migration.checksum})`;
-        if (migration.name === TIMESCALEDB_MIGRATION && options.withoutTimescaleDb) {
-          await record(session);
-        } else if (migration.transactional) {
-          await retrying(`migration ${migrationName(migration)}`, () =>
-            beginReserved(session, async () => {
-              await session.unsafe(migration.sql);
-              await record(session);
-            }),
-          );
-        } else {
-          for (const statement of statementsOf(migration.sql)) {
-            const what = `migration ${migrationName(migration)} (${withoutComments(statement).slice(0, 60)}…)`;
-            if (!CONCURRENT_INDEX.test(withoutComments(statement))) {
-              await retrying(what, () => session.unsafe(statement));
-              continue;
-            }
-            const buildTimeoutMs = options.concurrentBuildLockTimeoutMs ?? CONCURRENT_BUILD_LOCK_TIMEOUT_MS;
-            await setLockTimeout(session, buildTimeoutMs);
-            try {
-              await retrying(
-                what,
-                async () => {
-                  await dropInvalidIndex(session, statement);
-                  await session.unsafe(statement);
-                },
-                buildTimeoutMs,
-              );
-            } finally {
-              await setLockTimeout(session, lockTimeoutMs);
-            }
-          }
-          await record(session);
-        }
-        applied.push(migration);
-      }
-      return { applied, timescaledb: await usesTimescaleDb(session) };
+      return await work({
+        session,
+        lockTimeoutMs,
+        retrying: retryOnLockTimeout(session, options, lockTimeoutMs),
+      });
     } catch (error) {
       lost = isConnectionLost(error);
       throw error;
     } finally {
       if (!lost) {
-        await session`select pg_advisory_unlock(${MIGRATION_LOCK})`.catch(() => {});
+        await session`select pg_advisory_unlock(${lock})`.catch(() => {});
         await session`reset lock_timeout`.catch(() => {});
       }
     }
@@ -245,6 +216,73 @@ export async function migrate(sql: Sql, options: MigrateOptions = {}): Promise<M
   }
 }
 
+/** Applies every migration not yet recorded, in order. */
+export async function applyPending(runner: Runner, options: MigrateOptions): Promise<MigrateResult> {
+  const { session, lockTimeoutMs, retrying } = runner;
+  const migrations = await readMigrations(options.dir);
+  await retrying(
+    'schema_migrations',
+    () => session`
+    create table if not exists schema_migrations (
+      version integer primary key,
+      name text not null,
+      checksum text not null,
+      applied_at timestamptz not null default now()
+    )`,
+  );
+  const pending: Migration[] = [];
+  for (const migration of migrations) {
+    const [done] = await session<{ checksum: string }[]>`
+      select checksum from schema_migrations where version = ${migration.version}`;
+    if (!done) pending.push(migration);
+    else if (done.checksum !== migration.checksum && !migration.replaces.includes(done.checksum))
+      throw new MigrationChangedError(migration);
+  }
+  const timescale = pending.some((m) => m.name === TIMESCALEDB_MIGRATION);
+  if (timescale && !options.withoutTimescaleDb) await refuseUnloadableTimescaleDb(session);
+  const applied: Migration[] = [];
+  for (const migration of pending) {
+    const record = (q: Queryable) => q`
+      insert into schema_migrations (version, name, checksum)
+      values (${migration.version}, ${migration.name}, ${migration.checksum})`;
+    if (migration.name === TIMESCALEDB_MIGRATION && options.withoutTimescaleDb) {
+      await record(session);
+    } else if (migration.transactional) {
+      await retrying(`migration ${migrationName(migration)}`, () =>
+        beginReserved(session, async () => {
+          await session.unsafe(migration.sql);
+          await record(session);
+        }),
+      );
+    } else {
+      for (const statement of statementsOf(migration.sql)) {
+        const what = `migration ${migrationName(migration)} (${withoutComments(statement).slice(0, 60)}…)`;
+        if (!CONCURRENT_INDEX.test(withoutComments(statement))) {
+          await retrying(what, () => session.unsafe(statement));
+          continue;
+        }
+        const buildTimeoutMs = options.concurrentBuildLockTimeoutMs ?? CONCURRENT_BUILD_LOCK_TIMEOUT_MS;
+        await setLockTimeout(session, buildTimeoutMs);
+        try {
+          await retrying(
+            what,
+            async () => {
+              await dropInvalidIndex(session, statement);
+              await session.unsafe(statement);
+            },
+            buildTimeoutMs,
+          );
+        } finally {
+          await setLockTimeout(session, lockTimeoutMs);
+        }
+      }
+      await record(session);
+    }
+    applied.push(migration);
+  }
+  return { applied, timescaledb: await usesTimescaleDb(session) };
+}
+
 /** How often a runner asks again for the lock another runner holds. */
 const RUNNER_POLL_MS = 100;
 
@@ -252,9 +290,9 @@ const RUNNER_POLL_MS = 100;
  * Polled, not waited for: a session blocked in pg_advisory_lock holds a snapshot, which a concurrent
  * index build of the runner holding the lock would wait for (a deadlock).
  */
-async function takeRunnerLock(session: Sql): Promise<void> {
+async function takeRunnerLock(session: Sql, lock: number): Promise<void> {
   for (;;) {
-    const [{ locked }] = (await session`select pg_try_advisory_lock(${MIGRATION_LOCK}) as locked`) as [
+    const [{ locked }] = (await session`select pg_try_advisory_lock(${lock}) as locked`) as [
       { locked: boolean },
     ];
     if (locked) return;
@@ -262,10 +300,18 @@ async function takeRunnerLock(session: Sql): Promise<void> {
   }
 }
 
-const setLockTimeout = (session: Sql, ms: number) =>
+const setLockTimeout = (session: Queryable, ms: number) =>
   session`select set_config('lock_timeout', ${`${ms}ms`}, false)`;
 
-function retryOnLockTimeout(session: Sql, options: MigrateOptions, lockTimeoutMs: number) {
+/**
+ * Work retried while it fails on lock_timeout, with backoff; `q` names the oldest transaction when it
+ * gives up.
+ */
+export function retryOnLockTimeout(
+  q: Queryable,
+  options: MigrateOptions,
+  lockTimeoutMs: number,
+): RetryingOnLockTimeout {
   const attempts = options.attempts ?? MIGRATION_LOCK_ATTEMPTS;
   const backoffMs = options.backoffMs ?? MIGRATION_RETRY_BACKOFF_MS;
   return async <T>(what: string, work: () => Promise<T>, timeoutMs = lockTimeoutMs): Promise<T> => {
@@ -274,7 +320,7 @@ function retryOnLockTimeout(session: Sql, options: MigrateOptions, lockTimeoutMs
         return await work();
       } catch (error) {
         if ((error as { code?: string }).code !== LOCK_NOT_AVAILABLE) throw error;
-        const timeout = { what, attempt, attempts, oldest: await oldestTransaction(session) };
+        const timeout = { what, attempt, attempts, oldest: await oldestTransaction(q) };
         if (attempt >= attempts) throw new MigrationLockTimeoutError(timeout, timeoutMs);
         options.onLockTimeout?.(timeout);
         await sleep(backoffMs * 2 ** (attempt - 1) * (0.5 + Math.random()));
@@ -283,8 +329,8 @@ function retryOnLockTimeout(session: Sql, options: MigrateOptions, lockTimeoutMs
   };
 }
 
-async function oldestTransaction(session: Sql): Promise<string | undefined> {
-  const [oldest] = await session<{ pid: number; state: string; seconds: number; query: string }[]>`
+async function oldestTransaction(q: Queryable): Promise<string | undefined> {
+  const [oldest] = await q<{ pid: number; state: string; seconds: number; query: string }[]>`
     select pid, state, extract(epoch from clock_timestamp() - xact_start)::float8 as seconds,
            left(btrim(regexp_replace(query, '[[:space:]]+', ' ', 'g')), 60) as query
     from pg_stat_activity

@@ -3,8 +3,11 @@
  * run in parallel without seeing each other's rows. It is dropped when the test ends.
  */
 import { randomBytes } from 'node:crypto';
+import { copyFile, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Test } from 'tap';
 import { connect, type Sql } from '../../src/db/connect.js';
+import { MIGRATIONS_DIR, migrate } from '../../src/db/migrate.js';
 import { createDatabase, migrateAlone } from '../../testkit/postgres.js';
 import { timescaleMissing } from '../../testkit/timescale.js';
 
@@ -53,4 +56,25 @@ export async function freshDatabase(
   });
   if (options.migrated ?? true) await migrateAlone(url);
   return { sql, url, name };
+}
+
+/**
+ * A database a release before sql/016 filled (by `fill`, on its migrations up to 015), then upgraded:
+ * 016 on a filled table leaves `value` NOT NULL and every row a double, as the release before reads
+ * them, until `gwapi migrate --finish` (src/db/finish.ts).
+ */
+export async function upgradedDatabase(
+  t: Test,
+  fill: (sql: Sql) => Promise<void>,
+  options: { server?: string } = {},
+): Promise<TestDatabase> {
+  const db = await freshDatabase(t, { ...options, migrated: false });
+  const before = t.testdir();
+  for (const file of await readdir(MIGRATIONS_DIR)) {
+    if (/^(00\d|01[0-5])_.*\.sql$/.test(file)) await copyFile(join(MIGRATIONS_DIR, file), join(before, file));
+  }
+  await migrate(db.sql, { dir: before });
+  await fill(db.sql);
+  await migrate(db.sql);
+  return db;
 }
