@@ -39,7 +39,8 @@ const day = (date: string, shift = 0) =>
   Array.from({ length: 144 }, (_, i) => {
     const at = new Date(Date.parse(`${date}T00:00:00Z`) + i * 600_000).toISOString();
     const value = VALUES[i % VALUES.length]!;
-    const shifted = shift === 0 || i % 3 ? value : String(Number((Number(value) + shift / 1000).toPrecision(12)));
+    const shifted =
+      shift === 0 || i % 3 ? value : String(Number((Number(value) + shift / 1000).toPrecision(12)));
     return `${TUBE},${at},${shifted}`;
   });
 
