@@ -13,13 +13,9 @@ import { usesTimescaleDb } from '../../src/db/migrate.js';
 import { storesThousandths } from '../../src/db/valueStorage.js';
 import { addNetwork, type TubeFixture } from '../../testkit/fixtures.js';
 import { runCli } from '../helpers/cli.js';
-import { freshDatabase, timescaleServerOrSkip, upgradedDatabase } from '../helpers/database.js';
+import { ENGINES, freshDatabase, upgradedDatabase } from '../helpers/database.js';
 import { until } from '../helpers/until.js';
-
-const engines = [
-  { name: 'plain PostgreSQL', server: () => undefined },
-  { name: 'TimescaleDB', server: (t: Test) => timescaleServerOrSkip(t) ?? null },
-] as const;
+import { bytesPerRow, stored } from '../helpers/valueStorage.js';
 
 const TUBES = 12;
 /** Values no three places hold, so they stay doubles. */
@@ -73,42 +69,7 @@ async function observable(sql: Sql) {
   return state!;
 }
 
-async function stored(sql: Sql) {
-  const [counts] = await sql<{ doubles: number; thousandths: number; fitting: number }[]>`
-    select count(value)::int as doubles, count(value_thousandths)::int as thousandths,
-           count(*) filter (where measurement_thousandths(value) is not null)::int as fitting
-    from measurements`;
-  return counts!;
-}
-
-/**
- * The bytes a row of the compressed chunks (each with its compressed table) on TimescaleDB, where the
- * goal of 3 applies; of the whole table on plain PostgreSQL, whose updated pages keep their room.
- */
-async function bytesPerRow(sql: Sql, timescale: boolean): Promise<number> {
-  if (!timescale) {
-    const [row] = await sql<{ bytes: number }[]>`
-      select pg_total_relation_size('measurements')::float8 / (select count(*) from measurements) as bytes`;
-    return row!.bytes;
-  }
-  const [row] = await sql<{ bytes: number }[]>`
-    with compressed as (
-      select format('%I.%I', c.schema_name, c.table_name)::regclass as chunk,
-             format('%I.%I', cc.schema_name, cc.table_name)::regclass as batches
-      from _timescaledb_catalog.chunk c
-      join _timescaledb_catalog.chunk cc on cc.id = c.compressed_chunk_id
-      join _timescaledb_catalog.hypertable h on h.id = c.hypertable_id
-      where h.table_name = 'measurements'
-    )
-    select sum(pg_total_relation_size(chunk) + pg_total_relation_size(batches))::float8 /
-           (select count(*) from measurements where observed_at < (
-              select max(range_end) from timescaledb_information.chunks
-              where hypertable_name = 'measurements' and is_compressed)) as bytes
-    from compressed`;
-  return row!.bytes;
-}
-
-for (const engine of engines) {
+for (const engine of ENGINES) {
   t.test(`${engine.name}: an upgraded database finished, and finished again`, async (t) => {
     const server = engine.server(t);
     if (server === null) return;

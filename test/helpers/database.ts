@@ -78,3 +78,12 @@ export async function upgradedDatabase(
   await migrate(db.sql);
   return db;
 }
+
+/**
+ * The two engines a test runs on: the suite's PostgreSQL (server undefined) and native TimescaleDB
+ * (null after skipping the test where it is not built: timescaleServerOrSkip).
+ */
+export const ENGINES = [
+  { name: 'plain PostgreSQL', server: (_t: Test): string | undefined | null => undefined },
+  { name: 'TimescaleDB', server: (t: Test): string | undefined | null => timescaleServerOrSkip(t) ?? null },
+] as const;

@@ -3,7 +3,8 @@
  * compressed chunks, on a filled table, while 1.2.0 (from a git worktree) serves series and imports
  * measurements, no request and no import fails and no session waits for a lock longer than the
  * migrations' lock_timeout. And a database of each release since (1.2.0, 1.3.0, 1.3.1) upgrades to the
- * schema a new install gets: the migrations this release rewrote declare the texts they replace.
+ * schema a new install gets, once finished (`gwapi migrate --finish`) but for what a filled table keeps
+ * (the key, checks not valid): the migrations this release rewrote declare the texts they replace.
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -11,6 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Test } from 'tap';
 import t from 'tap';
 import type { Sql } from '../../src/db/connect.js';
+import { finishMigrations } from '../../src/db/finish.js';
 import {
   MIGRATION_LOCK_TIMEOUT_MS,
   migrate,
@@ -28,18 +30,13 @@ import {
   RELEASES,
   releaseMigrations,
 } from '../../testkit/previousRelease.js';
-import { freshDatabase, timescaleServerOrSkip } from '../helpers/database.js';
+import { ENGINES, freshDatabase } from '../helpers/database.js';
 import { get } from '../helpers/http.js';
 
 const DAY = 86_400_000;
 /** The history: 400 days of hourly levels up to yesterday, of which what is older than 180 days compressed. */
 const HISTORY_DAYS = 400;
 const TUBES = 120;
-
-const engines = [
-  { name: 'plain PostgreSQL', server: () => undefined },
-  { name: 'TimescaleDB', server: (t: Test) => timescaleServerOrSkip(t) ?? null },
-] as const;
 
 /** Columns, constraints, indexes and functions of the public schema, one line each. */
 const schemaOf = async (sql: Sql) =>
@@ -60,7 +57,7 @@ const schemaOf = async (sql: Sql) =>
       order by 1`
   ).map((row) => row.line);
 
-for (const engine of engines) {
+for (const engine of ENGINES) {
   t.test(`${engine.name}: each release's database upgrades to a new install's schema`, async (t) => {
     const server = engine.server(t);
     if (server === null) return;
@@ -87,28 +84,42 @@ for (const engine of engines) {
       }
       const applied = (await migrate(db.sql)).applied.map((m) => m.version);
       t.same(await pendingMigrations(db.sql), [], `${release.version}: nothing pending (applied ${applied})`);
+      const migrated = await schemaOf(db.sql);
+      // Once no replica of the release before serves (docs/operations/upgrade.md).
+      await finishMigrations(db.sql);
       const upgraded = await schemaOf(db.sql);
+      t.same(
+        migrated.filter((line) => !upgraded.includes(line)),
+        ['column measurements.value double precision NO '],
+        `${release.version}: before --finish, value NOT NULL, as the release before writes it`,
+      );
+      // 009 and 016 on a filled table: the key as the release left it (the optional rebuild of
+      // upgrade.md's "The key"), and the checks they added not valid.
+      const key = release === PREVIOUS_RELEASE ? 'INCLUDE (value)' : 'INCLUDE (value, status)';
+      const notValid =
+        release === PREVIOUS_RELEASE
+          ? /measurements_(status|one_value) CHECK/
+          : /measurements_one_value CHECK/;
+      const asBefore = expected.map((line) =>
+        /measurements_pkey /.test(line)
+          ? line.replace('INCLUDE (value, value_thousandths, status)', key)
+          : notValid.test(line)
+            ? `${line} NOT VALID`
+            : line,
+      );
+      t.not(asBefore.join('\n'), expected.join('\n'));
+      t.same(
+        upgraded,
+        asBefore,
+        `${release.version}, finished: the schema of a new install, but for the key and the checks`,
+      );
       if (release === PREVIOUS_RELEASE) {
-        // 009 on a filled table: the key as it was, without status, and the check added not valid.
-        const asBefore = expected.map((line) =>
-          /measurements_pkey /.test(line)
-            ? line.replace('INCLUDE (value, status)', 'INCLUDE (value)')
-            : /measurements_status CHECK/.test(line)
-              ? `${line} NOT VALID`
-              : line,
-        );
-        t.not(asBefore.join('\n'), expected.join('\n'));
-        t.same(
-          upgraded,
-          asBefore,
-          `${release.version}: the schema of a new install, but for the key and the check`,
-        );
         t.same(
           await db.sql`select count(*)::int as tubes from latest_measurements`,
           [{ tubes: 3 }],
           `${release.version}: the latest of every tube`,
         );
-      } else t.same(upgraded, expected, `${release.version}: the schema of a new install`);
+      }
       const rollups = await db.sql`select * from measurement_day_rollups order by tube_id, day, statuses`;
       t.equal(rollups.length, 3 * 60, `${release.version}: a rollup per tube and day`);
       await db.sql`select rollup_tube_measurements(id) from tubes`;
