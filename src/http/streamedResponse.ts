@@ -4,6 +4,8 @@
  * headers), then HEAD, 304 or the body streamed from the plan's snapshot. An endpoint brings its plan
  * and its refusals; it never learns its headers from inside the stream.
  */
+import type { ServerResponse } from 'node:http';
+import { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -143,6 +145,26 @@ async function openGatedDocument<P extends Planned>(
 }
 
 /**
+ * Gives each chunk of `body` back to `recycle` once the response's socket has sent it. The chunks piped
+ * into the response before one of its 'drain' events are all written to the kernel by then (a socket
+ * drains only when nothing it was given is left to write). Only on a real socket, and only for the
+ * chunks the body itself pipes into the response: a consumer that keeps chunks (an injected request)
+ * never drains them.
+ */
+function recycleWhenSent(response: ServerResponse, body: Readable, recycle: (chunk: Buffer) => void) {
+  if (!(response.socket instanceof Socket)) return;
+  let piped: Buffer[] = [];
+  // Listened to once the body is piped, so that the listener never starts the flow itself.
+  response.on('pipe', (source) => {
+    if (source === body) body.on('data', (chunk: Buffer) => piped.push(chunk));
+  });
+  response.on('drain', () => {
+    for (const chunk of piped) recycle(chunk);
+    piped = [];
+  });
+}
+
+/**
  * Answers `request` with the document `endpoint` plans. HEAD and a conditional GET read the plan alone:
  * no measurement. A GET reads the plan and then the body in one snapshot, from a source it reads again
  * (elsewhere, when there is another) if the connection is lost or the source cannot answer exactly
@@ -257,6 +279,7 @@ export async function sendDocument<P extends ResponsePlan, W extends AnyWriter, 
     keeping.documents.set(plan.keptAs, { plan, body: whole, rows: request.rowsStreamed }, whole.length);
     return withHeaders(plan).send(whole);
   }
+  if (writer.recycle && sent === body) recycleWhenSent(reply.raw, body, writer.recycle);
   body.once('error', (error) => {
     request.log.error({ err: error }, 'document stream failed after the first byte; response cut off');
     metrics.documentCutOff();

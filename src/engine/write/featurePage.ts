@@ -7,6 +7,7 @@
  * (counts, links) is the caller's, written with the close, once the page's end is known.
  */
 import type { MeasurementBatch } from '../batch.js';
+import { RecycledChunks } from './recycledChunks.js';
 import { AsciiWriter, numberText } from './text.js';
 import { type LatestTube, type LatestWriter, madeOncePerList } from './writer.js';
 
@@ -81,6 +82,8 @@ export function featurePageWriter({
   let returned = 0;
   let last: PageEnd['last'];
   let more = false;
+  // A page's chunks are five times the series' bytes for the same rows: their memory is reused.
+  const chunks = new RecycledChunks();
   return {
     open(list) {
       tubes = list;
@@ -115,9 +118,10 @@ export function featurePageWriter({
       }
       if (length > 0) last = { tube: tube[length - 1]!, observedAt: observedAt[length - 1]! };
       returned += length;
-      return writer.take();
+      return writer.take(chunks);
     },
     close: () => Buffer.from(`],${members({ returned, last, more })}}`),
     wholeOnlyWithClose: true,
+    recycle: (chunk) => chunks.recycle(chunk),
   };
 }

@@ -4,6 +4,7 @@
  * when PostgreSQL printed them.
  */
 import { formatInstant } from '../../domain/datetime.js';
+import type { RecycledChunks } from './recycledChunks.js';
 
 const MICROS_PER_SECOND = 1_000_000;
 const MICROS_PER_MINUTE = 60 * MICROS_PER_SECOND;
@@ -63,9 +64,12 @@ export class AsciiWriter {
     this.scratch = grown;
   }
 
-  /** The bytes written since the last take, in a Buffer of their own; the scratch is reused. */
-  take(): Buffer {
-    const taken = Buffer.allocUnsafe(this.at);
+  /**
+   * The bytes written since the last take, in a Buffer of their own (of `chunks`' memory, when given);
+   * the scratch is reused.
+   */
+  take(chunks?: RecycledChunks): Buffer {
+    const taken = chunks ? chunks.buffer(this.at) : Buffer.allocUnsafe(this.at);
     this.scratch.copy(taken, 0, 0, this.at);
     this.at = 0;
     return taken;

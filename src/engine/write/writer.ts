@@ -24,6 +24,11 @@ export interface DocumentWriter {
    * between two chunks might read as whole, and the shared writer guards each chunk (write/document.ts).
    */
   readonly wholeOnlyWithClose?: true;
+  /**
+   * For a writer whose chunks are large: a chunk of its batches that the consumer has sent, and that
+   * nothing holds any more; its memory is reused for a later chunk (recycledChunks.ts).
+   */
+  recycle?(chunk: Buffer): void;
 }
 
 /** Writes one tube's series: its head, then its batches. */
