@@ -1,6 +1,8 @@
 /** Wells, tubes, measurements and keys written straight into a test database. */
 import { randomUUID } from 'node:crypto';
+import type { PendingQuery, Row } from 'postgres';
 import type { Sql } from '../src/db/connect.js';
+import { storesThousandths } from '../src/db/valueStorage.js';
 import { generateApiKey, generateKeyId, hashApiKey } from '../src/keys/format.js';
 import { rememberKey } from './outputCapture.js';
 
@@ -45,22 +47,42 @@ export async function rollUpDays(sql: Sql, tubeIds: readonly number[]): Promise<
   await sql`select rollup_tube_measurements(tube) from unnest(${tubeIds as number[]}::int[]) as tube`;
 }
 
+/**
+ * Inserts the rows `rows` selects (tube_id, observed_at, value, in that order) into measurements as the
+ * writers store them: each value of at most three places as thousandths by sql/016's encoder where the
+ * table takes them (a new install, or one finished by `gwapi migrate --finish`), else every value as its
+ * double (a previous release's schema, as the migration drill's is until it migrates).
+ */
+export async function insertMeasurements(sql: Sql, rows: PendingQuery<Row[]>): Promise<void> {
+  if (!(await storesThousandths(sql))) {
+    await sql`insert into measurements (tube_id, observed_at, value) ${rows}`;
+    return;
+  }
+  await sql`
+    insert into measurements (tube_id, observed_at, value, value_thousandths)
+    select tube_id, observed_at, case when stored.thousandths is null then given.value end, stored.thousandths
+    from (${rows}) as given (tube_id, observed_at, value),
+         lateral (select measurement_thousandths(given.value) as thousandths) as stored`;
+}
+
 /** Measurements as (RFC 3339 text, decimal text) pairs, stored exactly as the import would. */
 export async function addMeasurements(sql: Sql, tubeId: number, rows: [string, string][]): Promise<void> {
   if (rows.length === 0) return;
-  await sql`
-    insert into measurements (tube_id, observed_at, value)
-    select ${tubeId}, t::timestamptz, v::float8
-    from unnest(${rows.map((r) => r[0])}::text[], ${rows.map((r) => r[1])}::text[]) as x(t, v)`;
+  await insertMeasurements(
+    sql,
+    sql`select ${tubeId}::int4, t::timestamptz, v::float8
+        from unnest(${rows.map((r) => r[0])}::text[], ${rows.map((r) => r[1])}::text[]) as x(t, v)`,
+  );
   await rollUpDays(sql, [tubeId]);
 }
 
 /** A series generated in the database: one value every `step` from `from` (inclusive) to `to` (exclusive). */
 export async function addRegularSeries(sql: Sql, tubeId: number, from: string, to: string, step: string) {
-  await sql`
-    insert into measurements (tube_id, observed_at, value)
-    select ${tubeId}, t, round((sin(extract(epoch from t) / 86400) * 2)::numeric, 3)::float8
-    from generate_series(${from}::timestamptz, ${to}::timestamptz - interval '1 microsecond', ${step}::interval) as t`;
+  await insertMeasurements(
+    sql,
+    sql`select ${tubeId}::int4, t, round((sin(extract(epoch from t) / 86400) * 2)::numeric, 3)::float8
+        from generate_series(${from}::timestamptz, ${to}::timestamptz - interval '1 microsecond', ${step}::interval) as t`,
+  );
   await rollUpDays(sql, [tubeId]);
 }
 
@@ -78,11 +100,12 @@ export async function addNetwork(
     'Network',
     Array.from({ length: count }, (_, i) => ({ number: String(i + 1) })),
   );
-  await sql`
-    insert into measurements (tube_id, observed_at, value)
-    select tube, t, round((sin(extract(epoch from t) / 86400 + tube) * 2)::numeric, 3)::float8
-    from unnest(${tubes.map((tube) => tube.id)}::int[]) as tube,
-         generate_series(${from}::timestamptz, ${to}::timestamptz - interval '1 microsecond', ${step}::interval) as t`;
+  await insertMeasurements(
+    sql,
+    sql`select tube, t, round((sin(extract(epoch from t) / 86400 + tube) * 2)::numeric, 3)::float8
+        from unnest(${tubes.map((tube) => tube.id)}::int[]) as tube,
+             generate_series(${from}::timestamptz, ${to}::timestamptz - interval '1 microsecond', ${step}::interval) as t`,
+  );
   await rollUpDays(
     sql,
     tubes.map((tube) => tube.id),

@@ -6,7 +6,7 @@
  */
 import type { Sql } from '../src/db/connect.js';
 import { vacuumMeasurements } from '../src/importers/measurements/measurements.js';
-import { addKey, addRegularSeries, addWell } from './fixtures.js';
+import { addKey, addRegularSeries, addWell, insertMeasurements } from './fixtures.js';
 
 export const SERIES_START = '2024-01-01T00:00:00Z';
 export const MINUTES_PER_DAY = 1440;
@@ -53,12 +53,13 @@ export async function addSeriesFixture(
  */
 async function insertInterleaved(sql: Sql, step: string, tubeIds?: number[]): Promise<void> {
   const end = dayAfterStart(366);
-  await sql`
-    insert into measurements (tube_id, observed_at, value)
-    select tube.id, t, round((sin(extract(epoch from t) / 86400 + tube.id) * 2)::numeric, 3)::float8
-    from generate_series(${SERIES_START}::timestamptz, ${end}::timestamptz - ${step}::interval, ${step}::interval) as t
-    cross join (select id from tubes ${tubeIds ? sql`where id = any(${tubeIds}::int[])` : sql``} order by id) as tube
-    order by t, tube.id`;
+  await insertMeasurements(
+    sql,
+    sql`select tube.id, t, round((sin(extract(epoch from t) / 86400 + tube.id) * 2)::numeric, 3)::float8
+        from generate_series(${SERIES_START}::timestamptz, ${end}::timestamptz - ${step}::interval, ${step}::interval) as t
+        cross join (select id from tubes ${tubeIds ? sql`where id = any(${tubeIds}::int[])` : sql``} order by id) as tube
+        order by t, tube.id`,
+  );
   await sql`select rollup_tube_measurements(id) from tubes ${tubeIds ? sql`where id = any(${tubeIds}::int[])` : sql``}`;
 }
 

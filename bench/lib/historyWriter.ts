@@ -87,12 +87,16 @@ async function writeChunk(sql: ReturnType<typeof connect>, history: History, chu
     let started = performance.now();
     await tx.unsafe(`create table ${table} (like measurements including defaults including constraints)`);
     // Tube after tube, each in time order: the order compression reads them in.
+    // Each level stored as the writers store it (sql/016): thousandths, by the one encoder.
     const inserted = await tx.unsafe(`
-      insert into ${table} (tube_id, observed_at, value, status)
-      select t, to_timestamp(${history.from / 1000} + h * 3600::float8), ${LEVEL},
+      insert into ${table} (tube_id, observed_at, value, value_thousandths, status)
+      select t, to_timestamp(${history.from / 1000} + h * 3600::float8),
+             case when stored.thousandths is null then level.value end, stored.thousandths,
              case when h >= ${provisionalHour} then 1 else 0 end
       from generate_series(${history.firstTube}, ${history.lastTube}) t,
-           lateral generate_series(${firstHour}, ${lastHour}) h`);
+           lateral generate_series(${firstHour}, ${lastHour}) h,
+           lateral (select ${LEVEL} as value) level,
+           lateral (select measurement_thousandths(level.value) as thousandths) stored`);
     rows = inserted.count;
     fillMs = performance.now() - started;
     started = performance.now();

@@ -144,7 +144,7 @@ async function addStore(server: Sql, serverUrl: string, name: string, tubes: num
   started = performance.now();
   await sql`
     insert into latest_measurements (tube_id, status, observed_at, value)
-    select distinct on (tube_id, status) tube_id, status, observed_at, value
+    select distinct on (tube_id, status) tube_id, status, observed_at, measurement_value(value, value_thousandths)
     from measurements where observed_at >= ${instant(END - CHUNK_MS - DAY_MS)}
     order by tube_id, status, observed_at desc`;
   const latestMs = performance.now() - started;

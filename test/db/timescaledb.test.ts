@@ -381,7 +381,8 @@ if (server) {
         for (const change of changes) {
           await sql`
             insert into measurements ${sql(change)}
-            on conflict (tube_id, observed_at) do update set value = excluded.value`;
+            on conflict (tube_id, observed_at)
+            do update set value = excluded.value, value_thousandths = excluded.value_thousandths`;
         }
         t.equal(await count(), before + 1, 'one updated in place, one added');
       }

@@ -39,7 +39,7 @@ export async function refreshLatest(sql: Sql): Promise<void> {
     await tx`delete from latest_measurements`;
     await tx`
       insert into latest_measurements (tube_id, status, observed_at, value)
-      select distinct on (tube_id, status) tube_id, status, observed_at, value
+      select distinct on (tube_id, status) tube_id, status, observed_at, measurement_value(value, value_thousandths)
       from measurements order by tube_id, status, observed_at desc`;
   });
 }

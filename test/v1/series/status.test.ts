@@ -54,7 +54,8 @@ t.test('the status of a series', async (t) => {
   /** The tube's measurements of `statuses` as the database holds them, oldest first. */
   async function stored(tubeId: number, statuses: readonly Status[] = STATUSES) {
     const rows = await sql<{ micros: string; value: number; status: number }[]>`
-      select (extract(epoch from observed_at) * 1000000)::int8::text as micros, value, status
+      select (extract(epoch from observed_at) * 1000000)::int8::text as micros,
+             measurement_value(value, value_thousandths) as value, status
       from measurements
       where tube_id = ${tubeId} and observed_at >= ${FROM} and observed_at < ${TO}
         and status = any(${statuses.map((status) => STATUSES.indexOf(status))}::int2[])
@@ -124,7 +125,8 @@ t.test('the status of a series', async (t) => {
     >`
       select to_char(date_trunc('day', observed_at at time zone 'UTC'), 'YYYY-MM-DD"T"HH24:MI:SS"Z"') as "observedAt",
              avg(value order by observed_at) as value, min(value) as min, max(value) as max, count(*)::int as count
-      from measurements where tube_id = ${mixed!.id} and status = 0
+      from (select observed_at, measurement_value(value, value_thousandths) as value from measurements
+            where tube_id = ${mixed!.id} and status = 0) as approved
       group by 1 order by 1`;
     t.equal(expected.length, 2, 'two days hold approved measurements, the third none');
     const series = JSON.parse(
