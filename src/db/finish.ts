@@ -105,8 +105,9 @@ async function finish(sql: Sql, options: FinishOptions): Promise<FinishResult> {
         await retrying(`finish: recompress ${chunk.name}`, () =>
           begin(sql, async (tx) => {
             await tx`select set_config('lock_timeout', ${`${lockTimeoutMs}ms`}, true)`;
-            // Whole, into a new compressed table: segment by segment, the batches replaced would stay
-            // in the old one's pages, and the chunk's rows decompressed in its own, as free space.
+            // Whole, into a new compressed table, as 013 has every session recompress (0114), which a
+            // session older than 013 would not: segment by segment, the batches replaced would stay in
+            // the old table's pages, and the rows decompressed in the chunk's own, as free space.
             await tx`set local timescaledb.enable_segmentwise_recompression = off`;
             await tx`select compress_chunk(${chunk.name}::regclass, if_not_compressed => true)`;
           }),
@@ -186,10 +187,19 @@ async function moveChunk(mover: Mover, chunk: Chunk): Promise<number> {
   return moved;
 }
 
+/**
+ * The chunk's range as constants, not parameters: TimescaleDB then plans the statement on that chunk
+ * alone. Under a generic plan its update would decompress the batches of the same tubes in every
+ * compressed chunk.
+ */
 const inChunk = (q: Queryable, chunk: Chunk) =>
   chunk.start === undefined
     ? q`true`
-    : q`observed_at >= ${chunk.start}::timestamptz and observed_at < ${chunk.end!}::timestamptz`;
+    : q.unsafe(
+        `observed_at >= ${literal(chunk.start)}::timestamptz and observed_at < ${literal(chunk.end!)}::timestamptz`,
+      );
+
+const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
 
 const fits = (q: Queryable) => q`value is not null and measurement_thousandths(value) is not null`;
 
