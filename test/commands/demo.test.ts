@@ -108,7 +108,10 @@ t.test('gwapi demo seeds once, serves, prints a key and requests, and stops clea
     select t.identifier::text, count(*)::int as n, min(observed_at) as first, max(observed_at) as last,
            avg(value) as mean, bool_and(value = round(value::numeric, 3)::float8) as millimetres,
            bool_and(value between -10 and 40) as plausible
-    from tubes t join measurements m on m.tube_id = t.id group by t.identifier order by t.identifier`;
+    from tubes t
+    join (select tube_id, observed_at, measurement_value(value, value_thousandths) as value from measurements) m
+      on m.tube_id = t.id
+    group by t.identifier order by t.identifier`;
   t.same(
     perTube.map((r) => r.identifier),
     DEMO_TUBES.map((tube) => tube.identifier).sort(),

@@ -30,14 +30,17 @@ t.test('seedDemo seeds a year per tube once, then reuses it', async (t) => {
     select t.identifier::text,
            avg(value) filter (where extract(month from observed_at) in (2, 3)) as winter,
            avg(value) filter (where extract(month from observed_at) in (8, 9)) as summer
-    from measurements m join tubes t on t.id = m.tube_id group by 1`;
+    from (select tube_id, observed_at, measurement_value(value, value_thousandths) as value from measurements) m
+    join tubes t on t.id = m.tube_id group by 1`;
   for (const row of seasons) t.ok(row.winter > row.summer, `${row.identifier}: higher in late winter`);
 
   // Every well has a location and every tube its elevations, its levels between ground and screen.
   const placed = await sql<{ located: boolean; mean: number; groundLevel: number; screenBottom: number }[]>`
     select w.longitude is not null and w.latitude is not null as located, avg(m.value) as mean,
            t.ground_level as "groundLevel", t.screen_bottom as "screenBottom"
-    from tubes t join wells w on w.id = t.well_id join measurements m on m.tube_id = t.id
+    from tubes t join wells w on w.id = t.well_id
+    join (select tube_id, measurement_value(value, value_thousandths) as value from measurements) m
+      on m.tube_id = t.id
     group by w.id, t.id`;
   t.equal(placed.length, DEMO_TUBES.length);
   for (const tube of placed) {
