@@ -80,9 +80,9 @@ const { parts: engines, stop } = await onEachEngine(
       seriesUrl: (base: string, { aggregate, from }: Variant) =>
         `${base}/v1/groundwater-monitoring-tubes/${fixture.identifier}/measurements` +
         `?from=${from}&to=${to}${aggregate ? `&aggregate=${aggregate}` : ''}`,
-      selectOf: ({ aggregate, from }: Variant) =>
+      selectOf: async ({ aggregate, from }: Variant) =>
         aggregate
-          ? aggregateSelect(fixture.tubeId, from, to, {
+          ? aggregateSelect(sql, fixture.tubeId, from, to, {
               bucketFunction,
               seconds: AGGREGATE_SECONDS[aggregate],
             })
@@ -120,7 +120,7 @@ try {
             databaseCpuMs: await backends.stop(),
           };
         }
-        const explainMs = await databaseMs(sql, variant ? selectOf(variant) : floorSelect);
+        const explainMs = await databaseMs(sql, variant ? await selectOf(variant) : floorSelect);
         // Round -1 warms up.
         if (round >= 0) samples.get(name)!.push({ ...sample, explainMs });
       }
@@ -180,7 +180,7 @@ try {
   for (const { engineName, sql, selectOf } of engines) {
     const plan = await sql.begin(async (tx) => {
       await tx`set local max_parallel_workers_per_gather = 0`;
-      return tx.unsafe(`explain (analyze, buffers, costs off, timing off) ${selectOf(VARIANTS[1]!)}`);
+      return tx.unsafe(`explain (analyze, buffers, costs off, timing off) ${await selectOf(VARIANTS[1]!)}`);
     });
     // The whole plan names every chunk on TimescaleDB: its times say where the select's time goes.
     const lines = plan.map((row) => row['QUERY PLAN'] as string);

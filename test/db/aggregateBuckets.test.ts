@@ -57,10 +57,16 @@ function reference(measured: Measured[], from: bigint, to: bigint, aggregate: Ag
 async function buckets(sql: Sql, tubeId: number, from: bigint, to: bigint, aggregate: Aggregate) {
   const rows: AggregateRow[] = [];
   await sql.begin('read only', async (tx) => {
-    const select = aggregateSelect(tubeId, formatInstant(instant(from)), formatInstant(instant(to)), {
-      bucketFunction: await bucketFunctionOf(sql, tx),
-      seconds: AGGREGATE_SECONDS[aggregate],
-    });
+    const select = await aggregateSelect(
+      tx,
+      tubeId,
+      formatInstant(instant(from)),
+      formatInstant(instant(to)),
+      {
+        bucketFunction: await bucketFunctionOf(sql, tx),
+        seconds: AGGREGATE_SECONDS[aggregate],
+      },
+    );
     // Small batches, so that a series crosses several of them.
     for await (const batch of readBatches(tx, select, 'aggregated', 7)) {
       for (let i = 0; i < batch.length; i++) {

@@ -9,6 +9,7 @@ import t, { type Test } from 'tap';
 import type { Sql } from '../../src/db/connect.js';
 import { MIGRATION_LOCK_TIMEOUT_MS, migrate, readMigrations, usesTimescaleDb } from '../../src/db/migrate.js';
 import { readBatches } from '../../src/engine/read/binaryCopy.js';
+import { dayRollupSelect } from '../../src/engine/read/dayRollups.js';
 import { aggregateSelect, type BucketFunction, seriesSelect } from '../../src/engine/read/selects.js';
 import { instantText, numberText } from '../../src/engine/write/text.js';
 import { freshDatabase, timescaleServerOrSkip } from '../helpers/database.js';
@@ -317,6 +318,60 @@ if (server) {
     }
   });
 
+  /**
+   * A document locks the chunks of its interval before its snapshot (src/engine/chunkLocks.ts). Its
+   * select must plan no other chunk: planning locks it after the snapshot, where a compression of it may
+   * already have committed. The select of daily buckets once named `measurements` bounded only by `to`
+   * and planned every earlier chunk; the days the rollups hold now plan none.
+   */
+  t.test('every select of measurements plans only chunks of its interval', async (t) => {
+    const all = await chunks(tsdb);
+    const overlapping = (from: string, to: string) =>
+      all
+        .filter((chunk) => chunk.start < new Date(to) && chunk.end > new Date(from))
+        .map((chunk) => chunk.name)
+        .sort();
+    const planned = async (select: string) =>
+      chunksInPlan([...(await tsdb.unsafe(`explain (format json) ${select}`))]);
+    const march = ['2024-03-01T00:00:00Z', '2024-04-01T00:00:00Z'] as const;
+    const cutShort = ['2024-03-01T00:00:00Z', '2024-03-20T06:00:00Z'] as const;
+    const fromOne = ['2024-03-01T01:00:00Z', '2024-04-01T00:00:00Z'] as const;
+    const [, tube] = tubes;
+    const hours = { bucketFunction: 'time_bucket', seconds: 3_600 } as const;
+    const days = { bucketFunction: 'time_bucket', seconds: 86_400 } as const;
+    const cases: [string, string, string[]][] = [
+      ['the series', seriesSelect(tube!, ...march), overlapping(...march)],
+      [
+        'the series of approved rows with their status',
+        seriesSelect(tube!, ...march, { statuses: [0], withStatus: true }),
+        overlapping(...march),
+      ],
+      ['hours', await aggregateSelect(tsdb, tube!, ...march, hours), overlapping(...march)],
+      [
+        'days from 01:00, computed',
+        await aggregateSelect(tsdb, tube!, ...fromOne, days),
+        overlapping(...fromOne),
+      ],
+      ['whole days from the rollups', await aggregateSelect(tsdb, tube!, ...march, days), []],
+      ['the network’s whole days', await aggregateSelect(tsdb, tubes, ...march, days, [0]), []],
+      [
+        'whole days, the last cut short: that day computed',
+        await aggregateSelect(tsdb, tubes, ...cutShort, days),
+        overlapping('2024-03-20T00:00:00Z', cutShort[1]),
+      ],
+      [
+        'a day the rollups cannot sum: that day computed',
+        dayRollupSelect(String(tube), '0', ...march, undefined, undefined, [{ tube: tube!, k: 3 }]),
+        overlapping('2024-03-04T00:00:00Z', '2024-03-05T00:00:00Z'),
+      ],
+    ];
+    for (const [name, select, expected] of cases) t.same(await planned(select), expected, name);
+    t.ok(
+      overlapping(...march).length < all.length && overlapping(...cutShort).length > 0,
+      'the fixture has chunks outside the interval',
+    );
+  });
+
   t.test('the status, filtered and read, as on plain PostgreSQL; index-only there', async (t) => {
     const request = { statuses: [0, 2], withStatus: true };
     const withStatus = (sql: Sql, tube: number, from: string, to: string) =>
@@ -344,10 +399,10 @@ if (server) {
     const onTimescale = await explained(tsdb, seriesSelect(tubes[1]!, ...month, request));
     t.same(rowSorts(onTimescale), [], `TimescaleDB reads in order: ${nodeTypes(onTimescale)}`);
 
-    const buckets = (sql: Sql, bucketFunction: BucketFunction) =>
+    const buckets = async (sql: Sql, bucketFunction: BucketFunction) =>
       sql.unsafe(`
         select observed_at::text as "observedAt", value::text as value, min::text as min, max::text as max, count::int as count
-        from (${aggregateSelect(tubes[1]!, DATA_FROM, DATA_TO, { bucketFunction, seconds: 86_400 }, [0])}) buckets`);
+        from (${await aggregateSelect(sql, tubes[1]!, DATA_FROM, DATA_TO, { bucketFunction, seconds: 86_400 }, [0])}) buckets`);
     const days = [...(await buckets(plain, 'date_bin'))];
     t.equal(days.length, 121, 'a bucket per day of the four months');
     t.ok(
@@ -355,12 +410,13 @@ if (server) {
       'each summarises the approved quarter hours alone',
     );
     t.same([...(await buckets(tsdb, 'time_bucket'))], days, 'time_bucket gives the same buckets');
-    const dateBin = { bucketFunction: 'date_bin', seconds: 86_400 } as const;
-    const perBucket = await plan(plain, aggregateSelect(tubes[1]!, ...month, dateBin, [0]));
+    // Hours: the days come from the rollups.
+    const dateBin = { bucketFunction: 'date_bin', seconds: 3_600 } as const;
+    const perBucket = await plan(plain, await aggregateSelect(plain, tubes[1]!, ...month, dateBin, [0]));
     t.ok(perBucket.includes('Index Only Scan'), 'each bucket an index-only scan');
     t.same(
       perBucket,
-      await plan(plain, aggregateSelect(tubes[1]!, ...month, dateBin)),
+      await plan(plain, await aggregateSelect(plain, tubes[1]!, ...month, dateBin)),
       'the plan without a filter',
     );
   });

@@ -190,7 +190,8 @@ async function assertServedAsComputed(t: Test, sql: Sql, step: string): Promise<
   for (const { id } of tubes) {
     for (const { from, to } of INTERVALS) {
       for (const statuses of FILTERS) {
-        const select = aggregateSelect(
+        const select = await aggregateSelect(
+          sql,
           id,
           from,
           to,

@@ -8,7 +8,7 @@ import { once } from 'node:events';
 import t from 'tap';
 import { connect } from '../../src/db/connect.js';
 import { BATCH_SIZE, type DocumentPlan, openDocument } from '../../src/engine/document.js';
-import { acrossTubes, LISTED_TUBE, measurementsSelect, shapeOf } from '../../src/engine/read/selects.js';
+import { measurementsSelect, shapeOf } from '../../src/engine/read/selects.js';
 import { seriesHead } from '../../src/engine/read/tubes.js';
 import type { SeriesWriter } from '../../src/engine/write/writer.js';
 import { addRegularSeries, addWell } from '../../testkit/fixtures.js';
@@ -50,13 +50,13 @@ t.test('a document of many tubes', async (t) => {
       sql,
       {
         async plan(pool, tx) {
-          const select = await measurementsSelect(pool, tx, LISTED_TUBE, { from: FROM, to: TO });
+          const select = await measurementsSelect(pool, tx, ids, { from: FROM, to: TO });
           const document: DocumentPlan = {
             ...plan,
             tubes: ids.map((_, i) =>
               seriesHead({ unit: 'm', verticalDatum: 'NAP' }, `t${i}`, { from: FROM, to: TO }),
             ),
-            select: acrossTubes(ids, select),
+            select,
             shape: shapeOf(undefined),
           };
           return { document };
@@ -101,8 +101,8 @@ t.test('a document of many tubes', async (t) => {
     const ids = tubes.map((tube) => tube.id);
     for (const aggregate of [undefined, 'P1D'] as const) {
       const plan = await sql.begin(async (tx) => {
-        const select = await measurementsSelect(sql, tx, LISTED_TUBE, { from: FROM, to: TO, aggregate });
-        return tx.unsafe<{ 'QUERY PLAN': string }[]>(`explain (costs off) ${acrossTubes(ids, select)}`);
+        const select = await measurementsSelect(sql, tx, ids, { from: FROM, to: TO, aggregate });
+        return tx.unsafe<{ 'QUERY PLAN': string }[]>(`explain (costs off) ${select}`);
       });
       const text = plan.map((row) => row['QUERY PLAN']).join('\n');
       t.match(

@@ -91,7 +91,9 @@ export const bucketLine = (tube: number, b: SourceRow) => line({ ...b, tube });
 
 /** The buckets of a whole aggregated series, as the series endpoint reads them. */
 export const wholeBuckets = (sql: Sql, tubeId: number, from: string, to: string, bucketing: Bucketing) =>
-  snapshotRead(sql, (tx) => sourceRows(tx, aggregateSelect(tubeId, from, to, bucketing), 'aggregated'));
+  snapshotRead(sql, async (tx) =>
+    sourceRows(tx, await aggregateSelect(tx, tubeId, from, to, bucketing), 'aggregated'),
+  );
 
 /** What a response with changedSince holds: 410, or its rows, for tubes `tubeIds` in [from, to). */
 export function syncDelta(

@@ -23,7 +23,7 @@ import { connect, type Sql } from '../../src/db/connect.js';
 import { MIGRATION_LOCK_TIMEOUT_MS } from '../../src/db/migrate.js';
 import { type Instant, parseDateTime } from '../../src/domain/datetime.js';
 import { type DocumentPlan, openDocument } from '../../src/engine/document.js';
-import { acrossTubes, LISTED_TUBE, measurementsSelect, shapeOf } from '../../src/engine/read/selects.js';
+import { measurementsSelect, shapeOf } from '../../src/engine/read/selects.js';
 import { seriesHead } from '../../src/engine/read/tubes.js';
 import type { SeriesWriter } from '../../src/engine/write/writer.js';
 import { setStatus } from '../../src/importers/measurements/corrections.js';
@@ -139,12 +139,12 @@ function heldDocument(f: Fixture, to = TO, sql = f.sql) {
     {
       interval,
       async plan(pool, tx) {
-        const select = await measurementsSelect(pool, tx, LISTED_TUBE, interval);
+        const select = await measurementsSelect(pool, tx, f.tubeIds, interval);
         const token = await currentSyncPoint(tx, ALL);
         const document: DocumentPlan = {
           everyTube: true,
           tubes: f.tubeIds.map((_, i) => seriesHead({ unit: 'm', verticalDatum: 'NAP' }, `t${i}`, interval)),
-          select: acrossTubes(f.tubeIds, select),
+          select,
           shape: shapeOf(undefined),
         };
         return { document, token };

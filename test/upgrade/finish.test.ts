@@ -5,7 +5,6 @@
  * their bytes fall; a second run does nothing.
  */
 import { Readable } from 'node:stream';
-import type { Test } from 'tap';
 import t from 'tap';
 import { type ChunkFinished, finishMigrations } from '../../src/db/finish.js';
 import { usesTimescaleDb } from '../../src/db/migrate.js';

@@ -9,7 +9,6 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Test } from 'tap';
 import t from 'tap';
 import type { Sql } from '../../src/db/connect.js';
 import { finishMigrations } from '../../src/db/finish.js';

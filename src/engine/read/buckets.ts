@@ -41,17 +41,20 @@ export function bucketsOf(from: string, to: string, seconds: number) {
      * scan of its range of the primary key, already in time order (the ordered mean needs no sort):
      * `bucket.start`, and `measured` with the aggregates (count 0 when the bucket is empty). Select
      * `columns` from them. `passes`: a condition on the measurements' columns (a status filter).
-     * The bucket's end and `to` are two bounds, not least() of them: TimescaleDB turns each plain bound
-     * into one on a compressed batch's first instant, and least() into none, so that every bucket would
-     * decompress the tube's batches from its start to its chunk's end.
+     * `window` (literals, [from, to) by default) holds every bucket read: the planner opens only its
+     * chunks, those a document locked (chunkLocks.ts), where the bucket's bounds are known only per row.
+     * Each bound stays plain, not least() of two: TimescaleDB turns each plain bound into one on a
+     * compressed batch's first instant, and least() into none, so that every bucket would decompress
+     * the tube's batches from its start to its chunk's end.
      */
-    perBucket: (tubeId: string, k: string, passes?: string) => `
+    perBucket: (tubeId: string, k: string, passes?: string, window = { from: start, to: end }) => `
       cross join lateral (select ${start} + ${k} * ${stride} as start) as bucket
       cross join lateral (
         select ${aggregatesOf(measurementValue())}
         from measurements
         where tube_id = ${tubeId}
-          and observed_at >= bucket.start and observed_at < bucket.start + ${stride} and observed_at < ${end}
+          and observed_at >= bucket.start and observed_at < bucket.start + ${stride}
+          and observed_at >= ${window.from} and observed_at < ${window.to}
           ${passes ? `and ${passes}` : ''}
       ) as measured`,
     columns: 'bucket.start as observed_at, measured.value, measured.min, measured.max, measured.count',

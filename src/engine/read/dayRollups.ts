@@ -4,9 +4,11 @@
  * bucket itself (buckets.ts), so the same doubles, rather than from every measurement of the day.
  */
 import { AGGREGATE_SECONDS } from '../../contract.js';
+import type { Queryable } from '../../db/connect.js';
+import { formatInstant, type Instant, microsBetween, parseDateTime } from '../../domain/datetime.js';
 import { STATUSES } from '../../domain/status.js';
 import { bucketsOf } from './buckets.js';
-import { integerLiteral } from './literals.js';
+import { instantLiteral, integerLiteral } from './literals.js';
 
 /** A UTC midnight as the routes write an instant (RFC 3339, `Z`, any zero fraction). */
 const MIDNIGHT = /T00:00:00(?:\.0{1,6})?Z$/;
@@ -26,12 +28,62 @@ export function statusSetOf(statuses: readonly number[] | undefined): number {
   }, 0);
 }
 
+/** A day of a tube whose rollup has no mean: its bucket is computed from its measurements. */
+export interface UnsummedDay {
+  tube: number;
+  /** The day's bucket number, 0 for `from`'s day. */
+  k: number;
+}
+
+/**
+ * The whole days of [from, to) of `tubeIds` whose rollups have no mean, read in the document's snapshot
+ * before its select is written: the select then names `measurements` only for the days it computes, with
+ * literal bounds, so the planner opens no chunk beyond them (none at all, nearly always), and never one
+ * outside the interval the document locked (chunkLocks.ts).
+ */
+export async function unsummedDays(
+  tx: Queryable,
+  tubeIds: readonly number[],
+  from: string,
+  to: string,
+): Promise<UnsummedDay[]> {
+  const { start, wholeDays } = daysOf(from, to);
+  if (wholeDays === 0 || tubeIds.length === 0) return [];
+  const rows = await tx<{ tube: number; k: number }[]>`
+    select tube_id as tube, (extract(epoch from day - ${from}::timestamptz) / 86400)::int4 as k
+    from measurement_day_rollups
+    where tube_id = any(${[...tubeIds]}::int4[])
+      and day >= ${from}::timestamptz and day < ${dayStart(start, wholeDays)}::timestamptz
+      and statuses = present and mean is null
+    order by tube_id, day`;
+  return rows.map(({ tube, k }) => ({ tube, k }));
+}
+
+const DAY_SECONDS = AGGREGATE_SECONDS.P1D;
+
+/** `from` (a UTC midnight) and the whole days of [from, to). */
+function daysOf(from: string, to: string) {
+  const start = instantOf(from);
+  const micros = microsBetween(start, instantOf(to));
+  const wholeDays = Math.max(0, Math.floor(micros / (DAY_SECONDS * 1_000_000)));
+  return { start, wholeDays, lastCutShort: micros > wholeDays * DAY_SECONDS * 1_000_000 };
+}
+
+const dayStart = (start: Instant, k: number) =>
+  formatInstant({ seconds: start.seconds + k * DAY_SECONDS, micros: start.micros });
+
+function instantOf(text: string): Instant {
+  const parsed = parseDateTime(text);
+  if (!parsed.ok) throw new Error(parsed.reason);
+  return parsed.instant;
+}
+
 /**
  * The daily buckets of [from, to) for tube `id` (an SQL expression), written as `position`, from a
  * UTC midnight `from`, oldest first: each whole day from its rollup that summarises exactly the statuses
  * the filter passes of it (none when it passes none); computed from its measurements (`passes`: the
- * filter as a condition on them), as any bucket, a day whose rollup has no mean (values too large to
- * sum safely ahead of a read, sql/011) and a last bucket cut short by `to`.
+ * filter as a condition on them), as any bucket, each day of `unsummed` (unsummedDays) and a last bucket
+ * cut short by `to`.
  */
 export function dayRollupSelect(
   id: string,
@@ -40,28 +92,37 @@ export function dayRollupSelect(
   to: string,
   statuses: readonly number[] | undefined,
   passes: string | undefined,
+  unsummed: readonly UnsummedDay[],
 ): string {
   const buckets = bucketsOf(from, to, AGGREGATE_SECONDS.P1D);
-  const wholeDays = buckets.numberOf(buckets.end);
-  const rollups = (alias: string) => `measurement_day_rollups ${alias}
-      where ${alias}.tube_id = ${id}
-        and ${alias}.day >= ${buckets.start} and ${alias}.day < ${buckets.start} + ${wholeDays} * ${buckets.stride}`;
-  return `select * from (
-      select ${position} as tube, rollup.day as observed_at, rollup.mean as value, rollup.min, rollup.max,
-             rollup.count
-      from ${rollups('rollup')}
+  const { start, wholeDays, lastCutShort } = daysOf(from, to);
+  const rollups = `select ${position} as tube, rollup.day as observed_at, rollup.mean as value, rollup.min,
+        rollup.max, rollup.count
+      from measurement_day_rollups rollup
+      where rollup.tube_id = ${id}
+        and rollup.day >= ${buckets.start} and rollup.day < ${instantLiteral(dayStart(start, wholeDays))}
         and rollup.statuses = rollup.present & ${integerLiteral(statusSetOf(statuses))}
-        and rollup.mean is not null
+        and rollup.mean is not null`;
+  const computed = [
+    ...unsummed.map(({ tube, k }) => `(${integerLiteral(tube)}, ${integerLiteral(k)})`),
+    ...(lastCutShort ? [`(${id}, ${integerLiteral(wholeDays)})`] : []),
+  ];
+  if (computed.length === 0)
+    return `${rollups}
+    order by observed_at`;
+  const first = Math.min(...unsummed.map(({ k }) => k), lastCutShort ? wholeDays : Number.POSITIVE_INFINITY);
+  const last = Math.max(...unsummed.map(({ k }) => k), lastCutShort ? wholeDays : 0);
+  const window = {
+    from: instantLiteral(dayStart(start, first)),
+    to: last === wholeDays ? buckets.end : instantLiteral(dayStart(start, last + 1)),
+  };
+  return `select * from (
+      ${rollups}
       union all
       select ${position} as tube, ${buckets.columns}
-      from (
-        select ${buckets.numberOf('unsummed.day')} as k from ${rollups('unsummed')}
-          and unsummed.statuses = unsummed.present and unsummed.mean is null
-        union all
-        select generate_series(${wholeDays}, ${buckets.count} - 1)
-      ) as computed
-      ${buckets.perBucket(id, 'computed.k', passes)}
-      where measured.count > 0
+      from (values ${computed.join(', ')}) as computed(tube_id, k)
+      ${buckets.perBucket(id, 'computed.k', passes, window)}
+      where computed.tube_id = ${id} and measured.count > 0
     ) as days
     order by observed_at`;
 }

@@ -10,7 +10,7 @@ import { usesTimescaleDb } from '../../db/migrate.js';
 import type { BatchShape } from '../batch.js';
 import { STATUSES } from '../schemas.js';
 import { bucketsOf } from './buckets.js';
-import { bucketsAreDays, dayRollupSelect } from './dayRollups.js';
+import { bucketsAreDays, dayRollupSelect, unsummedDays } from './dayRollups.js';
 import { instantLiteral, int4ArrayLiteral, integerLiteral, statusCondition } from './literals.js';
 import { measurementValue } from './measurementValue.js';
 
@@ -75,11 +75,21 @@ export interface Bucketing {
   seconds: number;
 }
 
+/** The tubes a select reads: one, by its id, or many, tube after tube in the list's order (acrossTubes). */
+export type Tubes = number | readonly number[];
+
+/** How each tube's select of `tubes` names its tube (a literal id, or the list's columns). */
+const perTubeOf = (tubes: Tubes): TubeColumns => (typeof tubes === 'number' ? columnsOf(tubes) : LISTED_TUBE);
+
+/** `perTube` (made with perTubeOf(tubes)) as the select of `tubes`. */
+const selectOf = (tubes: Tubes, perTube: string) =>
+  typeof tubes === 'number' ? perTube : acrossTubes(tubes, perTube);
+
 /**
- * The buckets of one tube's measurements in [from, to) of `statuses` (codes; undefined for every
+ * The buckets of the measurements of `tubes` in [from, to) of `statuses` (codes; undefined for every
  * status), oldest first, each starting `seconds` after the one before from `from` on, as the columns
  * of an aggregated batch (what a bucket computes: buckets.ts). A bucket without a measurement of
- * those statuses is left out.
+ * those statuses is left out. Read on `tx`, the document's snapshot, when its days need it.
  *
  * Buckets that are UTC days are read from the daily rollups (dayRollups.ts), on either storage.
  *
@@ -87,19 +97,25 @@ export interface Bucketing {
  * interval by bucket sorts every row of it. So each bucket is read on its own, from the stride number
  * k (perBucket). Empty buckets are read too (one index probe each) and left out.
  */
-export function aggregateSelect(
-  tubeSelected: number | TubeColumns,
+export async function aggregateSelect(
+  tx: Queryable,
+  tubes: Tubes,
   from: string,
   to: string,
   { bucketFunction, seconds }: Bucketing,
   statuses?: readonly number[],
-): string {
-  const { id: tube, position } = columnsOf(tubeSelected);
+): Promise<string> {
+  const { id: tube, position } = perTubeOf(tubes);
   const passes = statusCondition(statuses, STATUSES.length);
-  if (bucketsAreDays(from, seconds)) return dayRollupSelect(tube, position, from, to, statuses, passes);
+  if (bucketsAreDays(from, seconds)) {
+    const unsummed = await unsummedDays(tx, typeof tubes === 'number' ? [tubes] : tubes, from, to);
+    return selectOf(tubes, dayRollupSelect(tube, position, from, to, statuses, passes, unsummed));
+  }
   const buckets = bucketsOf(from, to, seconds);
   if (bucketFunction === 'time_bucket') {
-    return `select ${position} as tube, bucket as observed_at, ${buckets.aggregates}
+    return selectOf(
+      tubes,
+      `select ${position} as tube, bucket as observed_at, ${buckets.aggregates}
       from (
         select ${buckets.timeBucket('observed_at')} as bucket, observed_at, ${measurementValue()} as value
         from measurements
@@ -107,13 +123,17 @@ export function aggregateSelect(
           ${passes ? `and ${passes}` : ''}
       ) measured
       group by bucket
-      order by bucket`;
+      order by bucket`,
+    );
   }
-  return `select ${position} as tube, ${buckets.columns}
+  return selectOf(
+    tubes,
+    `select ${position} as tube, ${buckets.columns}
     from generate_series(0::int8, ${buckets.count} - 1) as k
     ${buckets.perBucket(tube, 'k', passes)}
     where measured.count > 0
-    order by k`;
+    order by k`,
+  );
 }
 
 /**
@@ -169,16 +189,16 @@ export async function bucketingOf(
   );
 }
 
-/** The select of one tube's series, or of its buckets. */
+/** The select of the series of `tubes`, or of their buckets, read on `tx` (of `pool`). */
 export async function measurementsSelect(
   pool: Sql,
   tx: Queryable,
-  tube: number | TubeColumns,
+  tubes: Tubes,
   { from, to, aggregate, ...status }: Interval & StatusRequest,
 ): Promise<string> {
   const bucketing = await bucketingOf(pool, tx, aggregate);
   if (bucketing && status.withStatus) throw new Error('a bucket has no single status');
   return bucketing
-    ? aggregateSelect(tube, from, to, bucketing, status.statuses)
-    : seriesSelect(tube, from, to, status);
+    ? aggregateSelect(tx, tubes, from, to, bucketing, status.statuses)
+    : selectOf(tubes, seriesSelect(perTubeOf(tubes), from, to, status));
 }

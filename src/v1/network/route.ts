@@ -4,13 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import {
-  acrossTubes,
-  bucketingOf,
-  LISTED_TUBE,
-  measurementsSelect,
-  shapeOf,
-} from '../../engine/read/selects.js';
+import { bucketingOf, measurementsSelect, shapeOf } from '../../engine/read/selects.js';
 import { seriesHead } from '../../engine/read/tubes.js';
 import { FORMAT_LIST } from '../../engine/write/formats.js';
 import { READ_METHODS } from '../../http/hooks/methods.js';
@@ -75,7 +69,7 @@ export async function networkRoute(
           const tubeIds = selection.tubes.map((tube) => tube.id);
           let select: string;
           if (since === undefined) {
-            select = acrossTubes(tubeIds, await measurementsSelect(pool, tx, LISTED_TUBE, interval));
+            select = await measurementsSelect(pool, tx, tubeIds, interval);
           } else {
             const aggregate = await bucketingOf(pool, tx, interval.aggregate);
             const delta = await sync.delta(tx, { tubeIds, ...interval, since, aggregate });
