@@ -20,6 +20,8 @@ import { startReplica } from '../helpers/serve.js';
 
 const WELLS = '/v1/groundwater-monitoring-wells';
 const OPENAPI = '/v1/openapi.json';
+/** Its 3.0 rendering, the OGC service-desc. */
+const OPENAPI_30 = '/v1/ogc/api';
 
 const db = await freshDatabase(t);
 const [tube] = await addWell(db.sql, 'Well', [{ number: '1' }]);
@@ -154,9 +156,9 @@ t.test(
       },
     );
 
-    t.test('openapi.json and the health checks are not counted and carry no RateLimit fields', async (t) => {
+    t.test('both OpenAPI renderings and the health checks: not counted, no RateLimit fields', async (t) => {
       const key = await newKey();
-      for (const path of [OPENAPI, '/health/live', '/health/ready', OPENAPI]) {
+      for (const path of [OPENAPI, OPENAPI_30, '/health/live', '/health/ready', OPENAPI, OPENAPI_30]) {
         for (const replica of [a, b]) {
           const response = await get(replica.base, path, { 'x-api-key': key });
           t.equal(response.status, 200, path);

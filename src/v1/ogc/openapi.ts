@@ -196,7 +196,8 @@ export const ogcDocumentParts: DocumentPart[] = [
     operationId: 'getOgcLandingPage',
     summary: 'The landing page of the OGC API - Features service',
     description:
-      'Links to this document (`service-desc`), the conformance and the collections. Also at `/ogc/`.',
+      'Links to this document in OpenAPI 3.0 (`service-desc`, `/ogc/api`), the conformance and the ' +
+      'collections. Also at `/ogc/`.',
     query: MetadataQuery,
     conditional: false,
     public: true,

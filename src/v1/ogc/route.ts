@@ -92,6 +92,8 @@ export const COLLECTIONS: Record<CollectionId, { title: string; description: str
 };
 
 export const CONFORMANCE_URL = `${OGC_URL}/conformance`;
+/** The OpenAPI document in 3.0 (the `oas30` class): the `service-desc`, where OGC servers commonly serve it. */
+export const OGC_OPENAPI_URL = `${OGC_URL}/api`;
 export const COLLECTIONS_URL = `${OGC_URL}/collections`;
 export const COLLECTION_URL = `${COLLECTIONS_URL}/:collectionId`;
 export const itemsUrl = (id: CollectionId) => `${COLLECTIONS_URL}/${id}/items`;
@@ -142,7 +144,7 @@ export const landingPage = (base: string) => ({
       rel: 'service-desc',
       type: OPENAPI_LINK_TYPE,
       title: 'The OpenAPI document',
-      href: `${base}/openapi.json`,
+      href: `${base}${OGC_OPENAPI_URL}`,
     },
     { rel: 'conformance', type: JSON_TYPE, title: 'Conformance', href: `${base}${OGC_URL}/conformance` },
     { rel: 'data', type: JSON_TYPE, title: 'Collections', href: `${base}${OGC_URL}/collections` },

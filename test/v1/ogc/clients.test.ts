@@ -5,11 +5,13 @@
  * as `api_key` in the URL; OWSLib
  * (python3-owslib) lists the feature collections and reads items by `bbox` and `limit`; QGIS
  * (python3-qgis, headless) opens an OAPIF layer on each collection with the key as `api_key`. What each
- * reads is compared with what the rest of /v1 gives the same key: discovery, latest and the series.
+ * reads is compared with what the rest of /v1 gives the same key: discovery, latest and the series. The
+ * landing page's service-desc, which QGIS reads for page sizes, is valid OpenAPI 3.0 (the oas30 class).
  */
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { Validator } from '@seriousme/openapi-schema-validator';
 import type { Test } from 'tap';
 import t from 'tap';
 import { addMeasurements } from '../../../testkit/fixtures.js';
@@ -295,6 +297,23 @@ t.test('GIS clients read /v1/ogc with a key limited to some tubes', async (t) =>
     }
   });
 
+  t.test('the service-desc the clients are pointed to is valid OpenAPI 3.0', async (t) => {
+    const landing = JSON.parse((await get(replica.base, '/v1/ogc')).body) as {
+      links: { rel: string; type: string; href: string }[];
+    };
+    const link = landing.links.find(({ rel }) => rel === 'service-desc')!;
+    t.equal(link.type, 'application/vnd.oai.openapi+json;version=3.0', 'the type OWSLib compares');
+    const served = await get(replica.base, new URL(link.href).pathname);
+    t.equal(served.status, 200);
+    t.equal(served.headers['content-type'], link.type, 'served as the link says');
+    const document = JSON.parse(served.body);
+    t.match(document.openapi, /^3\.0\.\d+$/);
+    const validator = new Validator();
+    const result = await validator.validate(document);
+    t.same(result.errors ?? [], [], 'valid as OpenAPI 3.0');
+    t.equal(validator.version, '3.0');
+  });
+
   t.test(
     'OWSLib: feature_collections() and collection_items()',
     { skip: unlessInstalled(owslib) },
@@ -440,8 +459,8 @@ app.exitQgis()`;
       'QGIS sends the URL’s api_key with every request',
     );
     t.ok(
-      requests.some(({ url }) => url.startsWith('/v1/openapi.json?')),
-      'the OpenAPI document included',
+      requests.some(({ url }) => url.startsWith('/v1/ogc/api?')),
+      'the OpenAPI document included: the service-desc, in 3.0',
     );
     t.same(
       COLLECTIONS.filter((id) => !requests.some(({ url }) => url.startsWith(pageOf(id, 10_000)))),

@@ -56,7 +56,7 @@ t.test('/v1/ogc', async (t) => {
       t.match(headers['content-type'], /^application\/json/);
       const rels = Object.fromEntries(json.links.map((link: { rel: string }) => [link.rel, link]));
       t.equal(rels['service-desc'].type, 'application/vnd.oai.openapi+json;version=3.0');
-      t.equal(rels['service-desc'].href, `${api.base}/v1/openapi.json`);
+      t.equal(rels['service-desc'].href, `${api.base}/v1/ogc/api`, 'the OpenAPI document in 3.0');
       t.equal(rels.conformance.href, `${api.base}${OGC}/conformance`);
       t.equal(rels.data.href, `${api.base}${OGC}/collections`);
     }
@@ -347,8 +347,10 @@ t.test('/v1/ogc', async (t) => {
     const wrong = await read(`${OGC}/collections?api_key=not-a-key-at-all`, {});
     t.equal(wrong.status, 401);
     t.notMatch(wrong.body, 'not-a-key-at-all');
-    const document = await read(`/v1/openapi.json?api_key=${keys.reader.key}`, {});
-    t.equal(document.status, 200, 'the OpenAPI document ignores it');
+    for (const path of ['/v1/openapi.json', '/v1/ogc/api']) {
+      const document = await read(`${path}?api_key=${keys.reader.key}`, {});
+      t.equal(document.status, 200, `${path}: the OpenAPI document ignores it`);
+    }
     t.equal(
       (await read(`/v1/groundwater-monitoring-wells?api_key=${keys.reader.key}`, {})).status,
       401,

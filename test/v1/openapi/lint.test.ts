@@ -1,7 +1,8 @@
 /**
  * The document the service serves lints clean under the two standard linters, each with its ruleset
- * file at the repository root (.spectral.yaml, redocly.yaml): each CLI fetches it over HTTP from a
- * running server, as a person would lint it. Every problem found is printed in the failure.
+ * file at the repository root (.spectral.yaml, redocly.yaml), in both renderings (3.1 at
+ * /v1/openapi.json, 3.0 at /v1/ogc/api, each linted by the rules of its version): each CLI fetches it
+ * over HTTP from a running server, as a person would lint it. Every problem found is printed in the failure.
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -11,6 +12,7 @@ import { get } from '../../helpers/http.js';
 import { runPackageBin } from '../../helpers/packageBin.js';
 
 const DOCUMENT = '/v1/openapi.json';
+const RENDERINGS = { 'OpenAPI 3.1': DOCUMENT, 'OpenAPI 3.0': '/v1/ogc/api' };
 
 interface Linted {
   code: number | null;
@@ -64,20 +66,20 @@ const LINTERS = { 'Spectral (spectral:oas)': spectral, 'Redocly (recommended)': 
 
 t.test('the served OpenAPI document lints clean', async (t) => {
   const api = await startApi(t);
-  const url = api.base + DOCUMENT;
-  const fetches = () =>
-    api.logLines
-      .map((line) => JSON.parse(line))
-      .filter((line) => line.msg === 'request' && line.url === DOCUMENT).length;
+  const fetches = (path: string) =>
+    api.logLines.map((line) => JSON.parse(line)).filter((line) => line.msg === 'request' && line.url === path)
+      .length;
 
-  for (const [name, lint] of Object.entries(LINTERS)) {
-    t.test(name, async (t) => {
-      const before = fetches();
-      const { code, problems } = await lint(url);
-      t.ok(fetches() > before, 'the linter read the document from the server');
-      t.same(problems, [], 'no error, no warning, no hint');
-      t.equal(code, 0);
-    });
+  for (const [rendering, path] of Object.entries(RENDERINGS)) {
+    for (const [name, lint] of Object.entries(LINTERS)) {
+      t.test(`${rendering}: ${name}`, async (t) => {
+        const before = fetches(path);
+        const { code, problems } = await lint(api.base + path);
+        t.ok(fetches(path) > before, 'the linter read the document from the server');
+        t.same(problems, [], 'no error, no warning, no hint');
+        t.equal(code, 0);
+      });
+    }
   }
 
   // The same linters and rulesets do fail a flawed document: here, one operation that is only a 405.

@@ -1,12 +1,14 @@
 /**
  * /v1/openapi.json: a valid OpenAPI 3.1 document, public, cacheable, and true to the service: real
- * responses of every status are checked against the schemas, headers and examples it documents.
+ * responses of every status are checked against the schemas, headers and examples it documents. Its
+ * 3.0 rendering at /v1/ogc/api (the OGC service-desc): valid 3.0, the same operations, served alike.
  */
 import { readFile } from 'node:fs/promises';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { tableFromIPC } from 'apache-arrow';
+import type { Test } from 'tap';
 import t from 'tap';
 import type { Problem } from '../../../src/http/problems/schema.js';
 import { addKey, addMeasurements, addWell } from '../../../testkit/fixtures.js';
@@ -16,6 +18,7 @@ import { CONDITIONAL, INTERVAL_QUERY, parameterList } from '../../helpers/openap
 import { scriptedLimits } from '../../helpers/scriptedLimits.js';
 
 const DOCUMENT = '/v1/openapi.json';
+const DOCUMENT_30 = '/v1/ogc/api';
 const DAY = '?from=2024-01-01T00:00:00Z&to=2024-01-02T00:00:00Z';
 
 type Row = Record<string, unknown>;
@@ -101,6 +104,7 @@ t.test('the OpenAPI document', async (t) => {
       '/groundwater-monitoring-tubes/{tubeIdentifier}/measurements',
       '/groundwater-monitoring-wells',
       '/ogc',
+      '/ogc/api',
       '/ogc/collections',
       '/ogc/collections/latest/items',
       '/ogc/collections/latest/items/{featureId}',
@@ -274,25 +278,66 @@ t.test('the OpenAPI document', async (t) => {
     }
   });
 
-  t.test('ETag, Cache-Control and If-None-Match', async (t) => {
+  t.test('its 3.0 rendering: valid OpenAPI 3.0, the same operations, public', async (t) => {
+    const served30 = await get(api.base, `${DOCUMENT_30}?api_key=${reader.key}`);
+    t.equal(served30.status, 200, 'api_key ignored');
+    t.equal(served30.headers['content-type'], 'application/vnd.oai.openapi+json;version=3.0');
+    t.same(limits.admitted, [], 'no admission asked for either rendering');
+    t.same(limits.failedAuth, []);
+    const rendering = JSON.parse(served30.body);
+    const validator = new Validator();
+    const result = await validator.validate(rendering);
+    t.same(result.errors ?? [], [], 'no validation errors');
+    t.ok(result.valid);
+    t.equal(validator.version, '3.0');
+    t.equal(rendering.openapi, '3.0.3');
+    t.equal(rendering.info.version, document.info.version);
+    const operations = (paths: Record<string, { get: { operationId: string; parameters?: unknown } }>) =>
+      Object.entries(paths).map(([path, { get }]) => [path, get.operationId]);
+    t.same(operations(rendering.paths), operations(document.paths), 'every path, describing itself too');
+    t.same(
+      rendering.components.parameters,
+      document.components.parameters,
+      'the shared limit, as QGIS reads it',
+    );
+    const limitOf = (paths: Record<string, { get: { parameters: { name?: string }[] } }>, path: string) =>
+      paths[path]!.get.parameters.find((parameter) => parameter.name === 'limit');
+    for (const collection of ['tubes', 'latest', 'measurements']) {
+      const path = `/ogc/collections/${collection}/items`;
+      t.same(limitOf(rendering.paths, path), limitOf(document.paths, path), `${path}: its limit`);
+    }
+    t.notMatch(
+      served30.body,
+      /"(const|contentMediaType|propertyNames)":|"type":\[/,
+      'no keyword of 3.1 only',
+    );
+  });
+
+  /** A rendering of the document, as a cache asks for it again. */
+  const conditional = async (t: Test, path: string) => {
+    const served = await get(api.base, path);
     const etag = served.headers.etag as string;
     t.match(etag, /^"[A-Za-z0-9_-]+"$/, 'a strong ETag');
     t.match(served.headers['cache-control'], /max-age=\d+/);
     for (const header of [etag, `W/${etag}`, `"other", ${etag}`, '*']) {
-      const response = await get(api.base, DOCUMENT, { 'if-none-match': header });
-      t.equal(response.status, 304, `If-None-Match: ${header}`);
+      const response = await get(api.base, path, { 'if-none-match': header });
+      t.equal(response.status, 304, `${path} If-None-Match: ${header}`);
       t.equal(response.body, '');
       t.equal(response.headers.etag, etag);
       t.equal(response.headers['api-version'], '1.4.0');
       t.ok(response.headers['cache-control']);
     }
-    const changed = await get(api.base, DOCUMENT, { 'if-none-match': '"something-else"' });
+    const changed = await get(api.base, path, { 'if-none-match': '"something-else"' });
     t.equal(changed.status, 200);
     t.equal(changed.body, served.body, 'the same document every time');
-    const head = await send(api.base, 'HEAD', DOCUMENT);
+    const head = await send(api.base, 'HEAD', path);
     t.equal(head.status, 200);
     t.equal(head.headers['content-length'], String(Buffer.byteLength(served.body)));
     t.equal(head.body, '');
+  };
+
+  t.test('ETag, Cache-Control and If-None-Match, on both renderings', async (t) => {
+    for (const path of [DOCUMENT, DOCUMENT_30]) await conditional(t, path);
   });
 
   t.test('real responses of every status match the documented schemas and headers', async (t) => {
