@@ -324,10 +324,13 @@ import json, runpy
 names = runpy.run_path("features.py")
 service = names["service"]
 small = {id: service.collection_items(id, bbox=[${BOX}], limit=${PAGE_SIZE}) for id in names["collections"]}
-print(json.dumps({"collections": names["collections"], "page": names["page"], "small": small}))`;
+# The service-desc, found by the link type OWSLib compares.
+api = service.api()
+print(json.dumps({"collections": names["collections"], "page": names["page"], "small": small, "api": api}))`;
       const from = await logSettled();
       const { stdout } = await run(PYTHON, ['-c', script], { cwd: directory, env });
       const read = JSON.parse(stdout) as {
+        api: { openapi: string };
         collections: string[];
         page: { features: GeoJsonFeature[]; numberMatched: number; links: { rel: string }[] };
         small: Record<
@@ -341,6 +344,11 @@ print(json.dumps({"collections": names["collections"], "page": names["page"], "s
         >;
       };
       t.same(read.collections, [...COLLECTIONS], 'the three feature collections');
+      t.match(read.api.openapi, /^3\.0\.\d+$/, 'api(): the service-desc is OpenAPI 3.0');
+      const validator = new Validator();
+      const valid = await validator.validate(read.api);
+      t.same(valid.errors ?? [], [], 'and valid as such');
+      t.equal(validator.version, '3.0');
       const latestInBox = expected.latest.filter(inBox);
       t.same(
         read.page.features.map(readFeature),
