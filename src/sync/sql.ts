@@ -19,7 +19,8 @@ import {
   WAL_PLACE_COLUMNS,
   walPlaceOf,
 } from '../db/walHistory.js';
-import { bucketsOf } from '../engine/read/buckets.js';
+import { bucketSpan, bucketsOf } from '../engine/read/buckets.js';
+import { bucketsAreDays, daysOf, rollupSummarises, rollupUnsummed } from '../engine/read/dayRollups.js';
 import {
   instantLiteral,
   int4ArrayLiteral,
@@ -134,6 +135,12 @@ export interface DeltaContents {
   leaving: boolean;
   /** The tube of every correction, when they are all of one (a status change of one tube, say). */
   correctedTube: number | undefined;
+  /**
+   * The first and last instants of the interval that a change holds (RFC 3339 UTC, both inclusive):
+   * the measurements a delta reads lie between them, and so do the chunks its select plans. None when
+   * nothing changed.
+   */
+  span: { first: string; last: string } | undefined;
 }
 
 /**
@@ -141,16 +148,40 @@ export interface DeltaContents {
  * the response's snapshot: it reads the corrections since the token once, and the runs until one.
  */
 export async function deltaContents(tx: Queryable, request: ChangedMeasurements): Promise<DeltaContents> {
+  const utc = (instant: string) => `to_char(${instant} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
   const [row] = await tx.unsafe<
-    { corrected: boolean; leaving: boolean; inserted: boolean; tube: number | null }[]
+    {
+      corrected: boolean;
+      leaving: boolean;
+      tube: number | null;
+      inserted: boolean;
+      first: string | null;
+      last: string | null;
+    }[]
   >(`
-    select count(*) > 0 as corrected,
-           coalesce(bool_or(not (${statusPasses('k.status_after', request.statuses)})), false) as leaving,
-           case when min(k.tube_id) = max(k.tube_id) then min(k.tube_id) end as tube,
-           exists (select from measurement_changes c where ${insertedRunsOf(request)}) as inserted
-    from measurement_corrections k where ${correctionsOf(request)}`);
-  const { corrected, leaving, inserted, tube } = row!;
-  return { corrected, leaving, inserted, correctedTube: tube ?? undefined };
+    with corrections as (
+      select count(*) > 0 as corrected,
+             coalesce(bool_or(not (${statusPasses('k.status_after', request.statuses)})), false) as leaving,
+             case when min(k.tube_id) = max(k.tube_id) then min(k.tube_id) end as tube,
+             min(k.observed_at) as first, max(k.observed_at) as last
+      from measurement_corrections k where ${correctionsOf(request)}
+    ),
+    runs as (
+      select min(greatest(c.first_at, ${instantLiteral(request.from)})) as first,
+             max(least(c.last_at, ${instantLiteral(request.to)})) as last
+      from measurement_changes c where ${insertedRunsOf(request)}
+    )
+    select k.corrected, k.leaving, k.tube, r.first is not null as inserted,
+           ${utc('least(k.first, r.first)')} as first, ${utc('greatest(k.last, r.last)')} as last
+    from corrections k, runs r`);
+  const { corrected, leaving, inserted, tube, first, last } = row!;
+  return {
+    corrected,
+    leaving,
+    inserted,
+    correctedTube: tube ?? undefined,
+    span: first === null || last === null ? undefined : { first, last },
+  };
 }
 
 /**
@@ -217,13 +248,38 @@ export function changedMeasurementsSelect(request: ChangedMeasurements): string 
       select tube, observed_at, value${request.withStatus ? ', status' : ''}
       from delta order by ${order}`;
   }
-  return `
+  const buckets = bucketsOf(request.from, request.to, aggregate.seconds);
+  if (!bucketsAreDays(request.from, aggregate.seconds)) {
+    return `
     ${touchedBuckets(request, aggregate.seconds)}
-    select t.tube, ${bucketsOf(request.from, request.to, aggregate.seconds).columns}
+    select t.tube, ${buckets.columns}
     from touched t
     ${perBucketOf(request, aggregate.seconds)}
     where measured.count > 0
     order by t.tube, t.k`;
+  }
+  // UTC days, as a whole response reads them (dayRollups.ts): each from its rollup, computed only
+  // where the rollups cannot give it.
+  const { wholeDays } = daysOf(request.from, request.to);
+  const day = `${buckets.start} + t.k * ${buckets.stride}`;
+  return `
+    ${touchedBuckets(request, aggregate.seconds)}
+    select tube, observed_at, value, min, max, count from (
+      select t.tube, t.k, rollup.day as observed_at, rollup.mean as value, rollup.min, rollup.max, rollup.count
+      from touched t
+      join measurement_day_rollups rollup on rollup.tube_id = t.tube_id and rollup.day = ${day}
+        and ${rollupSummarises('rollup', request.statuses)}
+      where t.k < ${integerLiteral(wholeDays)}
+      union all
+      select t.tube, t.k, ${buckets.columns}
+      from touched t
+      ${perBucketOf(request, aggregate.seconds)}
+      where measured.count > 0
+        and (t.k >= ${integerLiteral(wholeDays)} or exists (
+          select from measurement_day_rollups unsummed
+          where unsummed.tube_id = t.tube_id and unsummed.day = ${day} and ${rollupUnsummed('unsummed')}))
+    ) as buckets
+    order by tube, k`;
 }
 
 /**
@@ -261,13 +317,15 @@ function touchedBuckets(request: ChangedMeasurements, seconds: number): string {
     touched as (select distinct tube, tube_id, ${buckets.numberOf('observed_at')} as k from delta)`;
 }
 
-/** The recomputed bucket `t.k` of tube `t.tube_id` over the measurements that pass the filter. */
+/**
+ * The recomputed bucket `t.k` of tube `t.tube_id` over the measurements that pass the filter, within the
+ * buckets that the changes' span touches (changedSpan).
+ */
 function perBucketOf(request: ChangedMeasurements, seconds: number): string {
-  return bucketsOf(request.from, request.to, seconds).perBucket(
-    't.tube_id',
-    't.k',
-    statusCondition(request.statuses, STATUSES.length),
-  );
+  const { from, to, contents } = request;
+  const buckets = bucketsOf(from, to, seconds);
+  const touched = contents === undefined ? undefined : bucketSpan(from, to, seconds, contents.span);
+  return buckets.perBucket('t.tube_id', 't.k', statusCondition(request.statuses, STATUSES.length), touched);
 }
 
 /**
@@ -304,10 +362,11 @@ function deltaRows(request: ChangedMeasurements): string {
       select c.tube_id, m.observed_at, m.value, m.status
       from runs c
       cross join lateral unnest(c.ranges) r (range)
-      cross join lateral (${measuredIn('c.tube_id', 'r.range')}) m
+      cross join lateral (${measuredIn('c.tube_id', 'r.range', changedSpan(request))}) m
     ),
 `;
   const contents = request.contents;
+  if (contents?.inserted === false) return correctionsOnly(request);
   if (contents?.corrected === false) {
     return `${insertedRows}
     delta as (
@@ -316,7 +375,6 @@ function deltaRows(request: ChangedMeasurements): string {
       where ${passes('n.status')}
     )`;
   }
-  if (contents?.inserted === false) return correctionsOnly(request);
   return `${insertedRows}
     corrections as materialized (
       select k.tube_id, k.observed_at, k.change_order, k.status_before, k.value_before, k.value_after, k.status_after
@@ -417,8 +475,26 @@ function correctionsOnly(request: ChangedMeasurements): string {
  * planner may read the tube's whole series and filter it; and on a hypertable TimescaleDB excludes the
  * chunks outside each range at run time only in such a scan.
  */
-const measuredIn = (tubeId: string, range: string) => `
+const measuredIn = (tubeId: string, range: string, span: Span) => `
   select m.observed_at, ${measurementValue('m')} as value, m.status from measurements m
   where m.tube_id = ${tubeId} and m.observed_at >= lower(${range}) and m.observed_at <= upper(${range})
-    and m.observed_at <@ ${range}
+    and m.observed_at <@ ${range} and m.observed_at >= ${span.first} and m.observed_at ${span.beforeLast}
   offset 0`;
+
+/**
+ * Literal bounds around every measurement a delta reads, so that its select plans only the chunks the
+ * changes touched (none when none did), never one outside the interval its document locked
+ * (src/engine/chunkLocks.ts): the span of deltaContents, else the interval.
+ */
+interface Span {
+  first: string;
+  /** The condition that ends it (`<= last`, or `< to`). */
+  beforeLast: string;
+}
+
+function changedSpan({ from, to, contents }: ChangedMeasurements): Span {
+  if (contents === undefined) return { first: instantLiteral(from), beforeLast: `< ${instantLiteral(to)}` };
+  // Nothing changed: an empty span, which excludes every chunk while planning.
+  const { first, last } = contents.span ?? { first: to, last: from };
+  return { first: instantLiteral(first), beforeLast: `<= ${instantLiteral(last)}` };
+}

@@ -14,6 +14,7 @@ import { aggregateSelect, type BucketFunction, seriesSelect } from '../../src/en
 import { instantText, numberText } from '../../src/engine/write/text.js';
 import { freshDatabase, timescaleServerOrSkip } from '../helpers/database.js';
 import { provesLocationColumns } from '../helpers/locations.js';
+import { chunksInPlan } from '../helpers/timescale.js';
 
 /** 2024-01-01 up to 2024-05-01 in 15-minute steps: four months, five 30-day chunks. */
 const DATA_FROM = '2024-01-01T00:00:00Z';
@@ -108,12 +109,6 @@ async function chunks(sql: Sql) {
   return sql<{ name: string; start: Date; end: Date; compressed: boolean }[]>`
     select chunk_name as name, range_start as start, range_end as end, is_compressed as compressed
     from timescaledb_information.chunks where hypertable_name = 'measurements' order by range_start`;
-}
-
-/** Names of the chunks a plan reads (a compressed chunk appears as a scan of itself over its batches). */
-function chunksInPlan(plan: unknown): string[] {
-  const names = [...JSON.stringify(plan).matchAll(/"Relation Name":"(_hyper_[^"]+)"/g)].map((m) => m[1]!);
-  return [...new Set(names)].sort();
 }
 
 function nodeTypes(plan: unknown): string[] {

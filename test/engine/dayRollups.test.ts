@@ -5,7 +5,8 @@
  * computed), for every status filter, and a day with no measurement passing the filter is left out by
  * both; on plain PostgreSQL, and on a native TimescaleDB hypertable whose chunks are compressed at random
  * points. Values with many digits, so that a mean summed in another order, or from partial sums, would
- * differ in its last bits.
+ * differ in its last bits. And the daily delta of each write, applied to the buckets before it, gives
+ * the buckets after it.
  */
 import fc from 'fast-check';
 import t, { type Test } from 'tap';
@@ -20,8 +21,11 @@ import { aggregateSelect } from '../../src/engine/read/selects.js';
 import { removeMeasurements, setStatus } from '../../src/importers/measurements/corrections.js';
 import type { ImportInput } from '../../src/importers/measurements/importInput.js';
 import { importMeasurements } from '../../src/importers/measurements/measurements.js';
+import { deltaSelect } from '../../src/sync/sql.js';
+import type { SyncPoint } from '../../src/sync/token.js';
 import { timescaleServerOrSkip } from '../helpers/database.js';
 import { OTHER, registeredDatabase, TUBE } from '../helpers/importFixtures.js';
+import { point } from '../helpers/sync.js';
 import { compressChunks } from '../helpers/timescale.js';
 
 const DAY_MS = 86_400_000;
@@ -121,6 +125,9 @@ const met = {
   buckets: 0,
   errors: 0,
   unsummedDays: 0,
+  deltaBuckets: 0,
+  refusedDeltas: 0,
+  overflowingDeltas: 0,
   subsetRows: 0,
   directImports: 0,
   stagedImports: 0,
@@ -179,7 +186,14 @@ function computedSelect(tubeId: number, from: string, to: string, statuses: numb
     order by k`;
 }
 
-async function assertServedAsComputed(t: Test, sql: Sql, step: string): Promise<boolean> {
+/** Each tube's, interval's and filter's daily buckets as served, by `tube from statuses`. */
+type Served = Map<string, string[]>;
+const servedKey = (tube: number, from: string, statuses: number[] | undefined) =>
+  `${tube} ${from} ${statuses ?? 'all'}`;
+
+/** The daily buckets served now, after checking each against the same computed; undefined if one differs. */
+async function assertServedAsComputed(t: Test, sql: Sql, step: string): Promise<Served | undefined> {
+  const served: Served = new Map();
   const [rollups] = await sql<{ unsummed: number; subsets: number }[]>`
     select count(*) filter (where mean is null)::int as unsummed,
            count(*) filter (where statuses <> present)::int as subsets
@@ -199,15 +213,72 @@ async function assertServedAsComputed(t: Test, sql: Sql, step: string): Promise<
           statuses,
         );
         if (!select.includes('measurement_day_rollups')) throw new Error('not served from the rollups');
-        const served = await buckets(sql, select);
+        const days = await buckets(sql, select);
         const computed = await buckets(sql, computedSelect(id, from, to, statuses));
-        met.buckets += served.length;
-        if (served[0]?.startsWith('error:')) met.errors++;
-        if (served.join('\n') !== computed.join('\n')) {
-          t.same(served, computed, `${step}: tube ${id}, ${from}–${to}, statuses ${statuses ?? 'all'}`);
-          return false;
+        met.buckets += days.length;
+        if (days[0]?.startsWith('error:')) met.errors++;
+        if (days.join('\n') !== computed.join('\n')) {
+          t.same(days, computed, `${step}: tube ${id}, ${from}–${to}, statuses ${statuses ?? 'all'}`);
+          return undefined;
         }
+        served.set(servedKey(id, from, statuses), days);
       }
+    }
+  }
+  return served;
+}
+
+/**
+ * The daily delta since `since` as the network route reads it (deltaSelect: the days it touched, from
+ * the rollups where they hold them), applied to the buckets served before: the buckets served now. A
+ * delta refused (a touched day left empty), and one of a response that fails with an overflowing mean
+ * (the delta's then too), are counted instead.
+ */
+async function assertDeltasApply(
+  t: Test,
+  sql: Sql,
+  since: SyncPoint,
+  before: Served,
+  now: Served,
+  step: string,
+): Promise<boolean> {
+  for (const [key, after] of now) {
+    const [tube, from, filter] = key.split(' ') as [string, string, string];
+    const { to } = INTERVALS.find((interval) => interval.from === from)!;
+    const statuses = filter === 'all' ? undefined : filter.split(',').map(Number);
+    const request = { tubeIds: [Number(tube)], from, to, since, statuses, aggregate: { seconds: 86_400 } };
+    const delta = await sql
+      .begin('isolation level repeatable read read only', async (tx) => {
+        const select = await deltaSelect(tx, request);
+        return select === undefined
+          ? undefined
+          : tx.unsafe<{ bucket: string }[]>(`select ${BUCKET_TEXT} as bucket from (${select}) b`);
+      })
+      .then(
+        (rows) => rows?.map((row) => row.bucket),
+        (error: Error) => [`error: ${error.message}`],
+      );
+    if (delta === undefined) {
+      met.refusedDeltas++;
+      continue;
+    }
+    const failed = (buckets: string[] | undefined) => buckets?.[0]?.startsWith('error:') ?? false;
+    if (failed(delta) && !failed(after)) {
+      t.same(delta, after, `${step}: the delta of ${key} fails, the buckets served now do not`);
+      return false;
+    }
+    // A mean that overflows fails the whole response: no copy before it, or none to compare with after.
+    if (failed(delta) || failed(before.get(key)) || failed(after)) {
+      met.overflowingDeltas++;
+      continue;
+    }
+    met.deltaBuckets += delta.length;
+    const copy = new Map((before.get(key) ?? []).map((bucket) => [bucket.split(' ', 2).join(' '), bucket]));
+    for (const bucket of delta) copy.set(bucket.split(' ', 2).join(' '), bucket);
+    const applied = [...copy.keys()].sort().map((day) => copy.get(day)!);
+    if (applied.join('\n') !== after.join('\n')) {
+      t.same({ applied, delta }, { applied: after, delta }, `${step}: the delta of ${key} applied`);
+      return false;
     }
   }
   return true;
@@ -231,12 +302,17 @@ async function checkWrites(
       run++;
       await sql`delete from measurements`;
       await sql`delete from measurement_day_rollups`;
+      let served = await assertServedAsComputed(t, sql, `run ${run}, emptied`);
       for (const [i, op] of ops.entries()) {
         if (op.kind !== 'compress' && ops.slice(0, i).some((earlier) => earlier.kind === 'compress')) {
           met.writesAfterCompressing++;
         }
+        const since = await point(sql);
         await write(sql, op);
-        if (!(await assertServedAsComputed(t, sql, `run ${run}, ${op.kind} ${i + 1}`))) return false;
+        const step = `run ${run}, ${op.kind} ${i + 1}`;
+        const now = await assertServedAsComputed(t, sql, step);
+        if (!served || !now || !(await assertDeltasApply(t, sql, since, served, now, step))) return false;
+        served = now;
       }
       return true;
     }),
@@ -251,6 +327,10 @@ t.test('daily buckets from the rollups are the buckets computed, after any write
   t.ok(met.directImports > 0 && met.stagedImports > 0, 'imports by both paths');
   t.ok(met.unsummedDays > 0, 'days whose mean is summed when read');
   t.ok(met.errors > 0, 'buckets whose mean overflows, in both');
+  t.ok(
+    met.deltaBuckets > 0 && met.refusedDeltas > 0 && met.overflowingDeltas > 0,
+    `deltas applied: ${met.deltaBuckets} buckets; ${met.refusedDeltas} refused, ${met.overflowingDeltas} overflowing`,
+  );
 });
 
 t.test('the same on a TimescaleDB hypertable, across compressed chunks', async (t) => {

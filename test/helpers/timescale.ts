@@ -56,3 +56,18 @@ export async function compressChunks(sql: Sql, olderThan?: string): Promise<Chun
     from show_chunks('measurements', older_than => ${olderThan ?? null}::timestamptz) c`;
   return chunkCompression(sql);
 }
+
+/** Names of the chunks of `measurements` a plan (EXPLAIN in JSON) reads; a compressed one by its own name. */
+export function chunksInPlan(plan: unknown): string[] {
+  const names = [...JSON.stringify(plan).matchAll(/"Relation Name":"(_hyper_[^"]+)"/g)].map((m) => m[1]!);
+  return [...new Set(names)].sort();
+}
+
+/** The chunks of `measurements` that hold instants of [from, to), by name. */
+export async function chunksOverlapping(sql: Sql, from: string, to: string): Promise<string[]> {
+  const rows = await sql<{ name: string }[]>`
+    select chunk_name as name from timescaledb_information.chunks
+    where hypertable_name = 'measurements' and range_start < ${to}::timestamptz and range_end > ${from}::timestamptz
+    order by chunk_name`;
+  return rows.map((row) => row.name).sort();
+}

@@ -7,11 +7,12 @@ import { Readable } from 'node:stream';
 import t from 'tap';
 import { usesTimescaleDb } from '../../src/db/migrate.js';
 import { importMeasurements } from '../../src/importers/measurements/measurements.js';
-import { changedMeasurementsSelect } from '../../src/sync/sql.js';
+import { changedMeasurementsSelect, deltaSelect } from '../../src/sync/sql.js';
+import type { SyncPoint } from '../../src/sync/token.js';
 import { timescaleServerOrSkip } from '../helpers/database.js';
 import { HEADER, registeredDatabase, TUBE } from '../helpers/importFixtures.js';
 import { bucketLine, point, syncDelta, wholeBuckets } from '../helpers/sync.js';
-import { compressChunks } from '../helpers/timescale.js';
+import { chunksInPlan, chunksOverlapping, compressChunks } from '../helpers/timescale.js';
 
 const FROM = '2024-01-01T00:00:00Z';
 const TO = '2024-04-01T00:00:00Z';
@@ -99,5 +100,49 @@ if (server) {
         aggregate ? 'buckets' : 'rows',
       );
     }
+
+    // As the route reads a delta, knowing first what the change log holds (deltaSelect): its select
+    // plans only the chunks of what changed, none when nothing did, so never one outside the interval
+    // its document locked before its snapshot (src/engine/chunkLocks.ts).
+    const beforeMarch = await point(sql);
+    const march = Array.from(
+      { length: 24 },
+      (_, h) => `${TUBE},2024-03-02T${String(h).padStart(2, '0')}:00:00Z,${h}\n`,
+    );
+    await importMeasurements(sql, Readable.from([HEADER, ...march]), { name: 'march.csv' });
+    const marchChunks = await chunksOverlapping(sql, '2024-03-02T00:00:00Z', '2024-03-03T00:00:00Z');
+    t.ok(marchChunks.length > 0 && (await chunksOverlapping(sql, FROM, TO)).length > marchChunks.length);
+    const planned = (since: SyncPoint, aggregate?: { seconds: number }, statuses?: number[]) =>
+      sql.begin('isolation level repeatable read read only', async (tx) => {
+        const request = {
+          tubeIds: [tube, other],
+          from: FROM,
+          to: TO,
+          since,
+          aggregate,
+          statuses,
+          withStatus: true,
+        };
+        const select = await deltaSelect(tx, request);
+        if (select === undefined) throw new Error('refused');
+        return chunksInPlan([...(await tx.unsafe(`explain (format json) ${select}`))]);
+      });
+    const now = await point(sql);
+    for (const [name, aggregate] of [
+      ['rows', undefined],
+      ['days', { seconds: 86_400 }],
+      ['hours', { seconds: 3_600 }],
+    ] as const) {
+      t.same(await planned(beforeMarch, aggregate), marchChunks, `${name}: the chunks of what changed`);
+      t.same(await planned(beforeMarch, aggregate, [0]), marchChunks, `${name}, approved: the same`);
+      t.same(await planned(now, aggregate), [], `${name}: nothing changed, no chunk`);
+    }
+    t.same(
+      (await delta(beforeMarch, 86_400)).rows,
+      (await wholeBuckets(sql, tube, FROM, TO, bucketing))
+        .filter((d) => d.observedAt.startsWith('2024-03-02'))
+        .map((d) => bucketLine(0, d)),
+      'the day, as the whole series has it',
+    );
   });
 }

@@ -3,6 +3,7 @@
  * that aggregates (aggregateSelect in sql.ts, and the sync delta, src/sync/sql.ts), so a bucket
  * recomputed by a delta is the same doubles as the bucket of a whole response, on either storage.
  */
+import { formatInstant, type Instant, microsBetween, parseDateTime } from '../../domain/datetime.js';
 import { instantLiteral, integerLiteral } from './literals.js';
 import { measurementValue } from './measurementValue.js';
 
@@ -58,5 +59,38 @@ export function bucketsOf(from: string, to: string, seconds: number) {
           ${passes ? `and ${passes}` : ''}
       ) as measured`,
     columns: 'bucket.start as observed_at, measured.value, measured.min, measured.max, measured.count',
+  };
+}
+
+/** An instant of formatInstant's text. */
+export function instantOf(text: string): Instant {
+  const parsed = parseDateTime(text);
+  if (!parsed.ok) throw new Error(parsed.reason);
+  return parsed.instant;
+}
+
+/** The start of bucket `k` of buckets `seconds` long from `from`, as formatInstant writes it. */
+export const bucketStart = (from: Instant, seconds: number, k: number) =>
+  formatInstant({ seconds: from.seconds + k * seconds, micros: from.micros });
+
+/**
+ * The buckets of [from, to) `seconds` long that hold instants `first` to `last` (both inclusive), as
+ * perBucket's window: from the start of the first one to the end of the last, or `to`. None (an empty
+ * window) without them.
+ */
+export function bucketSpan(
+  from: string,
+  to: string,
+  seconds: number,
+  span: { first: string; last: string } | undefined,
+): { from: string; to: string } {
+  if (span === undefined) return { from: instantLiteral(to), to: instantLiteral(from) };
+  const start = instantOf(from);
+  const number = (instant: string) =>
+    Math.floor(microsBetween(start, instantOf(instant)) / (seconds * 1_000_000));
+  const end = bucketStart(start, seconds, number(span.last) + 1);
+  return {
+    from: instantLiteral(bucketStart(start, seconds, number(span.first))),
+    to: instantLiteral(microsBetween(instantOf(end), instantOf(to)) < 0 ? to : end),
   };
 }

@@ -5,10 +5,10 @@
  */
 import { AGGREGATE_SECONDS } from '../../contract.js';
 import type { Queryable } from '../../db/connect.js';
-import { formatInstant, type Instant, microsBetween, parseDateTime } from '../../domain/datetime.js';
+import { microsBetween } from '../../domain/datetime.js';
 import { STATUSES } from '../../domain/status.js';
-import { bucketsOf } from './buckets.js';
-import { instantLiteral, integerLiteral } from './literals.js';
+import { bucketStart, bucketsOf, instantOf } from './buckets.js';
+import { instantLiteral, int4ArrayLiteral, integerLiteral } from './literals.js';
 
 /** A UTC midnight as the routes write an instant (RFC 3339, `Z`, any zero fraction). */
 const MIDNIGHT = /T00:00:00(?:\.0{1,6})?Z$/;
@@ -27,6 +27,14 @@ export function statusSetOf(statuses: readonly number[] | undefined): number {
     return set | (1 << code);
   }, 0);
 }
+
+/** Whether rollup `alias` is the one that summarises exactly the statuses a filter passes of its day. */
+export const rollupSummarises = (alias: string, statuses: readonly number[] | undefined) =>
+  `${alias}.statuses = ${alias}.present & ${integerLiteral(statusSetOf(statuses))} and ${alias}.mean is not null`;
+
+/** Whether rollup `alias` says its day has values too large to sum ahead of a read (sql/011). */
+export const rollupUnsummed = (alias: string) =>
+  `${alias}.statuses = ${alias}.present and ${alias}.mean is null`;
 
 /** A day of a tube whose rollup has no mean: its bucket is computed from its measurements. */
 export interface UnsummedDay {
@@ -49,33 +57,24 @@ export async function unsummedDays(
 ): Promise<UnsummedDay[]> {
   const { start, wholeDays } = daysOf(from, to);
   if (wholeDays === 0 || tubeIds.length === 0) return [];
-  const rows = await tx<{ tube: number; k: number }[]>`
-    select tube_id as tube, (extract(epoch from day - ${from}::timestamptz) / 86400)::int4 as k
-    from measurement_day_rollups
-    where tube_id = any(${[...tubeIds]}::int4[])
-      and day >= ${from}::timestamptz and day < ${dayStart(start, wholeDays)}::timestamptz
-      and statuses = present and mean is null
-    order by tube_id, day`;
-  return rows.map(({ tube, k }) => ({ tube, k }));
+  return tx.unsafe<UnsummedDay[]>(`
+    select rollup.tube_id as tube, (extract(epoch from rollup.day - ${instantLiteral(from)}) / 86400)::int4 as k
+    from measurement_day_rollups rollup
+    where rollup.tube_id = any(${int4ArrayLiteral(tubeIds)})
+      and rollup.day >= ${instantLiteral(from)}
+      and rollup.day < ${instantLiteral(bucketStart(start, DAY_SECONDS, wholeDays))}
+      and ${rollupUnsummed('rollup')}
+    order by rollup.tube_id, rollup.day`);
 }
 
 const DAY_SECONDS = AGGREGATE_SECONDS.P1D;
 
-/** `from` (a UTC midnight) and the whole days of [from, to). */
-function daysOf(from: string, to: string) {
+/** `from` (a UTC midnight), the whole days of [from, to), and whether a last day is cut short by `to`. */
+export function daysOf(from: string, to: string) {
   const start = instantOf(from);
   const micros = microsBetween(start, instantOf(to));
   const wholeDays = Math.max(0, Math.floor(micros / (DAY_SECONDS * 1_000_000)));
   return { start, wholeDays, lastCutShort: micros > wholeDays * DAY_SECONDS * 1_000_000 };
-}
-
-const dayStart = (start: Instant, k: number) =>
-  formatInstant({ seconds: start.seconds + k * DAY_SECONDS, micros: start.micros });
-
-function instantOf(text: string): Instant {
-  const parsed = parseDateTime(text);
-  if (!parsed.ok) throw new Error(parsed.reason);
-  return parsed.instant;
 }
 
 /**
@@ -100,9 +99,9 @@ export function dayRollupSelect(
         rollup.max, rollup.count
       from measurement_day_rollups rollup
       where rollup.tube_id = ${id}
-        and rollup.day >= ${buckets.start} and rollup.day < ${instantLiteral(dayStart(start, wholeDays))}
-        and rollup.statuses = rollup.present & ${integerLiteral(statusSetOf(statuses))}
-        and rollup.mean is not null`;
+        and rollup.day >= ${buckets.start}
+        and rollup.day < ${instantLiteral(bucketStart(start, DAY_SECONDS, wholeDays))}
+        and ${rollupSummarises('rollup', statuses)}`;
   const computed = [
     ...unsummed.map(({ tube, k }) => `(${integerLiteral(tube)}, ${integerLiteral(k)})`),
     ...(lastCutShort ? [`(${id}, ${integerLiteral(wholeDays)})`] : []),
@@ -113,8 +112,8 @@ export function dayRollupSelect(
   const first = Math.min(...unsummed.map(({ k }) => k), lastCutShort ? wholeDays : Number.POSITIVE_INFINITY);
   const last = Math.max(...unsummed.map(({ k }) => k), lastCutShort ? wholeDays : 0);
   const window = {
-    from: instantLiteral(dayStart(start, first)),
-    to: last === wholeDays ? buckets.end : instantLiteral(dayStart(start, last + 1)),
+    from: instantLiteral(bucketStart(start, DAY_SECONDS, first)),
+    to: last === wholeDays ? buckets.end : instantLiteral(bucketStart(start, DAY_SECONDS, last + 1)),
   };
   return `select * from (
       ${rollups}
