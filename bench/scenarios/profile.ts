@@ -6,6 +6,7 @@
  *
  *   npm run bench -- profile series [RUNS] [OUT_DIR]       # a year-long series RUNS times (default 5)
  *   npm run bench -- profile discovery [SECONDS] [OUT_DIR] # discovery with gzip under load (default 5 s)
+ *   npm run bench -- profile page [RUNS] [OUT_DIR]         # OGC's page of 50,000 of that series RUNS times (default 20)
  *
  * OUT_DIR defaults to bench/results (ignored by git).
  */
@@ -24,8 +25,10 @@ import { startServerProcess } from '../lib/serverProcess.js';
 requirePrerequisites([throwawayPostgres]);
 
 const [workload = 'series', amount, outDir = 'bench/results'] = process.argv.slice(2);
-if (workload !== 'series' && workload !== 'discovery')
-  exitWithUsage('npm run bench -- profile series [RUNS] [OUT_DIR] | discovery [SECONDS] [OUT_DIR]');
+if (workload !== 'series' && workload !== 'discovery' && workload !== 'page')
+  exitWithUsage(
+    'npm run bench -- profile series [RUNS] [OUT_DIR] | discovery [SECONDS] [OUT_DIR] | page [RUNS] [OUT_DIR]',
+  );
 const TOP = 25;
 
 interface ProfileNode {
@@ -71,6 +74,17 @@ try {
         for (let i = 0; i < runs; i++)
           await timedGet(`${base}${path}${query(366)}`, { 'x-api-key': fixture.key });
         return `${runs} × a year-long series (527,040 measurements)`;
+      };
+    };
+  } else if (workload === 'page') {
+    const runs = Number(amount ?? 20);
+    const fixture = await addSeriesFixture(sql);
+    const page = `/v1/ogc/collections/measurements/items?tubeIdentifier=${fixture.identifier}&limit=50000`;
+    run = async (base) => {
+      await timedGet(`${base}${page}`, { 'x-api-key': fixture.key }); // warm-up
+      return async () => {
+        for (let i = 0; i < runs; i++) await timedGet(`${base}${page}`, { 'x-api-key': fixture.key });
+        return `${runs} × a page of 50,000 measurements (OGC API - Features)`;
       };
     };
   } else {

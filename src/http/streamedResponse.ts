@@ -146,10 +146,10 @@ async function openGatedDocument<P extends Planned>(
 
 /**
  * Gives each chunk of `body` back to `recycle` once the response's socket has sent it. The chunks piped
- * into the response before one of its 'drain' events are all written to the kernel by then (a socket
- * drains only when nothing it was given is left to write). Only on a real socket, and only for the
- * chunks the body itself pipes into the response: a consumer that keeps chunks (an injected request)
- * never drains them.
+ * into the response before one of its 'drain' events, or its 'finish', are all written to the kernel by
+ * then (a socket drains only when nothing it was given is left to write; a response finishes once its
+ * last bytes are). Only on a real socket, and only for the chunks the body itself pipes into the
+ * response: a consumer that keeps chunks (an injected request) never drains them.
  */
 function recycleWhenSent(response: ServerResponse, body: Readable, recycle: (chunk: Buffer) => void) {
   if (!(response.socket instanceof Socket)) return;
@@ -158,10 +158,13 @@ function recycleWhenSent(response: ServerResponse, body: Readable, recycle: (chu
   response.on('pipe', (source) => {
     if (source === body) body.on('data', (chunk: Buffer) => piped.push(chunk));
   });
-  response.on('drain', () => {
+  const sent = () => {
     for (const chunk of piped) recycle(chunk);
     piped = [];
-  });
+  };
+  response.on('drain', sent);
+  // Once its last bytes are written to the kernel: the last chunks, which no drain follows.
+  response.on('finish', sent);
 }
 
 /**

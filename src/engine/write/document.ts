@@ -91,7 +91,8 @@ export async function* documentChunks(
   onRows?: (count: number) => void,
 ): AsyncGenerator<Buffer> {
   const { tubes, everyTube } = layout;
-  let parts: Buffer[] = layout.opening ? [layout.opening] : [];
+  // An empty opening is none: the first chunk is then the writer's own, not a copy.
+  let parts: Buffer[] = layout.opening?.length ? [layout.opening] : [];
   /** Whether a chunk was yielded. */
   let started = false;
   let bytes = 0;

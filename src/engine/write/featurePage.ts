@@ -31,42 +31,75 @@ export interface FeaturePageOptions {
   members(end: PageEnd): string;
 }
 
-/** A tube's pieces: before the id's instant, between it and the property's instant, after the row's status. */
+/**
+ * A tube's pieces: before the id's instant, between it and the property's (the same instant, written
+ * once and copied), and, by status code, what follows the value.
+ */
 interface TubePieces {
   id: Buffer;
   properties: Buffer;
-  after: Buffer;
+  ends: Buffer[];
+  /** The most bytes a feature of the tube takes, its leading comma included. */
+  most: number;
 }
 
-const OPENING = Buffer.from('{"type":"FeatureCollection","features":[');
+const OPENING_TEXT = '{"type":"FeatureCollection","features":[';
+const OPENING = Buffer.from(OPENING_TEXT);
+const NOTHING = Buffer.alloc(0);
 const VALUE = Buffer.from('","value":');
 const COMMA = Buffer.from(',');
+/** Bytes an instant (instantText) and a number (numberText) take at most. */
+const INSTANT_BYTES = 27;
+const NUMBER_BYTES = 25;
+/** Memory of sent chunks kept for later pages at most: a few pages' worth in flight. */
+const KEPT_CHUNK_BYTES = 8 * 1024 * 1024;
 
 function geometry(location: LatestTube['location']): string {
   if (!location) return 'null';
   return `{"type":"Point","coordinates":[${numberText(location[0])},${numberText(location[1])}]}`;
 }
 
-function piecesOf(tube: LatestTube, skipGeometry: boolean): TubePieces {
+function piecesOf(tube: LatestTube, skipGeometry: boolean, statuses: readonly string[]): TubePieces {
   const identifier = JSON.stringify(tube.tubeIdentifier);
-  return {
-    id: Buffer.from(`{"type":"Feature","id":${identifier.slice(0, -1)}:`),
-    properties: Buffer.from(
-      `","geometry":${skipGeometry ? 'null' : geometry(tube.location)},"properties":{"tubeIdentifier":${identifier},"observedAt":"`,
-    ),
-    after: Buffer.from(
-      `,"unit":${JSON.stringify(tube.unit)},"verticalDatum":${JSON.stringify(tube.verticalDatum)}}}`,
-    ),
-  };
+  const id = Buffer.from(`{"type":"Feature","id":${identifier.slice(0, -1)}:`);
+  const properties = Buffer.from(
+    `","geometry":${skipGeometry ? 'null' : geometry(tube.location)},"properties":{"tubeIdentifier":${identifier},"observedAt":"`,
+  );
+  const after = `,"unit":${JSON.stringify(tube.unit)},"verticalDatum":${JSON.stringify(tube.verticalDatum)}}}`;
+  const ends = statuses.map((status) => Buffer.from(`,"status":${JSON.stringify(status)}${after}`));
+  const most =
+    1 +
+    id.length +
+    INSTANT_BYTES +
+    properties.length +
+    INSTANT_BYTES +
+    VALUE.length +
+    NUMBER_BYTES +
+    Math.max(...ends.map((end) => end.length));
+  return { id, properties, ends, most };
 }
 
-/** Each list's pieces, with geometry and without, each tube's made when a page first writes it. */
-const made = [
-  new WeakMap<readonly LatestTube[], (TubePieces | undefined)[]>(),
-  new WeakMap<readonly LatestTube[], (TubePieces | undefined)[]>(),
-];
+/**
+ * Each list's pieces, per list of status names, with geometry and without; each tube's made when a
+ * page first writes it.
+ */
+const made = new WeakMap<readonly string[], WeakMap<readonly LatestTube[], (TubePieces | undefined)[]>[]>();
+
+function madeFor(statuses: readonly string[], skipGeometry: boolean) {
+  let both = made.get(statuses);
+  if (both === undefined) {
+    both = [new WeakMap(), new WeakMap()];
+    made.set(statuses, both);
+  }
+  return both[skipGeometry ? 1 : 0]!;
+}
 
 const writer = new AsciiWriter();
+/**
+ * The memory of every page's chunks, shared: a page's chunks are five times the series' bytes for the
+ * same rows, and a page then starts in memory that earlier pages' sockets sent.
+ */
+const chunks = new RecycledChunks(KEPT_CHUNK_BYTES);
 
 /** A fresh one per page: it counts the features it wrote. */
 export function featurePageWriter({
@@ -75,52 +108,55 @@ export function featurePageWriter({
   statuses,
   members,
 }: FeaturePageOptions): LatestWriter {
-  const fields = statuses.map((status) => Buffer.from(`,"status":${JSON.stringify(status)}`));
-  const fieldBytes = Math.max(...fields.map((field) => field.length));
   let tubes: readonly LatestTube[] = [];
   let pieces: (TubePieces | undefined)[] = [];
   let returned = 0;
   let last: PageEnd['last'];
   let more = false;
-  // A page's chunks are five times the series' bytes for the same rows: their memory is reused.
-  const chunks = new RecycledChunks();
+  /** Whether the collection's opening is written: by the first batch, or else by the close. */
+  let opened = false;
   return {
+    // The opening comes with the first batch, so that the first chunk is one of the writer's, whose
+    // memory is given back, rather than a copy of the two.
     open(list) {
       tubes = list;
-      pieces = madeOncePerList(made[skipGeometry ? 1 : 0]!, list, () => new Array(list.length));
-      return OPENING;
+      pieces = madeOncePerList(madeFor(statuses, skipGeometry), list, () => new Array(list.length));
+      return NOTHING;
     },
     batch(batch: MeasurementBatch) {
       const { tube, observedAt, value, status } = batch;
       if (!status) throw new Error('a batch without the status its writer writes');
+      if (!opened) {
+        writer.reserve(OPENING.length);
+        writer.bytes(OPENING);
+        opened = true;
+      }
       const length = Math.min(batch.length, limit - returned);
       if (length < batch.length) more = true;
       for (let i = 0; i < length; i++) {
         const position = tube[i]!;
         let made = pieces[position];
         if (made === undefined) {
-          made = piecesOf(tubes[position]!, skipGeometry);
+          made = piecesOf(tubes[position]!, skipGeometry, statuses);
           pieces[position] = made;
         }
-        const { id, properties, after } = made;
-        writer.reserve(
-          1 + id.length + 2 * 27 + properties.length + VALUE.length + 25 + fieldBytes + after.length,
-        );
+        writer.reserve(made.most);
         if (returned + i > 0) writer.bytes(COMMA);
-        writer.bytes(id);
+        writer.bytes(made.id);
+        const instantStart = writer.written;
         writer.instant(observedAt[i]!);
-        writer.bytes(properties);
-        writer.instant(observedAt[i]!);
+        const instantEnd = writer.written;
+        writer.bytes(made.properties);
+        writer.again(instantStart, instantEnd);
         writer.bytes(VALUE);
         writer.number(value[i]!);
-        writer.bytes(fields[status[i]!]!);
-        writer.bytes(after);
+        writer.bytes(made.ends[status[i]!]!);
       }
       if (length > 0) last = { tube: tube[length - 1]!, observedAt: observedAt[length - 1]! };
       returned += length;
       return writer.take(chunks);
     },
-    close: () => Buffer.from(`],${members({ returned, last, more })}}`),
+    close: () => Buffer.from(`${opened ? '' : OPENING_TEXT}],${members({ returned, last, more })}}`),
     wholeOnlyWithClose: true,
     recycle: (chunk) => chunks.recycle(chunk),
   };

@@ -65,11 +65,18 @@ export class AsciiWriter {
   }
 
   /**
-   * The bytes written since the last take, in a Buffer of their own (of `chunks`' memory, when given);
-   * the scratch is reused.
+   * The bytes written since the last take, in a Buffer of their own: copied out of the scratch, which is
+   * reused; or, with `chunks`, in the scratch itself, which memory of `chunks` then replaces (no copy).
    */
   take(chunks?: RecycledChunks): Buffer {
-    const taken = chunks ? chunks.buffer(this.at) : Buffer.allocUnsafe(this.at);
+    if (chunks && this.at > 0) {
+      const taken = this.scratch.subarray(0, this.at);
+      // As much as this take's: the next batch's bytes are about as many.
+      this.scratch = chunks.room(this.at);
+      this.at = 0;
+      return taken;
+    }
+    const taken = Buffer.allocUnsafe(this.at);
     this.scratch.copy(taken, 0, 0, this.at);
     this.at = 0;
     return taken;
@@ -89,6 +96,19 @@ export class AsciiWriter {
       return;
     }
     for (let i = 0; i < bytes.length; i++) scratch[at++] = bytes[i]!;
+    this.at = at;
+  }
+
+  /** Where the next byte goes, counted from the last take (for `again`). */
+  get written(): number {
+    return this.at;
+  }
+
+  /** The bytes from `start` to `end` (positions of `written` since the last take) once more. */
+  again(start: number, end: number): void {
+    const scratch = this.scratch;
+    let at = this.at;
+    for (let i = start; i < end; i++) scratch[at++] = scratch[i]!;
     this.at = at;
   }
 

@@ -26,15 +26,33 @@ t.test('memory is reused only once given back, and only its own', async (t) => {
   t.not(chunks.buffer(10).buffer, foreign.buffer, 'memory of its own only');
 });
 
-/** The body of `url`, read by a client that waits `pauseMs` after each chunk. */
-function slowlyRead(url: string, key: string, pauseMs: number): Promise<Buffer> {
+t.test('room: all of the memory; what is kept unused is bounded; made as large as the largest', async (t) => {
+  const chunks = new RecycledChunks(2500);
+  const large = chunks.room(1000);
+  t.ok(large.length >= 1000, 'room for at least as many bytes');
+  const small = chunks.room(10);
+  t.equal(small.length, large.length, 'memory made for a small chunk is as large as the largest made');
+  const third = chunks.room(10);
+  chunks.recycle(large.subarray(0, 5));
+  chunks.recycle(small);
+  chunks.recycle(third);
+  const reused = [chunks.room(1), chunks.room(1), chunks.room(1)].map((room) => room.buffer);
+  t.ok(reused.includes(large.buffer) && reused.includes(small.buffer), 'kept while within the bound');
+  t.notOk(reused.includes(third.buffer), 'given back beyond the bound: left to the collector');
+});
+
+/**
+ * The body of `url`, read by a client that waits `pauseMs` after each chunk, and `firstPauseMs` after
+ * the first (long enough for the kernel's buffers to fill and the server to hold chunks unsent).
+ */
+function slowlyRead(url: string, key: string, pauseMs: number, firstPauseMs = pauseMs): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     get(url, { headers: { 'x-api-key': key } }, (response) => {
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => {
         chunks.push(chunk);
         response.pause();
-        setTimeout(() => response.resume(), pauseMs);
+        setTimeout(() => response.resume(), chunks.length === 1 ? firstPauseMs : pauseMs);
       });
       response.on('end', () => resolve(Buffer.concat(chunks)));
       response.on('error', reject);
@@ -64,4 +82,43 @@ t.test('a page read slowly over a socket is the page as written', async (t) => {
   const features = featuresOf(injected.rawPayload);
   t.ok(features.length > 5_000_000, `${features.length} bytes of features`);
   t.ok(featuresOf(read).equals(features), 'the same bytes');
+});
+
+t.test('pages of two keys read at once share chunk memory and keep their own bytes', async (t) => {
+  const api = await startApi(t, { env: { LIMITS_ENABLED: 'false' } });
+  const { sql } = api.db;
+  const pages = await Promise.all(
+    ['North', 'South'].map(async (name, i) => {
+      const [tube] = await addWell(sql, name, [{ number: '1' }]);
+      // 28,800 minutes each (more than the kernel's buffers hold), in different months, so that a
+      // chunk of one would show in the other.
+      const from = `2024-0${i + 1}-01T00:00:00Z`;
+      const to = `2024-0${i + 1}-21T00:00:00Z`;
+      await addRegularSeries(sql, tube!.id, from, to, '1 minute');
+      const { key } = await addKey(sql, { tubeIds: [tube!.id] });
+      const path = `/v1/ogc/collections/measurements/items?tubeIdentifier=${tube!.identifier}&limit=28800`;
+      return { key, path };
+    }),
+  );
+  const expected = await Promise.all(
+    pages.map(async ({ key, path }) => {
+      const injected = await api.app.inject({ url: path, headers: { 'x-api-key': key } });
+      t.equal(injected.statusCode, 200);
+      return featuresOf(injected.rawPayload);
+    }),
+  );
+  for (let round = 0; round < 3; round++) {
+    // One reader that stalls and one that does not: the second's page is written while the first's
+    // socket still holds chunks, in memory that the pages share.
+    const read = await Promise.all(
+      pages.map(({ key, path }, i) =>
+        i === round % 2
+          ? slowlyRead(`${api.base}${path}`, key, 1, 300)
+          : slowlyRead(`${api.base}${path}`, key, 0),
+      ),
+    );
+    read.forEach((body, i) => {
+      t.ok(featuresOf(body).equals(expected[i]!), `round ${round}: page ${i + 1}, its own bytes`);
+    });
+  }
 });
