@@ -5,7 +5,8 @@
  * clone (a full clone, not a shallow one).
  */
 import { execFile } from 'node:child_process';
-import { mkdir, readFile, rm, symlink, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, symlink, unlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -44,6 +45,38 @@ export interface ReleaseCheckout {
   remove(): Promise<void>;
 }
 
+/** The checkouts' folders: `gwapi-release-PID-XXXXXX`, PID the process that made it. */
+const RELEASE_FOLDER = 'gwapi-release-';
+
+const isRunning = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
+
+/**
+ * Removes the checkouts of processes that ended without removing theirs (a test killed on its timeout
+ * runs no teardown), so that neither their folders nor their worktrees pile up.
+ */
+async function removeAbandoned(git: (...args: string[]) => Promise<{ stdout: string }>) {
+  const listed = (await git('worktree', 'list', '--porcelain')).stdout;
+  for (const name of await readdir(tmpdir())) {
+    const pid = new RegExp(`^${RELEASE_FOLDER}(\\d+)-`).exec(name)?.[1];
+    if (pid === undefined || isRunning(Number(pid))) continue;
+    const folder = join(tmpdir(), name);
+    for (const [, root] of listed.matchAll(/^worktree (.*)$/gm)) {
+      if (!root!.startsWith(`${folder}/`)) continue;
+      await unlink(join(root!, 'node_modules')).catch(() => {});
+      await git('worktree', 'remove', '--force', root!).catch(() => {});
+    }
+    await rm(folder, { recursive: true, force: true });
+  }
+  await git('worktree', 'prune');
+}
+
 /**
  * A detached worktree of `commit` in a temporary folder. Its node_modules is this checkout's when both
  * package-lock.json files are identical (a link: seconds, not an install), else its own `npm ci`.
@@ -54,7 +87,8 @@ export async function checkoutRelease(commit = PREVIOUS_RELEASE.commit): Promise
   await git('cat-file', '-e', `${commit}^{commit}`).catch(() => {
     throw new Error(`commit ${commit} is not in this clone (a shallow clone? fetch the full history)`);
   });
-  const folder = await throwawayFolder('gwapi-release-');
+  await removeAbandoned(git);
+  const folder = await throwawayFolder(`${RELEASE_FOLDER}${process.pid}-`);
   // Git names the worktree after the folder: unique, for runs side by side.
   const root = join(folder, `${commit.slice(0, 7)}-${basename(folder).slice(-6)}`);
   const remove = async () => {

@@ -3,8 +3,7 @@
  * client reads them: wells where the files put them, tubes with their elevations, each level with its
  * time and status, the same tube from GMW and GLD, and a second import that changes nothing.
  */
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { rdToWgs84 } from '../../../../src/importers/formats/projection.js';
@@ -158,7 +157,7 @@ t.test(
   'refused files: one error with the file, line and element path; nothing of them, the files before whole',
   async (t) => {
     const world = await formatImportWorld(t);
-    const directory = await mkdtemp(join(tmpdir(), 'gwapi-bro-xml-'));
+    const directory = t.testdir();
     const variant = async (name: string, text: string) => {
       const file = join(directory, name);
       await writeFile(file, text);
