@@ -39,6 +39,8 @@ interface TubePieces {
   id: Buffer;
   properties: Buffer;
   ends: Buffer[];
+  /** By the status code of a feature of the tube: its end, then the start of the tube's next feature. */
+  endThenStart: Buffer[];
   /** The most bytes a feature of the tube takes, its leading comma included. */
   most: number;
 }
@@ -76,7 +78,8 @@ function piecesOf(tube: LatestTube, skipGeometry: boolean, statuses: readonly st
     VALUE.length +
     NUMBER_BYTES +
     Math.max(...ends.map((end) => end.length));
-  return { id, properties, ends, most };
+  const endThenStart = ends.map((end) => Buffer.concat([end, COMMA, id]));
+  return { id, properties, ends, endThenStart, most };
 }
 
 /**
@@ -133,6 +136,8 @@ export function featurePageWriter({
       }
       const length = Math.min(batch.length, limit - returned);
       if (length < batch.length) more = true;
+      // The end of the feature before: written with the start of the next when it is of the same tube.
+      let ending: Buffer | undefined;
       for (let i = 0; i < length; i++) {
         const position = tube[i]!;
         let made = pieces[position];
@@ -140,9 +145,13 @@ export function featurePageWriter({
           made = piecesOf(tubes[position]!, skipGeometry, statuses);
           pieces[position] = made;
         }
-        writer.reserve(made.most);
-        if (returned + i > 0) writer.bytes(COMMA);
-        writer.bytes(made.id);
+        writer.reserve(made.most + (ending?.length ?? 0));
+        if (i > 0 && position === tube[i - 1]) writer.bytes(made.endThenStart[status[i - 1]!]!);
+        else {
+          if (ending) writer.bytes(ending);
+          if (returned + i > 0) writer.bytes(COMMA);
+          writer.bytes(made.id);
+        }
         const instantStart = writer.written;
         writer.instant(observedAt[i]!);
         const instantEnd = writer.written;
@@ -150,8 +159,9 @@ export function featurePageWriter({
         writer.again(instantStart, instantEnd);
         writer.bytes(VALUE);
         writer.number(value[i]!);
-        writer.bytes(made.ends[status[i]!]!);
+        ending = made.ends[status[i]!]!;
       }
+      if (ending) writer.bytes(ending);
       if (length > 0) last = { tube: tube[length - 1]!, observedAt: observedAt[length - 1]! };
       returned += length;
       return writer.take(chunks);
