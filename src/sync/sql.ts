@@ -19,7 +19,7 @@ import {
   WAL_PLACE_COLUMNS,
   walPlaceOf,
 } from '../db/walHistory.js';
-import { bucketSpan, bucketsOf } from '../engine/read/buckets.js';
+import { bucketSpan, bucketsOf, type Window } from '../engine/read/buckets.js';
 import { bucketsAreDays, daysOf, rollupSummarises, rollupUnsummed } from '../engine/read/dayRollups.js';
 import {
   instantLiteral,
@@ -136,11 +136,10 @@ export interface DeltaContents {
   /** The tube of every correction, when they are all of one (a status change of one tube, say). */
   correctedTube: number | undefined;
   /**
-   * The first and last instants of the interval that a change holds (RFC 3339 UTC, both inclusive):
-   * the measurements a delta reads lie between them, and so do the chunks its select plans. None when
-   * nothing changed.
+   * The instants of the interval that the changes hold, [from, to) in RFC 3339 UTC: the measurements a
+   * delta reads lie in it, and so do the chunks its select plans. None when nothing changed.
    */
-  span: { first: string; last: string } | undefined;
+  span: Window | undefined;
 }
 
 /**
@@ -148,7 +147,8 @@ export interface DeltaContents {
  * the response's snapshot: it reads the corrections since the token once, and the runs until one.
  */
 export async function deltaContents(tx: Queryable, request: ChangedMeasurements): Promise<DeltaContents> {
-  const utc = (instant: string) => `to_char(${instant} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+  const utc = (instant: string) =>
+    `to_char((${instant}) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
   const [row] = await tx.unsafe<
     {
       corrected: boolean;
@@ -156,7 +156,7 @@ export async function deltaContents(tx: Queryable, request: ChangedMeasurements)
       tube: number | null;
       inserted: boolean;
       first: string | null;
-      last: string | null;
+      end: string | null;
     }[]
   >(`
     with corrections as (
@@ -172,15 +172,16 @@ export async function deltaContents(tx: Queryable, request: ChangedMeasurements)
       from measurement_changes c where ${insertedRunsOf(request)}
     )
     select k.corrected, k.leaving, k.tube, r.first is not null as inserted,
-           ${utc('least(k.first, r.first)')} as first, ${utc('greatest(k.last, r.last)')} as last
+           ${utc('least(k.first, r.first)')} as first,
+           ${utc("greatest(k.last, r.last) + interval '1 microsecond'")} as "end"
     from corrections k, runs r`);
-  const { corrected, leaving, inserted, tube, first, last } = row!;
+  const { corrected, leaving, inserted, tube, first, end } = row!;
   return {
     corrected,
     leaving,
     inserted,
     correctedTube: tube ?? undefined,
-    span: first === null || last === null ? undefined : { first, last },
+    span: first === null || end === null ? undefined : { from: first, to: end },
   };
 }
 
@@ -475,10 +476,10 @@ function correctionsOnly(request: ChangedMeasurements): string {
  * planner may read the tube's whole series and filter it; and on a hypertable TimescaleDB excludes the
  * chunks outside each range at run time only in such a scan.
  */
-const measuredIn = (tubeId: string, range: string, span: Span) => `
+const measuredIn = (tubeId: string, range: string, window: Window) => `
   select m.observed_at, ${measurementValue('m')} as value, m.status from measurements m
   where m.tube_id = ${tubeId} and m.observed_at >= lower(${range}) and m.observed_at <= upper(${range})
-    and m.observed_at <@ ${range} and m.observed_at >= ${span.first} and m.observed_at ${span.beforeLast}
+    and m.observed_at <@ ${range} and m.observed_at >= ${window.from} and m.observed_at < ${window.to}
   offset 0`;
 
 /**
@@ -486,15 +487,8 @@ const measuredIn = (tubeId: string, range: string, span: Span) => `
  * changes touched (none when none did), never one outside the interval its document locked
  * (src/engine/chunkLocks.ts): the span of deltaContents, else the interval.
  */
-interface Span {
-  first: string;
-  /** The condition that ends it (`<= last`, or `< to`). */
-  beforeLast: string;
-}
-
-function changedSpan({ from, to, contents }: ChangedMeasurements): Span {
-  if (contents === undefined) return { first: instantLiteral(from), beforeLast: `< ${instantLiteral(to)}` };
-  // Nothing changed: an empty span, which excludes every chunk while planning.
-  const { first, last } = contents.span ?? { first: to, last: from };
-  return { first: instantLiteral(first), beforeLast: `<= ${instantLiteral(last)}` };
+function changedSpan({ from, to, contents }: ChangedMeasurements): Window {
+  // Nothing changed: an empty window, which excludes every chunk while planning.
+  const span = contents === undefined ? { from, to } : (contents.span ?? { from: to, to: from });
+  return { from: instantLiteral(span.from), to: instantLiteral(span.to) };
 }

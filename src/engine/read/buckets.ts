@@ -48,7 +48,7 @@ export function bucketsOf(from: string, to: string, seconds: number) {
      * compressed batch's first instant, and least() into none, so that every bucket would decompress
      * the tube's batches from its start to its chunk's end.
      */
-    perBucket: (tubeId: string, k: string, passes?: string, window = { from: start, to: end }) => `
+    perBucket: (tubeId: string, k: string, passes?: string, window: Window = { from: start, to: end }) => `
       cross join lateral (select ${start} + ${k} * ${stride} as start) as bucket
       cross join lateral (
         select ${aggregatesOf(measurementValue())}
@@ -73,24 +73,24 @@ export function instantOf(text: string): Instant {
 export const bucketStart = (from: Instant, seconds: number, k: number) =>
   formatInstant({ seconds: from.seconds + k * seconds, micros: from.micros });
 
+/** Instants [from, to): as RFC 3339 UTC text, or as the literals of a select's bounds. */
+export interface Window {
+  from: string;
+  to: string;
+}
+
 /**
- * The buckets of [from, to) `seconds` long that hold instants `first` to `last` (both inclusive), as
- * perBucket's window: from the start of the first one to the end of the last, or `to`. None (an empty
- * window) without them.
+ * The buckets of [from, to) `seconds` long that hold instants of `span`, as perBucket's window: from
+ * the start of the first one to the end of the last, or `to`. Empty without a span.
  */
-export function bucketSpan(
-  from: string,
-  to: string,
-  seconds: number,
-  span: { first: string; last: string } | undefined,
-): { from: string; to: string } {
+export function bucketSpan(from: string, to: string, seconds: number, span: Window | undefined): Window {
   if (span === undefined) return { from: instantLiteral(to), to: instantLiteral(from) };
   const start = instantOf(from);
-  const number = (instant: string) =>
-    Math.floor(microsBetween(start, instantOf(instant)) / (seconds * 1_000_000));
-  const end = bucketStart(start, seconds, number(span.last) + 1);
+  const number = (micros: number) => Math.floor(micros / (seconds * 1_000_000));
+  const first = number(microsBetween(start, instantOf(span.from)));
+  const end = bucketStart(start, seconds, number(microsBetween(start, instantOf(span.to)) - 1) + 1);
   return {
-    from: instantLiteral(bucketStart(start, seconds, number(span.first))),
+    from: instantLiteral(bucketStart(start, seconds, first)),
     to: instantLiteral(microsBetween(instantOf(end), instantOf(to)) < 0 ? to : end),
   };
 }
