@@ -404,9 +404,10 @@ export async function measurementsMatched(
 /**
  * The select of a page of measurements, as the document engine reads it: `tubes` in discovery's order
  * from the page's first one (`start`), each in time order from `after` for that first one, one row more
- * than `limit` (whether another page follows). The network's many-tube select (acrossTubes): each tube
- * by its primary key, the keyset bound an index condition, stopped by the limit once the page is read.
- * Each row's `tube` is its tube's position in `tubes`.
+ * than `limit` (whether another page follows). Each row's `tube` is its tube's position in `tubes`.
+ * Of one tube left (a page of one tube, or a network's last), the series' own select; of more, the
+ * network's many-tube select (acrossTubes): each tube by its primary key, the keyset bound an index
+ * condition, stopped by the limit once the page is read.
  */
 export function measurementsPageSelect(
   tubes: readonly TubeInView[],
@@ -415,22 +416,26 @@ export function measurementsPageSelect(
   query: Pick<ItemsQuery, 'status' | 'datetime'>,
   limit: number,
 ): string {
+  const ids = tubes.slice(start).map((tube) => tube.id);
+  const one = ids.length === 1;
   const { from, to } = query.datetime ?? {};
+  const afterLiteral = after && instantLiteral(formatInstant(after));
   const conditions = [
     statusCondition(codesOf(query.status), STATUSES.length),
     from && `observed_at >= ${instantLiteral(formatInstant(from))}`,
     to && `observed_at <= ${instantLiteral(formatInstant(to))}`,
-    after &&
-      `observed_at > case when listed.position = 1 then ${instantLiteral(formatInstant(after))} else '-infinity'::timestamptz end`,
+    afterLiteral &&
+      (one
+        ? `observed_at > ${afterLiteral}`
+        : `observed_at > case when listed.position = 1 then ${afterLiteral} else '-infinity'::timestamptz end`),
   ].filter((condition) => condition);
-  const perTube = `select (listed.position - 1 + ${integerLiteral(start)})::int4 as tube, observed_at,
-    ${measurementValue()} as value, status
-    from measurements where tube_id = listed.id ${conditions.map((condition) => `and ${condition}`).join(' ')}
+  const [id, position] = one
+    ? [integerLiteral(ids[0]!), integerLiteral(start)]
+    : ['listed.id', `listed.position - 1 + ${integerLiteral(start)}`];
+  const perTube = `select (${position})::int4 as tube, observed_at, ${measurementValue()} as value, status
+    from measurements where tube_id = ${id} ${conditions.map((condition) => `and ${condition}`).join(' ')}
     order by observed_at`;
-  return `${acrossTubes(
-    tubes.slice(start).map((tube) => tube.id),
-    perTube,
-  )} limit ${integerLiteral(limit + 1)}`;
+  return `${one ? perTube : acrossTubes(ids, perTube)} limit ${integerLiteral(limit + 1)}`;
 }
 
 /** Where a page of measurements starts: the index of its first tube in `tubes`, and after which time of it. */
