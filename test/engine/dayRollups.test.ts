@@ -16,6 +16,7 @@ import { usesTimescaleDb } from '../../src/db/migrate.js';
 import { parseDateTime } from '../../src/domain/datetime.js';
 import { STATUSES } from '../../src/domain/status.js';
 import { bucketsOf } from '../../src/engine/read/buckets.js';
+import { unsummedDaysSelect } from '../../src/engine/read/dayRollups.js';
 import { statusCondition } from '../../src/engine/read/literals.js';
 import { aggregateSelect } from '../../src/engine/read/selects.js';
 import { removeMeasurements, setStatus } from '../../src/importers/measurements/corrections.js';
@@ -345,3 +346,26 @@ t.test('the same on a TimescaleDB hypertable, across compressed chunks', async (
     `${runs} runs: ${met.writesAfterCompressing} writes after compressing`,
   );
 });
+
+t.test(
+  'the days without a mean are found by their own index (sql/017), not among every rollup',
+  async (t) => {
+    const sql = await registeredDatabase(t);
+    // 40 tubes' 1,000 summed days, as the importers leave them, and one day of one tube without a mean.
+    await sql`
+    insert into measurement_day_rollups (tube_id, day, statuses, present, count, mean, min, max)
+    select tube, '2022-01-01T00:00:00Z'::timestamptz + make_interval(days => d), 1, 1, 96,
+           case when (tube, d) = (7, 400) then null else 0.5 end, 0, 1
+    from generate_series(1, 40) tube, generate_series(0, 999) d`;
+    await sql`analyze measurement_day_rollups`;
+    const tubes = Array.from({ length: 40 }, (_, i) => i + 1);
+    const select = unsummedDaysSelect(tubes, '2023-01-01T00:00:00Z', '2024-01-01T00:00:00Z')!;
+    const plan = await sql.unsafe<{ 'QUERY PLAN': string }[]>(`explain (costs off) ${select}`);
+    t.match(
+      plan.map((row) => row['QUERY PLAN']).join('\n'),
+      /Index (Only )?Scan using measurement_day_rollups_unsummed/,
+      'a network year looked up in the partial index',
+    );
+    t.same(await sql.unsafe(select), [{ tube: 7, k: 400 - 365 }], 'the one day, numbered from `from`');
+  },
+);

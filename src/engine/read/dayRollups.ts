@@ -32,7 +32,10 @@ export function statusSetOf(statuses: readonly number[] | undefined): number {
 export const rollupSummarises = (alias: string, statuses: readonly number[] | undefined) =>
   `${alias}.statuses = ${alias}.present & ${integerLiteral(statusSetOf(statuses))} and ${alias}.mean is not null`;
 
-/** Whether rollup `alias` says its day has values too large to sum ahead of a read (sql/011). */
+/**
+ * Whether rollup `alias` says its day has values too large to sum ahead of a read (sql/011): the
+ * predicate of sql/017's partial index, which finds such days without reading the others.
+ */
 export const rollupUnsummed = (alias: string) =>
   `${alias}.statuses = ${alias}.present and ${alias}.mean is null`;
 
@@ -55,16 +58,22 @@ export async function unsummedDays(
   from: string,
   to: string,
 ): Promise<UnsummedDay[]> {
+  const select = unsummedDaysSelect(tubeIds, from, to);
+  return select === undefined ? [] : tx.unsafe<UnsummedDay[]>(select);
+}
+
+/** unsummedDays' select; undefined when [from, to) holds no whole day or there is no tube. */
+export function unsummedDaysSelect(tubeIds: readonly number[], from: string, to: string): string | undefined {
   const { start, wholeDays } = daysOf(from, to);
-  if (wholeDays === 0 || tubeIds.length === 0) return [];
-  return tx.unsafe<UnsummedDay[]>(`
+  if (wholeDays === 0 || tubeIds.length === 0) return undefined;
+  return `
     select rollup.tube_id as tube, (extract(epoch from rollup.day - ${instantLiteral(from)}) / 86400)::int4 as k
     from measurement_day_rollups rollup
     where rollup.tube_id = any(${int4ArrayLiteral(tubeIds)})
       and rollup.day >= ${instantLiteral(from)}
       and rollup.day < ${instantLiteral(bucketStart(start, DAY_SECONDS, wholeDays))}
       and ${rollupUnsummed('rollup')}
-    order by rollup.tube_id, rollup.day`);
+    order by rollup.tube_id, rollup.day`;
 }
 
 const DAY_SECONDS = AGGREGATE_SECONDS.P1D;
