@@ -193,6 +193,19 @@ export function parseDateTime(text: string): ParseResult {
   return { ok: true, instant: { seconds: secondsOf(fields), micros: fields.micros } };
 }
 
+/** The instant of a text the service wrote or checked before: one it refuses is a fault, named. */
+export function parseInstant(text: string): Instant {
+  const parsed = parseDateTime(text);
+  if (!parsed.ok) throw new Error(`${text}: ${parsed.reason}`);
+  return parsed.instant;
+}
+
+/** The instant `micros` microseconds after 1970 (as a batch holds it). */
+export function instantOfMicros(micros: number): Instant {
+  const seconds = Math.floor(micros / 1_000_000);
+  return { seconds, micros: micros - seconds * 1_000_000 };
+}
+
 /** Where `readDateTime` leaves the instant it accepted; read it before the next call. */
 export const readInstant = { seconds: 0, micros: 0 };
 

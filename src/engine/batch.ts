@@ -2,7 +2,7 @@
  * Measurements in columns: what the read side makes (read/binaryCopy.ts) and every format writes
  * (write/). No time or number is printed as text on the server and parsed back here.
  */
-import { parseDateTime } from '../domain/datetime.js';
+import { parseInstant } from '../domain/datetime.js';
 import { DELTA_STATUSES } from './schemas.js';
 
 export interface MeasurementBatch {
@@ -80,9 +80,8 @@ export function batchOf(rows: readonly MeasurementValues[]): MeasurementBatch {
     first?.count !== undefined ? 'aggregated' : first?.status !== undefined ? 'rawWithStatus' : 'raw';
   const batch = emptyBatch(shape, rows.length);
   rows.forEach((row, i) => {
-    const parsed = parseDateTime(row.observedAt);
-    if (!parsed.ok) throw new Error(`${row.observedAt}: ${parsed.reason}`);
-    batch.observedAt[i] = parsed.instant.seconds * 1_000_000 + parsed.instant.micros;
+    const { seconds, micros } = parseInstant(row.observedAt);
+    batch.observedAt[i] = seconds * 1_000_000 + micros;
     batch.value[i] = row.value;
     if (batch.count) {
       batch.min![i] = row.min!;

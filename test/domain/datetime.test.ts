@@ -1,5 +1,11 @@
 import t from 'tap';
-import { formatInstant, microsBetween, parseDateTime } from '../../src/domain/datetime.js';
+import {
+  formatInstant,
+  instantOfMicros,
+  microsBetween,
+  parseDateTime,
+  parseInstant,
+} from '../../src/domain/datetime.js';
 
 const normalised = (text: string) => {
   const result = parseDateTime(text);
@@ -67,17 +73,24 @@ t.test('a + that arrived as a space gets its own message', async (t) => {
 });
 
 t.test('microsBetween is exact', async (t) => {
-  const at = (s: string) => {
-    const r = parseDateTime(s);
-    if (!r.ok) throw new Error(r.reason);
-    return r.instant;
-  };
+  const at = parseInstant;
   t.equal(microsBetween(at('2024-01-01T00:00:00Z'), at('2025-01-01T00:00:00Z')), 366 * 86_400 * 1e6);
   t.equal(
     microsBetween(at('2024-01-01T00:00:00Z'), at('2025-01-01T00:00:00.000001Z')),
     366 * 86_400 * 1e6 + 1,
   );
   t.equal(microsBetween(at('2024-01-01T00:00:00.5Z'), at('2024-01-01T00:00:00.25Z')), -250_000);
+});
+
+t.test("parseInstant gives parseDateTime's instant, and names a text it refuses", async (t) => {
+  t.same(parseInstant('2024-03-31T02:30:00.25+02:00'), { seconds: 1_711_845_000, micros: 250_000 });
+  t.throws(() => parseInstant('2024-02-30T00:00:00Z'), { message: /^2024-02-30T00:00:00Z: / });
+});
+
+t.test('instantOfMicros splits microseconds since 1970, before it too', async (t) => {
+  t.same(instantOfMicros(1_711_845_000_250_000), { seconds: 1_711_845_000, micros: 250_000 });
+  t.same(instantOfMicros(-1), { seconds: -1, micros: 999_999 });
+  t.equal(formatInstant(instantOfMicros(-1)), '1969-12-31T23:59:59.999999Z');
 });
 
 t.test('formatting agrees with Date for every day of four centuries', async (t) => {

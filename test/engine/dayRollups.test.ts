@@ -13,7 +13,7 @@ import t, { type Test } from 'tap';
 import { AGGREGATE_SECONDS } from '../../src/contract.js';
 import type { Sql } from '../../src/db/connect.js';
 import { usesTimescaleDb } from '../../src/db/migrate.js';
-import { parseDateTime } from '../../src/domain/datetime.js';
+import { parseInstant } from '../../src/domain/datetime.js';
 import { STATUSES } from '../../src/domain/status.js';
 import { bucketsOf } from '../../src/engine/read/buckets.js';
 import { unsummedDaysSelect } from '../../src/engine/read/dayRollups.js';
@@ -102,11 +102,7 @@ const operation = fc.oneof(
 );
 type Operation = typeof operation extends fc.Arbitrary<infer Op> ? Op : never;
 
-const instantOf = (ms: number) => {
-  const parsed = parseDateTime(new Date(ms).toISOString());
-  if (!parsed.ok) throw new Error(parsed.reason);
-  return parsed.instant;
-};
+const instantOf = (ms: number) => parseInstant(new Date(ms).toISOString());
 
 async function write(sql: Sql, op: Operation | { kind: 'compress' }): Promise<void> {
   if (op.kind === 'compress') {

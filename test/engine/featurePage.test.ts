@@ -6,6 +6,7 @@
  */
 import fc from 'fast-check';
 import t from 'tap';
+import { instantOfMicros } from '../../src/domain/datetime.js';
 import { emptyBatch, type MeasurementBatch } from '../../src/engine/batch.js';
 import { STATUSES } from '../../src/engine/schemas.js';
 import { featurePageWriter, type PageEnd } from '../../src/engine/write/featurePage.js';
@@ -145,16 +146,11 @@ const rowArb = fc.record({
 
 type Row = typeof rowArb extends fc.Arbitrary<infer R> ? R : never;
 
-const instantOf = (micros: number) => {
-  const seconds = Math.floor(micros / 1_000_000);
-  return { seconds, micros: micros - seconds * 1_000_000 };
-};
-
 /** The page as JSON.stringify writes it, instants by Date's calendar (test/helpers/dateTimes.ts). */
 function reference(rows: Row[], skipGeometry: boolean) {
   const features = rows.map(({ tube, observedAt, value, status }) => {
     const { tubeIdentifier, location, unit, verticalDatum } = kinds[tube]!;
-    const at = utcText(instantOf(observedAt));
+    const at = utcText(instantOfMicros(observedAt));
     return {
       type: 'Feature',
       id: `${tubeIdentifier}:${at}`,

@@ -5,6 +5,7 @@
  */
 import fc from 'fast-check';
 import t from 'tap';
+import { instantOfMicros } from '../../src/domain/datetime.js';
 import { AsciiWriter, instantText, numberText } from '../../src/engine/write/text.js';
 import { utcText } from '../helpers/dateTimes.js';
 
@@ -26,15 +27,10 @@ const written = (write: (writer: AsciiWriter) => void) => {
   return writer.take().toString('latin1');
 };
 
-const instantOf = (micros: number) => {
-  const seconds = Math.floor(micros / 1_000_000);
-  return { seconds, micros: micros - seconds * 1_000_000 };
-};
-
 t.test('instants: RFC 3339 UTC, the fraction only when not zero', async (t) => {
   fc.assert(
     fc.property(microsArb, (micros) => {
-      const expected = utcText(instantOf(micros));
+      const expected = utcText(instantOfMicros(micros));
       return instantText(micros) === expected && written((w) => w.instant(micros)) === expected;
     }),
     { numRuns: 20_000 },

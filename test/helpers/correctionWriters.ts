@@ -4,7 +4,7 @@
  */
 import { Readable } from 'node:stream';
 import type { Sql } from '../../src/db/connect.js';
-import { parseDateTime } from '../../src/domain/datetime.js';
+import { parseInstant } from '../../src/domain/datetime.js';
 import { STATUSES } from '../../src/engine/schemas.js';
 import { removeMeasurements, setStatus } from '../../src/importers/measurements/corrections.js';
 import { importMeasurements } from '../../src/importers/measurements/measurements.js';
@@ -14,11 +14,7 @@ import { compressChunks } from './timescale.js';
 
 type Of<K extends Operation['kind']> = Extract<Operation, { kind: K }>;
 
-const instantOf = (at: number) => {
-  const parsed = parseDateTime(instant(at));
-  if (!parsed.ok) throw new Error(parsed.reason);
-  return parsed.instant;
-};
+const instantOf = (at: number) => parseInstant(instant(at));
 
 /** Each tube position's identifier. */
 async function identifiers(sql: Sql, tubeIds: number[]): Promise<string[]> {

@@ -21,7 +21,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import t, { type Test } from 'tap';
 import { connect, type Sql } from '../../src/db/connect.js';
 import { MIGRATION_LOCK_TIMEOUT_MS } from '../../src/db/migrate.js';
-import { type Instant, parseDateTime } from '../../src/domain/datetime.js';
+import { parseInstant } from '../../src/domain/datetime.js';
 import { type DocumentPlan, openDocument } from '../../src/engine/document.js';
 import { measurementsSelect, shapeOf } from '../../src/engine/read/selects.js';
 import { seriesHead } from '../../src/engine/read/tubes.js';
@@ -56,12 +56,6 @@ const hourRows = (tube: string, start: string, count: number, offset = 0) =>
     { length: count },
     (_, i) => `${tube},${new Date(Date.parse(start) + i * 3_600_000).toISOString()},${i + offset}`,
   );
-
-const instant = (text: string): Instant => {
-  const parsed = parseDateTime(text);
-  if (!parsed.ok) throw new Error(parsed.reason);
-  return parsed.instant;
-};
 
 /** One line per row: `tube observedAt value`, as syncDelta writes them. */
 const rowLines = (): SeriesWriter => ({
@@ -343,7 +337,7 @@ if (server) {
     const compressing = byJob(f);
     await jobWaitsForLock(f, compressing);
     const importing = f.load(hourRows(OTHER, '2020-01-12T00:00:00Z', 2, -100));
-    const firstDay = { from: instant(FROM), to: instant('2020-01-02T00:00:00Z') };
+    const firstDay = { from: parseInstant(FROM), to: parseInstant('2020-01-02T00:00:00Z') };
     const correcting = setStatus(f.sql, [TUBE], firstDay, 'approved');
     await until(
       'the status change waits for the compression',

@@ -6,7 +6,7 @@
  */
 import t, { type Test } from 'tap';
 import { connect, type Sql } from '../../src/db/connect.js';
-import { type Instant, parseDateTime } from '../../src/domain/datetime.js';
+import { parseInstant } from '../../src/domain/datetime.js';
 import { removeMeasurements, setStatus } from '../../src/importers/measurements/corrections.js';
 import { upsertRegistry } from '../../src/importers/registry/registry.js';
 import { changedMeasurementsSelect, deltaRefusal, REMOVED_CODE } from '../../src/sync/sql.js';
@@ -18,12 +18,7 @@ import { until } from '../helpers/until.js';
 
 const FROM = '2024-01-01T00:00:00Z';
 const TO = '2024-02-01T00:00:00Z';
-const instant = (text: string): Instant => {
-  const parsed = parseDateTime(text);
-  if (!parsed.ok) throw new Error(parsed.reason);
-  return parsed.instant;
-};
-const WHOLE = { from: instant(FROM), to: instant(TO) };
+const WHOLE = { from: parseInstant(FROM), to: parseInstant(TO) };
 const WRITER = 'corrections test writer';
 
 async function fixture(t: Test) {

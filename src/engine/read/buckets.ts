@@ -3,7 +3,7 @@
  * that aggregates (aggregateSelect in sql.ts, and the sync delta, src/sync/sql.ts), so a bucket
  * recomputed by a delta is the same doubles as the bucket of a whole response, on either storage.
  */
-import { formatInstant, type Instant, microsBetween, parseDateTime } from '../../domain/datetime.js';
+import { formatInstant, type Instant, microsBetween, parseInstant } from '../../domain/datetime.js';
 import { instantLiteral, integerLiteral } from './literals.js';
 import { measurementValue } from './measurementValue.js';
 
@@ -62,13 +62,6 @@ export function bucketsOf(from: string, to: string, seconds: number) {
   };
 }
 
-/** An instant of formatInstant's text. */
-export function instantOf(text: string): Instant {
-  const parsed = parseDateTime(text);
-  if (!parsed.ok) throw new Error(parsed.reason);
-  return parsed.instant;
-}
-
 /** The start of bucket `k` of buckets `seconds` long from `from`, as formatInstant writes it. */
 export const bucketStart = (from: Instant, seconds: number, k: number) =>
   formatInstant({ seconds: from.seconds + k * seconds, micros: from.micros });
@@ -85,12 +78,12 @@ export interface Window {
  */
 export function bucketSpan(from: string, to: string, seconds: number, span: Window | undefined): Window {
   if (span === undefined) return { from: instantLiteral(to), to: instantLiteral(from) };
-  const start = instantOf(from);
+  const start = parseInstant(from);
   const number = (micros: number) => Math.floor(micros / (seconds * 1_000_000));
-  const first = number(microsBetween(start, instantOf(span.from)));
-  const end = bucketStart(start, seconds, number(microsBetween(start, instantOf(span.to)) - 1) + 1);
+  const first = number(microsBetween(start, parseInstant(span.from)));
+  const end = bucketStart(start, seconds, number(microsBetween(start, parseInstant(span.to)) - 1) + 1);
   return {
     from: instantLiteral(bucketStart(start, seconds, first)),
-    to: instantLiteral(microsBetween(instantOf(end), instantOf(to)) < 0 ? to : end),
+    to: instantLiteral(microsBetween(parseInstant(end), parseInstant(to)) < 0 ? to : end),
   };
 }

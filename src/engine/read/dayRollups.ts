@@ -5,9 +5,9 @@
  */
 import { AGGREGATE_SECONDS } from '../../contract.js';
 import type { Queryable } from '../../db/connect.js';
-import { microsBetween } from '../../domain/datetime.js';
+import { microsBetween, parseInstant } from '../../domain/datetime.js';
 import { STATUSES } from '../../domain/status.js';
-import { bucketStart, bucketsOf, instantOf } from './buckets.js';
+import { bucketStart, bucketsOf } from './buckets.js';
 import { instantLiteral, int4ArrayLiteral, integerLiteral } from './literals.js';
 
 /** A UTC midnight as the routes write an instant (RFC 3339, `Z`, any zero fraction). */
@@ -80,8 +80,8 @@ const DAY_SECONDS = AGGREGATE_SECONDS.P1D;
 
 /** `from` (a UTC midnight), the whole days of [from, to), and whether a last day is cut short by `to`. */
 export function daysOf(from: string, to: string) {
-  const start = instantOf(from);
-  const micros = microsBetween(start, instantOf(to));
+  const start = parseInstant(from);
+  const micros = microsBetween(start, parseInstant(to));
   const wholeDays = Math.max(0, Math.floor(micros / (DAY_SECONDS * 1_000_000)));
   return { start, wholeDays, lastCutShort: micros > wholeDays * DAY_SECONDS * 1_000_000 };
 }

@@ -74,14 +74,14 @@ interface MeasurementRow {
   status: number;
 }
 
-const instantOf = (row: MeasurementRow): Instant => ({ seconds: row.seconds, micros: row.micros });
+const rowInstant = (row: MeasurementRow): Instant => ({ seconds: row.seconds, micros: row.micros });
 
 export const latestFeature = (tube: TubeInView, row: MeasurementRow): Feature =>
   feature(tube.identifier, tube, {
     tubeIdentifier: tube.identifier,
     wellName: tube.wellName,
     tubeNumber: tube.number,
-    observedAt: formatInstant(instantOf(row)),
+    observedAt: formatInstant(rowInstant(row)),
     value: row.value,
     status: STATUSES[row.status]!,
     unit: tube.unit,
@@ -89,7 +89,7 @@ export const latestFeature = (tube: TubeInView, row: MeasurementRow): Feature =>
   });
 
 export function measurementFeature(tube: TubeInView, row: MeasurementRow): Feature {
-  const observedAt = formatInstant(instantOf(row));
+  const observedAt = formatInstant(rowInstant(row));
   return feature(`${tube.identifier}:${observedAt}`, tube, {
     tubeIdentifier: tube.identifier,
     observedAt,
@@ -320,7 +320,7 @@ export async function latestRowsOf(
   const rows = await latestRows(tx, tubes, query.status);
   return tubes.flatMap((tube) => {
     const row = rows.get(tube.id);
-    return row && inPeriod(instantOf(row), query.datetime) ? [{ tube, row }] : [];
+    return row && inPeriod(rowInstant(row), query.datetime) ? [{ tube, row }] : [];
   });
 }
 

@@ -12,7 +12,7 @@ import { API_VERSION, V1_PREFIX } from '../../contract.js';
 import type { Queryable } from '../../db/connect.js';
 import type { ReadSources } from '../../db/readReplicas/readSources.js';
 import { begin } from '../../db/transaction.js';
-import { formatInstant, type Instant } from '../../domain/datetime.js';
+import { formatInstant, instantOfMicros } from '../../domain/datetime.js';
 import { canonicalTubeIdentifier, STATUSES } from '../../engine/schemas.js';
 import { featurePageWriter, type PageEnd } from '../../engine/write/featurePage.js';
 import type { LatestWriter, MediaFormat } from '../../engine/write/writer.js';
@@ -306,12 +306,6 @@ const PAGE_FORMATS: readonly MediaFormat<'geojson' | 'json'>[] = [
   { name: 'json', mediaType: JSON_TYPE, extension: undefined },
 ];
 
-/** Microseconds since 1970 as an instant. */
-const instantOf = (observedAt: number): Instant => {
-  const seconds = Math.floor(observedAt / 1_000_000);
-  return { seconds, micros: observedAt - seconds * 1_000_000 };
-};
-
 /** The latest change of what a page of measurements derives from: its tubes' series and wells, the key's grants. */
 function lastChangeOf(tubes: readonly TubeInView[], client: Client, series: SeriesState): Date {
   let latest = client.accessChangedAt ?? new Date(0);
@@ -416,7 +410,9 @@ export async function ogcDataRoutes(app: FastifyInstance, options: StreamDepende
               matched,
               returned,
               linksOf(
-                more && last ? measurementPosition(tubes[last.tube]!, instantOf(last.observedAt)) : undefined,
+                more && last
+                  ? measurementPosition(tubes[last.tube]!, instantOfMicros(last.observedAt))
+                  : undefined,
               ),
             );
           return {

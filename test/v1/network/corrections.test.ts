@@ -6,7 +6,7 @@
  * empty, a 410.
  */
 import t from 'tap';
-import { parseDateTime } from '../../../src/domain/datetime.js';
+import { parseInstant } from '../../../src/domain/datetime.js';
 import { DELTA_STATUSES } from '../../../src/engine/schemas.js';
 import { removeMeasurements, setStatus } from '../../../src/importers/measurements/corrections.js';
 import { addKey, addWell } from '../../../testkit/fixtures.js';
@@ -17,12 +17,7 @@ import { networkPath } from '../../helpers/network.js';
 import { pandasMissing, pandasRows, provesStatusArrow, type StatusRow } from '../../helpers/statuses.js';
 
 const JANUARY = { from: '2024-01-01T00:00:00Z', to: '2024-02-01T00:00:00Z' };
-const instant = (text: string) => {
-  const parsed = parseDateTime(text);
-  if (!parsed.ok) throw new Error(parsed.reason);
-  return parsed.instant;
-};
-const between = (from: string, to: string) => ({ from: instant(from), to: instant(to) });
+const between = (from: string, to: string) => ({ from: parseInstant(from), to: parseInstant(to) });
 
 interface DeltaSeries {
   tubeIdentifier: string;

@@ -10,7 +10,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
-import { parseDateTime } from '../../../src/domain/datetime.js';
+import { parseInstant } from '../../../src/domain/datetime.js';
 import { removeMeasurements, setStatus } from '../../../src/importers/measurements/corrections.js';
 import { addKey, addWell } from '../../../testkit/fixtures.js';
 import { startApi } from '../../helpers/api.js';
@@ -35,12 +35,6 @@ import json, pandas
 def rows(frame):
     return [[t, int(at.value // 1000), v] for t, at, v in zip(frame.tubeIdentifier, frame.observedAt, frame.value)]
 `;
-
-const instant = (text: string) => {
-  const parsed = parseDateTime(text);
-  if (!parsed.ok) throw new Error(parsed.reason);
-  return parsed.instant;
-};
 
 /** In the copy's order: by tube identifier, then time. */
 const sorted = (rows: Row[]) =>
@@ -161,7 +155,10 @@ console.log(JSON.stringify({ schema: String(year.schema.observedAt), rows: rows.
     t.not(second.token, first.token, 'a new token kept');
 
     // The operator approves a row and removes one imported into the wrong tube.
-    const day = (text: string) => ({ from: instant(`${text}T00:00:00Z`), to: instant(`${text}T23:59:59Z`) });
+    const day = (text: string) => ({
+      from: parseInstant(`${text}T00:00:00Z`),
+      to: parseInstant(`${text}T23:59:59Z`),
+    });
     t.equal(await setStatus(sql, [TUBE], day('2024-01-01'), 'approved'), 1);
     t.equal(await removeMeasurements(sql, TUBE, day('2024-03-31')), 1);
     const third = await night();

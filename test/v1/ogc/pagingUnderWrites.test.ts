@@ -7,7 +7,7 @@
  * precede the last one read than were read, so a page that started at an offset would repeat some.
  */
 import t from 'tap';
-import { parseDateTime } from '../../../src/domain/datetime.js';
+import { parseInstant } from '../../../src/domain/datetime.js';
 import { setStatus } from '../../../src/importers/measurements/corrections.js';
 import { upsertRegistry } from '../../../src/importers/registry/registry.js';
 import { addKey } from '../../../testkit/fixtures.js';
@@ -22,11 +22,6 @@ const BEFORE = '2023-12-31T00:00:00Z';
 const LATER = '2024-01-02T00:00:00Z';
 const ITEMS = '/v1/ogc/collections/measurements/items';
 
-const instant = (text: string) => {
-  const parsed = parseDateTime(text);
-  if (!parsed.ok) throw new Error(parsed.reason);
-  return parsed.instant;
-};
 const rows = (identifier: string, start: string, count: number) =>
   minuteRows(identifier, start, count).map((line) => line.split(',') as [string, string, string]);
 
@@ -80,8 +75,13 @@ t.test('paging under imports and corrections: every feature of the first page on
   await importRows(rows(A, BEFORE, 7));
   await importRows(rows(C, LATER, 4));
   // Corrections on both sides of it.
-  await setStatus(sql, [A], { from: instant(DAY), to: instant('2024-01-01T00:20:00Z') }, 'approved');
-  await setStatus(sql, [C], { from: instant(DAY), to: instant(LATER) }, 'rejected');
+  await setStatus(
+    sql,
+    [A],
+    { from: parseInstant(DAY), to: parseInstant('2024-01-01T00:20:00Z') },
+    'approved',
+  );
+  await setStatus(sql, [C], { from: parseInstant(DAY), to: parseInstant(LATER) }, 'rejected');
   await offsetWouldRepeat('after the first round');
 
   next.searchParams.set('limit', '25');
@@ -102,7 +102,7 @@ t.test('paging under imports and corrections: every feature of the first page on
       await setStatus(
         sql,
         'all',
-        { from: instant(BEFORE), to: instant('2024-01-03T00:00:00Z') },
+        { from: parseInstant(BEFORE), to: parseInstant('2024-01-03T00:00:00Z') },
         'provisional',
       );
       await importRows(rows(A, '2023-12-29T00:00:00Z', 2));

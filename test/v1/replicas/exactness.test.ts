@@ -15,7 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import { connect } from '../../../src/db/connect.js';
 import { BEHIND_WAIT_MS } from '../../../src/db/readReplicas/readSources.js';
-import { parseDateTime } from '../../../src/domain/datetime.js';
+import { parseInstant } from '../../../src/domain/datetime.js';
 import { removeMeasurements, setStatus } from '../../../src/importers/measurements/corrections.js';
 import { loadSyncSecret } from '../../../src/sync/sql.js';
 import { issueSyncToken, readSyncToken } from '../../../src/sync/token.js';
@@ -30,11 +30,6 @@ import { until } from '../../helpers/until.js';
 
 const JANUARY = { from: '2024-01-01T00:00:00Z', to: '2024-02-01T00:00:00Z' };
 const NETWORK = networkPath(JANUARY);
-const instant = (text: string) => {
-  const parsed = parseDateTime(text);
-  if (!parsed.ok) throw new Error(parsed.reason);
-  return parsed.instant;
-};
 
 /** An hour of minutes of `tube` on `day` of January 2024, valued `value`. */
 const hourOf = (tube: string, day: number, value: number): [string, string, string][] =>
@@ -224,7 +219,7 @@ t.test(
       t.teardown(() => operator.end());
       await cluster.caughtUp();
       const copy = network(await ask(onBehind, `${NETWORK}&include=status`));
-      const day2 = { from: instant('2024-01-02T00:00:00Z'), to: instant('2024-01-03T00:00:00Z') };
+      const day2 = { from: parseInstant('2024-01-02T00:00:00Z'), to: parseInstant('2024-01-03T00:00:00Z') };
       t.equal(await removeMeasurements(operator, TUBE, day2), 60);
       t.equal(await setStatus(operator, [OTHER], day2, 'approved'), 60);
       await cluster.caughtUp();
