@@ -72,18 +72,35 @@ export interface Window {
   to: string;
 }
 
+/** Buckets `first` to `last` of [from, to) `seconds` long, as perBucket's window, which ends by `to`. */
+export function bucketsWindow(
+  from: string,
+  to: string,
+  seconds: number,
+  first: number,
+  last: number,
+): Window {
+  const start = parseInstant(from);
+  const end = { seconds: start.seconds + (last + 1) * seconds, micros: start.micros };
+  return {
+    from: instantLiteral(bucketStart(start, seconds, first)),
+    to: instantLiteral(microsBetween(end, parseInstant(to)) < 0 ? to : formatInstant(end)),
+  };
+}
+
 /**
- * The buckets of [from, to) `seconds` long that hold instants of `span`, as perBucket's window: from
- * the start of the first one to the end of the last, or `to`. Empty without a span.
+ * The buckets of [from, to) `seconds` long that hold instants of `span`, as perBucket's window; an empty
+ * one without a span.
  */
 export function bucketSpan(from: string, to: string, seconds: number, span: Window | undefined): Window {
   if (span === undefined) return { from: instantLiteral(to), to: instantLiteral(from) };
   const start = parseInstant(from);
   const number = (micros: number) => Math.floor(micros / (seconds * 1_000_000));
-  const first = number(microsBetween(start, parseInstant(span.from)));
-  const end = bucketStart(start, seconds, number(microsBetween(start, parseInstant(span.to)) - 1) + 1);
-  return {
-    from: instantLiteral(bucketStart(start, seconds, first)),
-    to: instantLiteral(microsBetween(parseInstant(end), parseInstant(to)) < 0 ? to : end),
-  };
+  return bucketsWindow(
+    from,
+    to,
+    seconds,
+    number(microsBetween(start, parseInstant(span.from))),
+    number(microsBetween(start, parseInstant(span.to)) - 1),
+  );
 }

@@ -7,7 +7,7 @@ import { AGGREGATE_SECONDS } from '../../contract.js';
 import type { Queryable } from '../../db/connect.js';
 import { microsBetween, parseInstant } from '../../domain/datetime.js';
 import { STATUSES } from '../../domain/status.js';
-import { bucketStart, bucketsOf } from './buckets.js';
+import { bucketStart, bucketsOf, bucketsWindow } from './buckets.js';
 import { instantLiteral, int4ArrayLiteral, integerLiteral } from './literals.js';
 
 /** A UTC midnight as the routes write an instant (RFC 3339, `Z`, any zero fraction). */
@@ -62,7 +62,7 @@ export async function unsummedDays(
   return select === undefined ? [] : tx.unsafe<UnsummedDay[]>(select);
 }
 
-/** unsummedDays' select; undefined when [from, to) holds no whole day or there is no tube. */
+/** unsummedDays' select; undefined when [from, to) holds no whole day, or there is no tube. */
 export function unsummedDaysSelect(tubeIds: readonly number[], from: string, to: string): string | undefined {
   const { start, wholeDays } = daysOf(from, to);
   if (wholeDays === 0 || tubeIds.length === 0) return undefined;
@@ -120,10 +120,7 @@ export function dayRollupSelect(
     order by observed_at`;
   const first = Math.min(...unsummed.map(({ k }) => k), lastCutShort ? wholeDays : Number.POSITIVE_INFINITY);
   const last = Math.max(...unsummed.map(({ k }) => k), lastCutShort ? wholeDays : 0);
-  const window = {
-    from: instantLiteral(bucketStart(start, DAY_SECONDS, first)),
-    to: last === wholeDays ? buckets.end : instantLiteral(bucketStart(start, DAY_SECONDS, last + 1)),
-  };
+  const window = bucketsWindow(from, to, DAY_SECONDS, first, last);
   return `select * from (
       ${rollups}
       union all
