@@ -8,10 +8,12 @@
 import t, { type Test } from 'tap';
 import type { Sql } from '../../src/db/connect.js';
 import { MIGRATION_LOCK_TIMEOUT_MS, migrate, readMigrations, usesTimescaleDb } from '../../src/db/migrate.js';
+import { parseInstant } from '../../src/domain/datetime.js';
 import { readBatches } from '../../src/engine/read/binaryCopy.js';
 import { dayRollupSelect } from '../../src/engine/read/dayRollups.js';
 import { aggregateSelect, type BucketFunction, seriesSelect } from '../../src/engine/read/selects.js';
 import { instantText, numberText } from '../../src/engine/write/text.js';
+import { measurementsMatchedSelect } from '../../src/v1/ogc/features.js';
 import { freshDatabase, timescaleServerOrSkip } from '../helpers/database.js';
 import { provesLocationColumns } from '../helpers/locations.js';
 import { chunksInPlan } from '../helpers/timescale.js';
@@ -358,6 +360,20 @@ if (server) {
         'a day the rollups cannot sum: that day computed',
         dayRollupSelect(String(tube), '0', ...march, undefined, undefined, [{ tube: tube!, k: 3 }]),
         overlapping('2024-03-04T00:00:00Z', '2024-03-05T00:00:00Z'),
+      ],
+      ['a page’s count without a period: the rollups alone', measurementsMatchedSelect(tubes, {}), []],
+      [
+        'a page’s count of a period: the days it cuts counted',
+        measurementsMatchedSelect(tubes, {
+          status: ['approved'],
+          datetime: { from: parseInstant(fromOne[0]), to: parseInstant(cutShort[1]) },
+        }),
+        [
+          ...new Set([
+            ...overlapping(fromOne[0], '2024-03-02T00:00:00Z'),
+            ...overlapping('2024-03-20T00:00:00Z', cutShort[1]),
+          ]),
+        ].sort(),
       ],
     ];
     for (const [name, select, expected] of cases) t.same(await planned(select), expected, name);

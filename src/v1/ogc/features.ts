@@ -8,7 +8,12 @@ import type { Queryable } from '../../db/connect.js';
 import { formatInstant, type Instant, parseDateTime } from '../../domain/datetime.js';
 import { compileSerializer } from '../../domain/jsonSchema.js';
 import { naturalCompare } from '../../domain/naturalOrder.js';
-import { instantLiteral, integerLiteral, statusCondition } from '../../engine/read/literals.js';
+import {
+  instantLiteral,
+  int4ArrayLiteral,
+  integerLiteral,
+  statusCondition,
+} from '../../engine/read/literals.js';
 import { measurementValue } from '../../engine/read/measurementValue.js';
 import { acrossTubes } from '../../engine/read/selects.js';
 import { canonicalTubeIdentifier, STATUSES, statusCode } from '../../engine/schemas.js';
@@ -99,9 +104,6 @@ export function measurementFeature(tube: TubeInView, row: MeasurementRow): Featu
     verticalDatum: tube.verticalDatum,
   });
 }
-
-/** A time as SQL reads it: the instant's text, exact to the microsecond. */
-const timeText = (instant: Instant | undefined) => (instant === undefined ? null : formatInstant(instant));
 
 /** The columns of a MeasurementRow, from a table whose row's value is `value` (an expression). */
 const rowColumns = (value: string) => `tube_id as "tubeId",
@@ -353,51 +355,66 @@ export async function latestPage(
   return partOf(features, features.tubes, position, limit);
 }
 
-/** The SQL conditions of a measurements query on `alias`: statuses and period (both ends inclusive). */
-function measurementConditions(query: Pick<ItemsQuery, 'status' | 'datetime'>): {
-  sql: string;
-  values: (string | number[] | null)[];
-} {
-  const codes = codesOf(query.status);
-  return {
-    sql: `($1::int2[] is null or status = any($1::int2[]))
-      and ($2::timestamptz is null or observed_at >= $2::timestamptz)
-      and ($3::timestamptz is null or observed_at <= $3::timestamptz)`,
-    values: [codes ?? null, timeText(query.datetime?.from), timeText(query.datetime?.to)],
-  };
-}
+const DAY_SECONDS = 86_400;
+/** The UTC midnight that starts the day of `instant` (measurement_day). */
+const dayOf = ({ seconds }: Instant): Instant => ({
+  seconds: Math.floor(seconds / DAY_SECONDS) * DAY_SECONDS,
+  micros: 0,
+});
+const nextDay = ({ seconds }: Instant): Instant => ({ seconds: seconds + DAY_SECONDS, micros: 0 });
+const nextMicro = ({ seconds, micros }: Instant): Instant =>
+  micros === 999_999 ? { seconds: seconds + 1, micros: 0 } : { seconds, micros: micros + 1 };
+const laterOf = (a: Instant, b: Instant) => (compareInstants(a, b) >= 0 ? a : b);
+const earlierOf = (a: Instant, b: Instant) => (compareInstants(a, b) <= 0 ? a : b);
+const literal = (instant: Instant) => instantLiteral(formatInstant(instant));
 
 /**
- * How many measurements of `tubes` pass the query, without reading them: the daily rollups (sql/011)
- * hold each day's count per set of statuses, and only the measurements of a period's first and last
- * day, where it cuts a day, are counted one by one.
+ * The select of how many measurements of `tubeIds` pass the query, without reading them: the daily
+ * rollups (sql/011) hold each day's count per set of statuses, and only the measurements of the
+ * period's first and last day, where it cuts a day, are counted one by one, between literal bounds (so
+ * the planner opens only those days' chunks, decisions/0114).
  */
+export function measurementsMatchedSelect(
+  tubeIds: readonly number[],
+  query: Pick<ItemsQuery, 'status' | 'datetime'>,
+): string {
+  const codes = codesOf(query.status);
+  const mask = (codes ?? [0, 1, 2]).reduce((bits, code) => bits | (1 << code), 0);
+  const passes = statusCondition(codes, STATUSES.length);
+  const ids = int4ArrayLiteral(tubeIds);
+  // The period as [first, end): `datetime` includes both ends. Its whole days: [firstDay, endDay).
+  const first = query.datetime?.from;
+  const end = query.datetime?.to && nextMicro(query.datetime.to);
+  const firstDay = first && (compareInstants(first, dayOf(first)) === 0 ? first : nextDay(dayOf(first)));
+  const endDay = end && dayOf(end);
+  const counted = (from: Instant, to: Instant) =>
+    compareInstants(from, to) >= 0
+      ? []
+      : [
+          `(select count(*)::float8 from measurements where tube_id = any(${ids})
+              ${passes ? `and ${passes}` : ''} and observed_at >= ${literal(from)} and observed_at < ${literal(to)})`,
+        ];
+  const parts = [
+    `(select coalesce(sum(r.count), 0)::float8 from measurement_day_rollups r
+       where r.tube_id = any(${ids}) and r.statuses = (r.present & ${integerLiteral(mask)})
+         ${firstDay ? `and r.day >= ${literal(firstDay)}` : ''} ${endDay ? `and r.day < ${literal(endDay)}` : ''})`,
+    ...(first && firstDay ? counted(first, end ? earlierOf(firstDay, end) : firstDay) : []),
+    ...(end && endDay ? counted(firstDay ? laterOf(endDay, firstDay) : endDay, end) : []),
+  ];
+  return `select ${parts.join(' + ')} as matched`;
+}
+
+/** How many measurements of `tubes` pass the query (measurementsMatchedSelect). */
 export async function measurementsMatched(
   tx: Queryable,
   tubes: readonly TubeInView[],
   query: Pick<ItemsQuery, 'status' | 'datetime'>,
 ): Promise<number> {
-  const codes = codesOf(query.status);
-  const mask = (codes ?? [0, 1, 2]).reduce((bits, code) => bits | (1 << code), 0);
-  const conditions = measurementConditions(query);
-  const [row] = await tx.unsafe<{ matched: number }[]>(
-    `with period as (
-       select f, t1,
-              case when f is null then '-infinity'::timestamptz
-                   when f = measurement_day(f) then f else measurement_day(f) + interval '1 day' end as fs,
-              case when t1 is null then 'infinity'::timestamptz else measurement_day(t1) end as te
-       from (select $2::timestamptz as f, $3::timestamptz + interval '1 microsecond' as t1) ends)
-     select (select coalesce(sum(r.count), 0)::float8 from measurement_day_rollups r, period
-             where r.tube_id = any($4::int4[]) and r.statuses = (r.present & $5::int2)
-               and r.day >= period.fs and r.day < period.te)
-          + (select count(*)::float8 from measurements, period
-             where tube_id = any($4::int4[]) and ${conditions.sql} and period.f is not null
-               and observed_at < least(period.fs, coalesce(period.t1, 'infinity')))
-          + (select count(*)::float8 from measurements, period
-             where tube_id = any($4::int4[]) and ${conditions.sql} and period.t1 is not null
-               and observed_at >= greatest(period.te, period.fs)) as matched`,
-    [...conditions.values, tubes.map((tube) => tube.id), mask],
+  const select = measurementsMatchedSelect(
+    tubes.map((tube) => tube.id),
+    query,
   );
+  const [row] = await tx.unsafe<{ matched: number }[]>(select);
   return row!.matched;
 }
 
