@@ -274,6 +274,16 @@ export function formatInstant({ seconds, micros }: Instant): string {
   return `${String(year).padStart(4, '0')}-${pad2(month)}-${pad2(day)}T${pad2(hour)}:${pad2(minute)}:${pad2(second)}${fraction}Z`;
 }
 
+/** Negative, zero or positive as `a` is before, at or after `b`. */
+export const compareInstants = (a: Instant, b: Instant): number =>
+  a.seconds - b.seconds || a.micros - b.micros;
+
+/** The UTC midnight that starts the day of `instant`. */
+export const dayStart = ({ seconds }: Instant): Instant => ({
+  seconds: Math.floor(seconds / 86_400) * 86_400,
+  micros: 0,
+});
+
 /** `b - a` in microseconds (exact: differences of up to ~285 years fit a double's integer range). */
 export function microsBetween(a: Instant, b: Instant): number {
   return (b.seconds - a.seconds) * 1_000_000 + (b.micros - a.micros);

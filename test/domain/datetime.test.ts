@@ -1,5 +1,7 @@
 import t from 'tap';
 import {
+  compareInstants,
+  dayStart,
   formatInstant,
   instantOfMicros,
   microsBetween,
@@ -85,6 +87,16 @@ t.test('microsBetween is exact', async (t) => {
 t.test("parseInstant gives parseDateTime's instant, and names a text it refuses", async (t) => {
   t.same(parseInstant('2024-03-31T02:30:00.25+02:00'), { seconds: 1_711_845_000, micros: 250_000 });
   t.throws(() => parseInstant('2024-02-30T00:00:00Z'), { message: /^2024-02-30T00:00:00Z: / });
+});
+
+t.test('instants compared, and the UTC midnight that starts their day', async (t) => {
+  const at = parseInstant;
+  t.ok(compareInstants(at('2024-01-01T00:00:00.000001Z'), at('2024-01-01T00:00:00Z')) > 0);
+  t.ok(compareInstants(at('2023-12-31T23:59:59.999999Z'), at('2024-01-01T00:00:00Z')) < 0);
+  t.equal(compareInstants(at('2024-01-01T01:00:00+01:00'), at('2024-01-01T00:00:00Z')), 0);
+  t.same(dayStart(at('2024-01-01T23:59:59.999999Z')), at('2024-01-01T00:00:00Z'));
+  t.same(dayStart(at('2024-01-01T00:00:00Z')), at('2024-01-01T00:00:00Z'), 'a midnight is its own');
+  t.same(dayStart(at('1969-12-31T12:00:00Z')), at('1969-12-31T00:00:00Z'), 'before 1970 too');
 });
 
 t.test('instantOfMicros splits microseconds since 1970, before it too', async (t) => {

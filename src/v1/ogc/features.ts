@@ -5,7 +5,13 @@
  * page never repeats or skips a feature that existed when the first was read.
  */
 import type { Queryable } from '../../db/connect.js';
-import { formatInstant, type Instant, parseDateTime } from '../../domain/datetime.js';
+import {
+  compareInstants,
+  dayStart,
+  formatInstant,
+  type Instant,
+  parseDateTime,
+} from '../../domain/datetime.js';
 import { compileSerializer } from '../../domain/jsonSchema.js';
 import { naturalCompare } from '../../domain/naturalOrder.js';
 import {
@@ -230,8 +236,6 @@ async function latestRows(
   return new Map(rows.map((row) => [row.tubeId, row]));
 }
 
-const compareInstants = (a: Instant, b: Instant) => a.seconds - b.seconds || a.micros - b.micros;
-
 const inPeriod = (instant: Instant, period: Period | undefined) =>
   period === undefined ||
   ((period.from === undefined || compareInstants(instant, period.from) >= 0) &&
@@ -355,13 +359,7 @@ export async function latestPage(
   return partOf(features, features.tubes, position, limit);
 }
 
-const DAY_SECONDS = 86_400;
-/** The UTC midnight that starts the day of `instant` (measurement_day). */
-const dayOf = ({ seconds }: Instant): Instant => ({
-  seconds: Math.floor(seconds / DAY_SECONDS) * DAY_SECONDS,
-  micros: 0,
-});
-const nextDay = ({ seconds }: Instant): Instant => ({ seconds: seconds + DAY_SECONDS, micros: 0 });
+const nextDay = ({ seconds }: Instant): Instant => ({ seconds: seconds + 86_400, micros: 0 });
 const nextMicro = ({ seconds, micros }: Instant): Instant =>
   micros === 999_999 ? { seconds: seconds + 1, micros: 0 } : { seconds, micros: micros + 1 };
 const laterOf = (a: Instant, b: Instant) => (compareInstants(a, b) >= 0 ? a : b);
@@ -385,8 +383,9 @@ export function measurementsMatchedSelect(
   // The period as [first, end): `datetime` includes both ends. Its whole days: [firstDay, endDay).
   const first = query.datetime?.from;
   const end = query.datetime?.to && nextMicro(query.datetime.to);
-  const firstDay = first && (compareInstants(first, dayOf(first)) === 0 ? first : nextDay(dayOf(first)));
-  const endDay = end && dayOf(end);
+  const firstDay =
+    first && (compareInstants(first, dayStart(first)) === 0 ? first : nextDay(dayStart(first)));
+  const endDay = end && dayStart(end);
   const counted = (from: Instant, to: Instant) =>
     compareInstants(from, to) >= 0
       ? []
