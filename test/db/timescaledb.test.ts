@@ -13,7 +13,8 @@ import { readBatches } from '../../src/engine/read/binaryCopy.js';
 import { dayRollupSelect } from '../../src/engine/read/dayRollups.js';
 import { aggregateSelect, type BucketFunction, seriesSelect } from '../../src/engine/read/selects.js';
 import { instantText, numberText } from '../../src/engine/write/text.js';
-import { measurementsMatchedSelect } from '../../src/v1/ogc/features.js';
+import { measurementsMatchedSelect, measurementsPageSelect } from '../../src/v1/ogc/features.js';
+import type { TubeInView } from '../../src/v1/tubesInView.js';
 import { freshDatabase, timescaleServerOrSkip } from '../helpers/database.js';
 import { provesLocationColumns } from '../helpers/locations.js';
 import { chunksInPlan } from '../helpers/timescale.js';
@@ -362,6 +363,18 @@ if (server) {
         overlapping('2024-03-04T00:00:00Z', '2024-03-05T00:00:00Z'),
       ],
       ['a page’s count without a period: the rollups alone', measurementsMatchedSelect(tubes, {}), []],
+      [
+        'a page that ends in its first tube, from its cursor to its end',
+        measurementsPageSelect(
+          tubes.map((id) => ({ id }) as TubeInView),
+          1,
+          parseInstant(fromOne[0]),
+          {},
+          1_000,
+          parseInstant(cutShort[1]),
+        ),
+        overlapping(fromOne[0], cutShort[1]),
+      ],
       [
         'a page’s count of a period: the days it cuts counted',
         measurementsMatchedSelect(tubes, {

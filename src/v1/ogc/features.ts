@@ -14,6 +14,7 @@ import {
 } from '../../domain/datetime.js';
 import { compileSerializer } from '../../domain/jsonSchema.js';
 import { naturalCompare } from '../../domain/naturalOrder.js';
+import { statusSetOf } from '../../engine/read/dayRollups.js';
 import {
   instantLiteral,
   int4ArrayLiteral,
@@ -377,7 +378,7 @@ export function measurementsMatchedSelect(
   query: Pick<ItemsQuery, 'status' | 'datetime'>,
 ): string {
   const codes = codesOf(query.status);
-  const mask = (codes ?? [0, 1, 2]).reduce((bits, code) => bits | (1 << code), 0);
+  const mask = statusSetOf(codes);
   const passes = statusCondition(codes, STATUSES.length);
   const ids = int4ArrayLiteral(tubeIds);
   // The period as [first, end): `datetime` includes both ends. Its whole days: [firstDay, endDay).
@@ -418,12 +419,44 @@ export async function measurementsMatched(
 }
 
 /**
+ * Where a page of `limit` features from `start` (after `after`) ends at the latest, when it ends inside
+ * that tube: the end of the first day by which the tube holds more than `limit` rows that pass, counted
+ * from its rollups (sql/011) in the snapshot, the day the page starts in left out. Undefined when the
+ * tube's rows after `after` may not fill the page (it then goes on into the next tubes).
+ */
+export async function measurementsPageEnd(
+  tx: Queryable,
+  tube: TubeInView | undefined,
+  after: Instant | undefined,
+  query: Pick<ItemsQuery, 'status' | 'datetime'>,
+  limit: number,
+): Promise<Instant | undefined> {
+  if (tube === undefined) return undefined;
+  const mask = statusSetOf(codesOf(query.status));
+  // Only whole days that pass: after the day the page starts in, before the day the period ends in.
+  const { from: periodFrom, to } = query.datetime ?? {};
+  const from = after && periodFrom ? laterOf(after, periodFrom) : (after ?? periodFrom);
+  const [row] = await tx.unsafe<{ seconds: number }[]>(
+    `select extract(epoch from day)::float8 as seconds from (
+       select r.day, sum(r.count) over (order by r.day) as rows
+       from measurement_day_rollups r
+       where r.tube_id = ${integerLiteral(tube.id)} and r.statuses = (r.present & ${integerLiteral(mask)})
+         ${from ? `and r.day > ${literal(dayStart(from))}` : ''}
+         ${to ? `and r.day < ${literal(dayStart(nextMicro(to)))}` : ''}
+       order by r.day) days
+     where rows > ${integerLiteral(limit)}
+     order by day limit 1`,
+  );
+  return row && nextDay({ seconds: row.seconds, micros: 0 });
+}
+
+/**
  * The select of a page of measurements, as the document engine reads it: `tubes` in discovery's order
  * from the page's first one (`start`), each in time order from `after` for that first one, one row more
  * than `limit` (whether another page follows). Each row's `tube` is its tube's position in `tubes`.
- * Of one tube left (a page of one tube, or a network's last), the series' own select; of more, the
- * network's many-tube select (acrossTubes): each tube by its primary key, the keyset bound an index
- * condition, stopped by the limit once the page is read.
+ * Of one tube (the first, when the page ends before `end`, measurementsPageEnd), the series' own
+ * select, bounded by `end`; of more, the network's many-tube select (acrossTubes): each tube by its
+ * primary key, the keyset bound an index condition, stopped by the limit once the page is read.
  */
 export function measurementsPageSelect(
   tubes: readonly TubeInView[],
@@ -431,15 +464,17 @@ export function measurementsPageSelect(
   after: Instant | undefined,
   query: Pick<ItemsQuery, 'status' | 'datetime'>,
   limit: number,
+  end?: Instant,
 ): string {
-  const ids = tubes.slice(start).map((tube) => tube.id);
+  const ids = tubes.slice(start, end ? start + 1 : undefined).map((tube) => tube.id);
   const one = ids.length === 1;
   const { from, to } = query.datetime ?? {};
-  const afterLiteral = after && instantLiteral(formatInstant(after));
+  const afterLiteral = after && literal(after);
   const conditions = [
     statusCondition(codesOf(query.status), STATUSES.length),
-    from && `observed_at >= ${instantLiteral(formatInstant(from))}`,
-    to && `observed_at <= ${instantLiteral(formatInstant(to))}`,
+    from && `observed_at >= ${literal(from)}`,
+    to && `observed_at <= ${literal(to)}`,
+    end && `observed_at < ${literal(end)}`,
     afterLiteral &&
       (one
         ? `observed_at > ${afterLiteral}`

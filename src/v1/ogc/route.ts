@@ -42,6 +42,7 @@ import {
   measurementAt,
   measurementPosition,
   measurementsMatched,
+  measurementsPageEnd,
   measurementsPageSelect,
   measurementsStart,
   type Position,
@@ -401,9 +402,10 @@ export async function ogcDataRoutes(app: FastifyInstance, options: StreamDepende
           const view = await views.view(tx, client, version);
           const tubes = queriedTubes(view.tubes, query);
           const { start, after } = measurementsStart(tubes, position);
-          const [matched, series] = await Promise.all([
+          const [matched, series, end] = await Promise.all([
             measurementsMatched(tx, tubes, query),
             seriesState(tx, tubes),
+            measurementsPageEnd(tx, tubes[start], after, query, limit),
           ]);
           members = ({ returned, last, more }) =>
             membersAfterFeatures(
@@ -427,7 +429,7 @@ export async function ogcDataRoutes(app: FastifyInstance, options: StreamDepende
               opening: writer.open(tubes === view.tubes ? view.latestTubes : tubes.map(latestTube)),
               tubes: [],
               everyTube: false,
-              select: measurementsPageSelect(tubes, start, after, query, limit),
+              select: measurementsPageSelect(tubes, start, after, query, limit, end),
               shape: 'rawWithStatus',
             },
           };

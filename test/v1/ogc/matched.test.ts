@@ -1,18 +1,25 @@
 /**
- * numberMatched of `measurements` (measurementsMatchedSelect): the rollups' counts of the whole days,
- * the rows of the days a period cuts counted one by one; for any period (both ends included, either
- * open), any statuses and any tubes, the count of the rows that pass.
+ * What the daily rollups tell a page of `measurements` (src/v1/ogc/features.ts), for any period (both
+ * ends included, either open), any statuses and any tubes: numberMatched (measurementsMatchedSelect), the
+ * rollups' counts of the whole days and the rows of the days a period cuts, is the count of the rows
+ * that pass; and a page bounded by the day its rollups fill it (measurementsPageEnd) holds what the
+ * page without that bound holds.
  */
 import fc from 'fast-check';
-import t from 'tap';
-import { formatInstant, instantOfMicros, parseInstant } from '../../../src/domain/datetime.js';
+import t, { type Test } from 'tap';
+import { formatInstant, type Instant, instantOfMicros, parseInstant } from '../../../src/domain/datetime.js';
 import { STATUSES } from '../../../src/domain/status.js';
-import { measurementsMatchedSelect } from '../../../src/v1/ogc/features.js';
+import {
+  measurementsMatchedSelect,
+  measurementsPageEnd,
+  measurementsPageSelect,
+} from '../../../src/v1/ogc/features.js';
 import type { Period } from '../../../src/v1/ogc/query.js';
+import type { TubeInView } from '../../../src/v1/tubesInView.js';
 import { addMeasurements, addWell, rollUpDays } from '../../../testkit/fixtures.js';
 import { freshDatabase } from '../../helpers/database.js';
 
-const DAYS = ['2024-01-01', '2024-01-02', '2024-01-03', '2024-01-04'];
+const DAYS = ['2024-01-01', '2024-01-02', '2024-01-03', '2024-01-04', '2024-01-05', '2024-01-06'];
 const TIMES = ['00:00:00Z', '00:00:00.000001Z', '06:30:00.25Z', '12:00:00Z', '23:59:59.999999Z'];
 const INSTANTS = DAYS.flatMap((day) => TIMES.map((time) => `${day}T${time}`));
 /** Bounds a period may take: each row's instant, a microsecond either side of it, and times between. */
@@ -24,10 +31,11 @@ const BOUNDS = [
   }),
   '2023-12-31T12:00:00Z',
   '2024-01-02T18:00:00Z',
-  '2024-01-05T00:00:00Z',
+  '2024-01-07T00:00:00Z',
 ];
 
-t.test('numberMatched is the count of the rows that pass, for any period and statuses', async (t) => {
+/** Two tubes' rows over four days, of every status, and their rollups. */
+async function seeded(t: Test) {
   const { sql } = await freshDatabase(t);
   const tubes = await addWell(sql, 'Matched', [{ number: '1' }, { number: '2' }]);
   const ids = tubes.map((tube) => tube.id);
@@ -39,32 +47,79 @@ t.test('numberMatched is the count of the rows that pass, for any period and sta
     );
   await sql`update measurements set status = (tube_id + extract(microseconds from observed_at)::int8) % 3`;
   await rollUpDays(sql, ids);
+  return { sql, ids };
+}
 
-  const bound = fc.option(fc.constantFrom(...BOUNDS), { nil: undefined });
-  const statuses = fc.option(fc.subarray([...STATUSES], { minLength: 1 }), { nil: undefined });
-  const which = fc.constantFrom(ids, [ids[0]!], [ids[1]!]);
+const bound = fc.option(fc.constantFrom(...BOUNDS), { nil: undefined });
+/** A period of the bounds: open at either end or not, within a day or across days. */
+const period = fc.tuple(bound, bound).map(([a, b]): Period => {
+  const [from, to] = a && b && a > b ? [b, a] : [a, b];
+  return {
+    from: from === undefined ? undefined : parseInstant(from),
+    to: to === undefined ? undefined : parseInstant(to),
+  };
+});
+const statuses = fc.option(fc.subarray([...STATUSES], { minLength: 1 }), { nil: undefined });
+const RUNS = 400;
+
+t.test('numberMatched is the count of the rows that pass, for any period and statuses', async (t) => {
+  const { sql, ids } = await seeded(t);
+  const text = (instant: Instant | undefined) => (instant === undefined ? null : formatInstant(instant));
   let cases = 0;
   await fc.assert(
-    fc.asyncProperty(bound, bound, statuses, which, async (a, b, status, tubeIds) => {
-      const [from, to] = a && b && a > b ? [b, a] : [a, b];
-      const datetime: Period = {
-        from: from === undefined ? undefined : parseInstant(from),
-        to: to === undefined ? undefined : parseInstant(to),
-      };
-      const [counted] = await sql.unsafe<{ matched: number }[]>(
-        measurementsMatchedSelect(tubeIds, { ...(status && { status }), datetime }),
-      );
-      const [expected] = await sql<{ count: number }[]>`
+    fc.asyncProperty(
+      period,
+      statuses,
+      fc.constantFrom(ids, [ids[0]!], [ids[1]!]),
+      async (datetime, status, tubeIds) => {
+        const [counted] = await sql.unsafe<{ matched: number }[]>(
+          measurementsMatchedSelect(tubeIds, { ...(status && { status }), datetime }),
+        );
+        const [from, to] = [text(datetime.from), text(datetime.to)];
+        const [expected] = await sql<{ count: number }[]>`
         select count(*)::int as count from measurements
         where tube_id = any(${tubeIds}::int4[])
           and (${status ?? null}::text[] is null or status = any(
             select (array_position(${[...STATUSES]}::text[], name) - 1)::int2 from unnest(${status ?? []}::text[]) name))
-          and (${from ?? null}::timestamptz is null or observed_at >= ${from ?? null}::timestamptz)
-          and (${to ?? null}::timestamptz is null or observed_at <= ${to ?? null}::timestamptz)`;
-      cases++;
-      return counted!.matched === expected!.count;
-    }),
-    { numRuns: 400, seed: 17 },
+          and (${from}::timestamptz is null or observed_at >= ${from}::timestamptz)
+          and (${to}::timestamptz is null or observed_at <= ${to}::timestamptz)`;
+        cases++;
+        return counted!.matched === expected!.count;
+      },
+    ),
+    { numRuns: RUNS, seed: 17 },
   );
-  t.equal(cases, 400, 'periods of every kind: open, within a day, on midnights, a microsecond off');
+  t.equal(cases, RUNS, 'periods of every kind: open, within a day, on midnights, a microsecond off');
 });
+
+t.test(
+  'a page bounded by the day its rollups fill it holds what the page without the bound holds',
+  async (t) => {
+    const { sql, ids } = await seeded(t);
+    // The page's functions read a tube's id alone.
+    const tubes = ids.map((id) => ({ id }) as TubeInView);
+    const rows = (select: string) =>
+      sql.unsafe(`select tube, observed_at::text as at, status from (${select}) page`);
+    let ended = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        period,
+        statuses,
+        fc.constantFrom(0, 1),
+        fc.option(fc.constantFrom(...BOUNDS), { nil: undefined }),
+        fc.constantFrom(1, 2, 3, 5, 8, 13),
+        async (datetime, status, start, afterText, limit) => {
+          const query = { ...(status && { status }), datetime };
+          const after = afterText === undefined ? undefined : parseInstant(afterText);
+          const end = await measurementsPageEnd(sql, tubes[start], after, query, limit);
+          if (end) ended++;
+          const bounded = await rows(measurementsPageSelect(tubes, start, after, query, limit, end));
+          const whole = await rows(measurementsPageSelect(tubes, start, after, query, limit));
+          return JSON.stringify(bounded) === JSON.stringify(whole);
+        },
+      ),
+      { numRuns: RUNS, seed: 18 },
+    );
+    t.ok(ended > RUNS / 8 && ended < RUNS, `pages the rollups ended: ${ended} of ${RUNS}, not all`);
+  },
+);
