@@ -284,6 +284,19 @@ export const dayStart = ({ seconds }: Instant): Instant => ({
   micros: 0,
 });
 
+/** The UTC midnight that starts the day after `instant`'s. */
+export const nextDay = (instant: Instant): Instant => ({
+  seconds: dayStart(instant).seconds + 86_400,
+  micros: 0,
+});
+
+/** One microsecond after `instant`: the exclusive end of a period that includes it. */
+export const nextMicro = ({ seconds, micros }: Instant): Instant =>
+  micros === 999_999 ? { seconds: seconds + 1, micros: 0 } : { seconds, micros: micros + 1 };
+
+export const earlierOf = (a: Instant, b: Instant): Instant => (compareInstants(a, b) <= 0 ? a : b);
+export const laterOf = (a: Instant, b: Instant): Instant => (compareInstants(a, b) >= 0 ? a : b);
+
 /** `b - a` in microseconds (exact: differences of up to ~285 years fit a double's integer range). */
 export function microsBetween(a: Instant, b: Instant): number {
   return (b.seconds - a.seconds) * 1_000_000 + (b.micros - a.micros);

@@ -8,8 +8,12 @@ import type { Queryable } from '../../db/connect.js';
 import {
   compareInstants,
   dayStart,
+  earlierOf,
   formatInstant,
   type Instant,
+  laterOf,
+  nextDay,
+  nextMicro,
   parseDateTime,
 } from '../../domain/datetime.js';
 import { compileSerializer } from '../../domain/jsonSchema.js';
@@ -360,11 +364,14 @@ export async function latestPage(
   return partOf(features, features.tubes, position, limit);
 }
 
-const nextDay = ({ seconds }: Instant): Instant => ({ seconds: seconds + 86_400, micros: 0 });
-const nextMicro = ({ seconds, micros }: Instant): Instant =>
-  micros === 999_999 ? { seconds: seconds + 1, micros: 0 } : { seconds, micros: micros + 1 };
-const laterOf = (a: Instant, b: Instant) => (compareInstants(a, b) >= 0 ? a : b);
-const earlierOf = (a: Instant, b: Instant) => (compareInstants(a, b) <= 0 ? a : b);
+/**
+ * The whole UTC days of a period [from, end), either side open: from the first midnight at or after
+ * `from` to the last at or before `end`.
+ */
+function wholeDaysOf(from: Instant | undefined, end: Instant | undefined) {
+  const first = from && (compareInstants(from, dayStart(from)) === 0 ? from : nextDay(from));
+  return { first, end: end && dayStart(end) };
+}
 const literal = (instant: Instant) => instantLiteral(formatInstant(instant));
 
 /**
@@ -384,9 +391,7 @@ export function measurementsMatchedSelect(
   // The period as [first, end): `datetime` includes both ends. Its whole days: [firstDay, endDay).
   const first = query.datetime?.from;
   const end = query.datetime?.to && nextMicro(query.datetime.to);
-  const firstDay =
-    first && (compareInstants(first, dayStart(first)) === 0 ? first : nextDay(dayStart(first)));
-  const endDay = end && dayStart(end);
+  const { first: firstDay, end: endDay } = wholeDaysOf(first, end);
   const counted = (from: Instant, to: Instant) =>
     compareInstants(from, to) >= 0
       ? []
@@ -433,16 +438,20 @@ export async function measurementsPageEnd(
 ): Promise<Instant | undefined> {
   if (tube === undefined) return undefined;
   const mask = statusSetOf(codesOf(query.status));
-  // Only whole days that pass: after the day the page starts in, before the day the period ends in.
+  // Only the whole days of what the page may hold: [after's next µs or the period's from, past its to).
   const { from: periodFrom, to } = query.datetime ?? {};
-  const from = after && periodFrom ? laterOf(after, periodFrom) : (after ?? periodFrom);
+  const start = after && nextMicro(after);
+  const days = wholeDaysOf(
+    start && periodFrom ? laterOf(start, periodFrom) : (start ?? periodFrom),
+    to && nextMicro(to),
+  );
   const [row] = await tx.unsafe<{ seconds: number }[]>(
     `select extract(epoch from day)::float8 as seconds from (
        select r.day, sum(r.count) over (order by r.day) as rows
        from measurement_day_rollups r
        where r.tube_id = ${integerLiteral(tube.id)} and r.statuses = (r.present & ${integerLiteral(mask)})
-         ${from ? `and r.day > ${literal(dayStart(from))}` : ''}
-         ${to ? `and r.day < ${literal(dayStart(nextMicro(to)))}` : ''}
+         ${days.first ? `and r.day >= ${literal(days.first)}` : ''}
+         ${days.end ? `and r.day < ${literal(days.end)}` : ''}
        order by r.day) days
      where rows > ${integerLiteral(limit)}
      order by day limit 1`,
