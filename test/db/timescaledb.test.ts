@@ -13,7 +13,11 @@ import { readBatches } from '../../src/engine/read/binaryCopy.js';
 import { dayRollupSelect } from '../../src/engine/read/dayRollups.js';
 import { aggregateSelect, type BucketFunction, seriesSelect } from '../../src/engine/read/selects.js';
 import { instantText, numberText } from '../../src/engine/write/text.js';
-import { measurementsMatchedSelect, measurementsPageSelect } from '../../src/v1/ogc/features.js';
+import {
+  measurementsMatchedSelect,
+  measurementsPageParts,
+  measurementsPageSelect,
+} from '../../src/v1/ogc/features.js';
 import type { TubeInView } from '../../src/v1/tubesInView.js';
 import { freshDatabase, timescaleServerOrSkip } from '../helpers/database.js';
 import { provesLocationColumns } from '../helpers/locations.js';
@@ -337,6 +341,30 @@ if (server) {
     const [, tube] = tubes;
     const hours = { bucketFunction: 'time_bucket', seconds: 3_600 } as const;
     const days = { bucketFunction: 'time_bucket', seconds: 86_400 } as const;
+    // The page's 1,001 quarter hours fill 11 whole days after the day it starts in.
+    const listed = tubes.map((id) => ({ id }) as TubeInView);
+    const lastHalfDay = '2024-04-30T12:00:00Z';
+    const inFirstTube = await measurementsPageParts(tsdb, listed, 1, parseInstant(fromOne[0]), {}, 1_000);
+    t.same(
+      inFirstTube,
+      [
+        {
+          index: 1,
+          from: parseInstant('2024-03-01T01:00:00.000001Z'),
+          to: parseInstant('2024-03-13T00:00:00Z'),
+        },
+      ],
+      'a page in one tube: from its cursor to the day its rollups fill it',
+    );
+    const acrossTwo = await measurementsPageParts(tsdb, listed, 0, parseInstant(lastHalfDay), {}, 1_000);
+    t.same(
+      acrossTwo,
+      [
+        { index: 0, from: parseInstant('2024-04-30T12:00:00.000001Z'), to: parseInstant(DATA_TO) },
+        { index: 1, from: parseInstant(DATA_FROM), to: parseInstant('2024-01-12T00:00:00Z') },
+      ],
+      'a page across tubes: the rest of the first, the head of the next',
+    );
     const cases: [string, string, string[]][] = [
       ['the series', seriesSelect(tube!, ...march), overlapping(...march)],
       [
@@ -365,15 +393,18 @@ if (server) {
       ['a page’s count without a period: the rollups alone', measurementsMatchedSelect(tubes, {}), []],
       [
         'a page that ends in its first tube, from its cursor to its end',
-        measurementsPageSelect(
-          tubes.map((id) => ({ id }) as TubeInView),
-          1,
-          parseInstant(fromOne[0]),
-          {},
-          1_000,
-          parseInstant(cutShort[1]),
-        ),
-        overlapping(fromOne[0], cutShort[1]),
+        measurementsPageSelect(listed, 1, parseInstant(fromOne[0]), {}, 1_000, inFirstTube),
+        overlapping(fromOne[0], '2024-03-13T00:00:00Z'),
+      ],
+      [
+        'a page across two tubes: the first one’s tail, the next one’s head',
+        measurementsPageSelect(listed, 0, parseInstant(lastHalfDay), {}, 1_000, acrossTwo),
+        [
+          ...new Set([
+            ...overlapping(lastHalfDay, DATA_TO),
+            ...overlapping(DATA_FROM, '2024-01-12T00:00:00Z'),
+          ]),
+        ].sort(),
       ],
       [
         'a page’s count of a period: the days it cuts counted',
@@ -393,6 +424,10 @@ if (server) {
     t.ok(
       overlapping(...march).length < all.length && overlapping(...cutShort).length > 0,
       'the fixture has chunks outside the interval',
+    );
+    t.ok(
+      overlapping('2024-01-12T00:00:00Z', lastHalfDay).length > 0,
+      'and chunks between the two tubes’ parts',
     );
   });
 

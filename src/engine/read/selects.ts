@@ -159,6 +159,22 @@ export function acrossTubes(tubeIds: readonly number[], perTube: string): string
     order by listed.position`;
 }
 
+/**
+ * The rows of `selects` (each whole, ORDER BY included), one select after another. Each is a branch of a
+ * lateral union gated by its place in a list WITH ORDINALITY, so the nested loop runs each branch once,
+ * in the list's order, with no sort; and each keeps its own literal bounds, so the planner opens only the
+ * chunks each reads (decisions/0114), where acrossTubes' one select for every tube opens them all.
+ */
+export function oneAfterAnother(selects: readonly string[]): string {
+  const branches = selects.map(
+    (select, k) =>
+      `(select * from (${select} offset 0) as part where listed.position = ${integerLiteral(k + 1)})`,
+  );
+  return `select measured.* from generate_series(1, ${integerLiteral(selects.length)}) with ordinality as listed(n, position)
+    cross join lateral (${branches.join(' union all ')}) as measured
+    order by listed.position`;
+}
+
 /** What a client asks of a tube's measurements: RFC 3339 UTC `Z` forms of [from, to), and the buckets. */
 export interface Interval {
   from: string;

@@ -26,7 +26,7 @@ import {
   statusCondition,
 } from '../../engine/read/literals.js';
 import { measurementValue } from '../../engine/read/measurementValue.js';
-import { acrossTubes } from '../../engine/read/selects.js';
+import { acrossTubes, oneAfterAnother } from '../../engine/read/selects.js';
 import { canonicalTubeIdentifier, STATUSES, statusCode } from '../../engine/schemas.js';
 import { numberText } from '../../engine/write/text.js';
 import type { BudgetCache } from '../../http/budgetCache.js';
@@ -423,49 +423,141 @@ export async function measurementsMatched(
   return row!.matched;
 }
 
+/** A tube a page of measurements reads, and the bounds of its rows: [from, to). */
+export interface PagePart {
+  /** The tube's index in the page's list. */
+  index: number;
+  from: Instant;
+  to: Instant;
+}
+
+/** How many tubes a page's parts are looked for in before the page reads its tubes unbounded. */
+const PARTS_LOOKED_AT = 31;
+
 /**
- * Where a page of `limit` features from `start` (after `after`) ends at the latest, when it ends inside
- * that tube: the end of the first day by which the tube holds more than `limit` rows that pass, counted
- * from its rollups (sql/011) in the snapshot, the day the page starts in left out. Undefined when the
- * tube's rows after `after` may not fill the page (it then goes on into the next tubes).
+ * The tubes a page of `limit` features from `start` (after `after`) reads, each bounded by what its
+ * rollups (sql/011) say in the snapshot: from its first day with a row to its last, and the page's last
+ * tube to the end of the day by which the page surely holds `limit + 1` rows that pass (counted from
+ * whole days only, so never more than the rows). Tubes without a row are left out. Undefined when
+ * the page goes on past PARTS_LOOKED_AT tubes: it then reads them unbounded. Tubes are looked at in
+ * groups of 1, 2, 4, …, each group's statements pipelined; a group's later tubes are asked for the rows
+ * the page needed before the group, so their end may come late, never early.
  */
-export async function measurementsPageEnd(
+export async function measurementsPageParts(
   tx: Queryable,
-  tube: TubeInView | undefined,
+  tubes: readonly TubeInView[],
+  start: number,
   after: Instant | undefined,
   query: Pick<ItemsQuery, 'status' | 'datetime'>,
   limit: number,
-): Promise<Instant | undefined> {
-  if (tube === undefined) return undefined;
+): Promise<PagePart[] | undefined> {
   const mask = statusSetOf(codesOf(query.status));
-  // Only the whole days of what the page may hold: [after's next µs or the period's from, past its to).
   const { from: periodFrom, to } = query.datetime ?? {};
-  const start = after && nextMicro(after);
-  const days = wholeDaysOf(
-    start && periodFrom ? laterOf(start, periodFrom) : (start ?? periodFrom),
-    to && nextMicro(to),
+  const end = to && nextMicro(to);
+  const resumed = after && nextMicro(after);
+  const first = resumed && periodFrom ? laterOf(resumed, periodFrom) : (resumed ?? periodFrom);
+  const parts: PagePart[] = [];
+  let need = limit + 1;
+  for (let index = start, group = 1; index < tubes.length; index += group, group *= 2) {
+    if (index - start >= PARTS_LOOKED_AT) return undefined;
+    const indexes = tubes.slice(index, index + group).map((_, k) => index + k);
+    const lowerOf = (i: number) => (i === start ? first : periodFrom);
+    const extents = await Promise.all(
+      indexes.map((i) => tubeExtent(tx, tubes[i]!.id, mask, lowerOf(i), end, need)),
+    );
+    for (const [k, { first: firstDay, last: lastDay, counted, filled }] of extents.entries()) {
+      if (firstDay === undefined || lastDay === undefined) continue;
+      const i = indexes[k]!;
+      const lower = lowerOf(i);
+      // A group's later tube may fill the page without a day found for it (it was asked for more rows):
+      // it is then read to its last day.
+      const full = counted >= need;
+      const last = full && filled ? filled : lastDay;
+      parts.push({
+        index: i,
+        from: lower ? laterOf(lower, firstDay) : firstDay,
+        to: end ? earlierOf(end, nextDay(last)) : nextDay(last),
+      });
+      if (full) return parts;
+      need -= counted;
+    }
+  }
+  return parts;
+}
+
+const HOLDS = 'r.tube_id = $1::int4 and r.day >= $3::timestamptz and r.day < $4::timestamptz';
+
+interface TubeExtent {
+  /** The first and last day that hold a row. */
+  first: Instant | undefined;
+  last: Instant | undefined;
+  /** The rows that pass in whole days; `need` when a day fills it. */
+  counted: number;
+  /** The first whole day by which `need` rows pass, if any. */
+  filled: Instant | undefined;
+}
+
+/**
+ * What a tube's rollups say of its rows: tube, status set, [lower day, end), the whole days [first, end)
+ * and the rows asked for. Prepared: the rollups are no hypertable, so their bounds may be parameters.
+ * The first and last day are those of any row (each a step of the key), which holds those that pass. A
+ * day holds a rollup of each subset of its statuses (sql/011), and the one that passes counts them. The
+ * days are read in the key's order, so the scan stops at the day that fills the page (a day has at most
+ * 7 rollups and each counted holds a row, so 7 × the rows asked for always reach it); every day is
+ * counted only when none fills it.
+ */
+const TUBE_EXTENT = `
+  with whole as (
+    select r.day, r.count, sum(r.count) over (order by r.day)::float8 as rows
+    from (select r.day, r.count, r.statuses, r.present from measurement_day_rollups r
+          where r.tube_id = $1::int4 and r.day >= $5::timestamptz and r.day < $6::timestamptz
+          order by r.day, r.statuses limit 7 * $7::int8) r
+    where r.statuses = (r.present & $2::int2))
+  select (select extract(epoch from r.day)::float8 from measurement_day_rollups r where ${HOLDS}
+          order by r.day limit 1) as first,
+         (select extract(epoch from r.day)::float8 from measurement_day_rollups r where ${HOLDS}
+          order by r.day desc limit 1) as last,
+         filled,
+         case when filled is null then (select coalesce(max(rows), 0) from whole) else $7::float8 end as counted
+  from (select (select extract(epoch from day)::float8 from whole
+                where rows >= $7::int8 and rows - count < $7::int8 limit 1) as filled) f`;
+
+/** What a tube's rollups say of its rows that pass `mask` in [lower, end), either side open. */
+async function tubeExtent(
+  tx: Queryable,
+  tubeId: number,
+  mask: number,
+  lower: Instant | undefined,
+  end: Instant | undefined,
+  need: number,
+): Promise<TubeExtent> {
+  const whole = wholeDaysOf(lower, end);
+  const text = (instant: Instant | undefined, open: string) => (instant ? formatInstant(instant) : open);
+  const [row] = await tx.unsafe<(Record<'first' | 'last' | 'filled', number | null> & { counted: number })[]>(
+    TUBE_EXTENT,
+    [
+      tubeId,
+      mask,
+      text(lower && dayStart(lower), '-infinity'),
+      text(end, 'infinity'),
+      text(whole.first, '-infinity'),
+      text(whole.end, 'infinity'),
+      need,
+    ],
+    { prepare: true },
   );
-  const [row] = await tx.unsafe<{ seconds: number }[]>(
-    `select extract(epoch from day)::float8 as seconds from (
-       select r.day, sum(r.count) over (order by r.day) as rows
-       from measurement_day_rollups r
-       where r.tube_id = ${integerLiteral(tube.id)} and r.statuses = (r.present & ${integerLiteral(mask)})
-         ${days.first ? `and r.day >= ${literal(days.first)}` : ''}
-         ${days.end ? `and r.day < ${literal(days.end)}` : ''}
-       order by r.day) days
-     where rows > ${integerLiteral(limit)}
-     order by day limit 1`,
-  );
-  return row && nextDay({ seconds: row.seconds, micros: 0 });
+  const day = (seconds: number | null) => (seconds === null ? undefined : { seconds, micros: 0 });
+  return { first: day(row!.first), last: day(row!.last), counted: row!.counted, filled: day(row!.filled) };
 }
 
 /**
  * The select of a page of measurements, as the document engine reads it: `tubes` in discovery's order
  * from the page's first one (`start`), each in time order from `after` for that first one, one row more
  * than `limit` (whether another page follows). Each row's `tube` is its tube's position in `tubes`.
- * Of one tube (the first, when the page ends before `end`, measurementsPageEnd), the series' own
- * select, bounded by `end`; of more, the network's many-tube select (acrossTubes): each tube by its
- * primary key, the keyset bound an index condition, stopped by the limit once the page is read.
+ * With `parts` (measurementsPageParts), each part's tube between its bounds, one after another, so the
+ * planner opens only their chunks. Without, every tube from `start`, unbounded: one by the series' own
+ * select, more by the network's many-tube select (acrossTubes), each tube by its primary key, the keyset
+ * bound an index condition, stopped by the limit once the page is read.
  */
 export function measurementsPageSelect(
   tubes: readonly TubeInView[],
@@ -473,29 +565,41 @@ export function measurementsPageSelect(
   after: Instant | undefined,
   query: Pick<ItemsQuery, 'status' | 'datetime'>,
   limit: number,
-  end?: Instant,
+  parts?: readonly PagePart[],
 ): string {
-  const ids = tubes.slice(start, end ? start + 1 : undefined).map((tube) => tube.id);
-  const one = ids.length === 1;
-  const { from, to } = query.datetime ?? {};
-  const afterLiteral = after && literal(after);
-  const conditions = [
-    statusCondition(codesOf(query.status), STATUSES.length),
-    from && `observed_at >= ${literal(from)}`,
-    to && `observed_at <= ${literal(to)}`,
-    end && `observed_at < ${literal(end)}`,
-    afterLiteral &&
-      (one
-        ? `observed_at > ${afterLiteral}`
-        : `observed_at > case when listed.position = 1 then ${afterLiteral} else '-infinity'::timestamptz end`),
-  ].filter((condition) => condition);
-  const [id, position] = one
-    ? [integerLiteral(ids[0]!), integerLiteral(start)]
-    : ['listed.id', `listed.position - 1 + ${integerLiteral(start)}`];
-  const perTube = `select (${position})::int4 as tube, observed_at, ${measurementValue()} as value, status
-    from measurements where tube_id = ${id} ${conditions.map((condition) => `and ${condition}`).join(' ')}
+  const passes = statusCondition(codesOf(query.status), STATUSES.length);
+  const perTube = (id: string, position: string, bounds: (string | undefined)[]) =>
+    `select (${position})::int4 as tube, observed_at, ${measurementValue()} as value, status
+    from measurements where tube_id = ${id} ${[passes, ...bounds]
+      .filter((condition) => condition)
+      .map((condition) => `and ${condition}`)
+      .join(' ')}
     order by observed_at`;
-  return `${one ? perTube : acrossTubes(ids, perTube)} limit ${integerLiteral(limit + 1)}`;
+  const bounded = (part: PagePart) =>
+    perTube(integerLiteral(tubes[part.index]!.id), integerLiteral(part.index), [
+      `observed_at >= ${literal(part.from)}`,
+      `observed_at < ${literal(part.to)}`,
+    ]);
+  const rows = () => {
+    if (parts?.length === 0) return perTube('0', integerLiteral(start), ['false']);
+    if (parts) return parts.length === 1 ? bounded(parts[0]!) : oneAfterAnother(parts.map(bounded));
+    const ids = tubes.slice(start).map((tube) => tube.id);
+    const one = ids.length === 1;
+    const { from, to } = query.datetime ?? {};
+    const afterLiteral = after && literal(after);
+    const bounds = [
+      from && `observed_at >= ${literal(from)}`,
+      to && `observed_at <= ${literal(to)}`,
+      afterLiteral &&
+        (one
+          ? `observed_at > ${afterLiteral}`
+          : `observed_at > case when listed.position = 1 then ${afterLiteral} else '-infinity'::timestamptz end`),
+    ];
+    return one
+      ? perTube(integerLiteral(ids[0]!), integerLiteral(start), bounds)
+      : acrossTubes(ids, perTube('listed.id', `listed.position - 1 + ${integerLiteral(start)}`, bounds));
+  };
+  return `${rows()} limit ${integerLiteral(limit + 1)}`;
 }
 
 /** Where a page of measurements starts: the index of its first tube in `tubes`, and after which time of it. */

@@ -42,7 +42,7 @@ import {
   measurementAt,
   measurementPosition,
   measurementsMatched,
-  measurementsPageEnd,
+  measurementsPageParts,
   measurementsPageSelect,
   measurementsStart,
   type Position,
@@ -402,10 +402,10 @@ export async function ogcDataRoutes(app: FastifyInstance, options: StreamDepende
           const view = await views.view(tx, client, version);
           const tubes = queriedTubes(view.tubes, query);
           const { start, after } = measurementsStart(tubes, position);
-          const [matched, series, end] = await Promise.all([
+          const [matched, series, parts] = await Promise.all([
             measurementsMatched(tx, tubes, query),
             seriesState(tx, tubes),
-            measurementsPageEnd(tx, tubes[start], after, query, limit),
+            measurementsPageParts(tx, tubes, start, after, query, limit),
           ]);
           members = ({ returned, last, more }) =>
             membersAfterFeatures(
@@ -429,7 +429,7 @@ export async function ogcDataRoutes(app: FastifyInstance, options: StreamDepende
               opening: writer.open(tubes === view.tubes ? view.latestTubes : tubes.map(latestTube)),
               tubes: [],
               everyTube: false,
-              select: measurementsPageSelect(tubes, start, after, query, limit, end),
+              select: measurementsPageSelect(tubes, start, after, query, limit, parts),
               shape: 'rawWithStatus',
             },
           };
