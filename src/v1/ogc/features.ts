@@ -497,21 +497,23 @@ interface TubeExtent {
   filled: Instant | undefined;
 }
 
+/** A day has a rollup for each non-empty subset of its statuses (sql/011). */
+const ROLLUPS_A_DAY = (1 << STATUSES.length) - 1;
+
 /**
- * What a tube's rollups say of its rows: tube, status set, [lower day, end), the whole days [first, end)
- * and the rows asked for. Prepared: the rollups are no hypertable, so their bounds may be parameters.
- * The first and last day are those of any row (each a step of the key), which holds those that pass. A
- * day holds a rollup of each subset of its statuses (sql/011), and the one that passes counts them. The
- * days are read in the key's order, so the scan stops at the day that fills the page (a day has at most
- * 7 rollups and each counted holds a row, so 7 × the rows asked for always reach it); every day is
- * counted only when none fills it.
+ * What a tube's rollups say of its rows: $1 the tube, $2 the statuses that pass, [$3, $4) the days of
+ * its rows, [$5, $6) its whole days, $7 the rows the page needs. Prepared: the rollups are no hypertable,
+ * so their bounds may be parameters. The first and last day with any row, one step of the key each,
+ * bound those that pass. The rollup of the subset that passes counts a day's rows; the days are read in
+ * the key's order, and the scan stops at the day that fills the page (each counted rollup holds a row,
+ * so ROLLUPS_A_DAY × $7 rollups always reach it). Every day is counted only when none fills it.
  */
 const TUBE_EXTENT = `
   with whole as (
     select r.day, r.count, sum(r.count) over (order by r.day)::float8 as rows
     from (select r.day, r.count, r.statuses, r.present from measurement_day_rollups r
           where r.tube_id = $1::int4 and r.day >= $5::timestamptz and r.day < $6::timestamptz
-          order by r.day, r.statuses limit 7 * $7::int8) r
+          order by r.day, r.statuses limit ${ROLLUPS_A_DAY} * $7::int8) r
     where r.statuses = (r.present & $2::int2))
   select (select extract(epoch from r.day)::float8 from measurement_day_rollups r where ${HOLDS}
           order by r.day limit 1) as first,
