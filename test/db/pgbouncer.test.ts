@@ -1,8 +1,9 @@
 /**
  * gwapi behind PgBouncer in transaction mode (Debian 12's 1.18, which has no prepared statement support),
- * with DATABASE_PREPARE=false: migrations, a real `gwapi serve` process, key lookups, discovery and series
- * streams, with more streams at once than PgBouncer has server connections, so that server connections
- * really pass from one transaction to the next. Every body is compared with the one served directly.
+ * with DATABASE_PREPARE=false: migrations, a real `gwapi serve` process, key lookups, discovery, a page of
+ * OGC measurements and series streams, with more streams at once than PgBouncer has server connections,
+ * so that server connections really pass from one transaction to the next. Every body is compared with
+ * the one served directly.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import t, { type Test } from 'tap';
@@ -95,6 +96,26 @@ t.test('gwapi through PgBouncer in transaction mode with DATABASE_PREPARE=false'
     t.equal(unknown.status, 401, 'an unknown key is looked up and refused');
     const ready = await get(replica.base, '/health/ready');
     t.equal(ready.status, 200, 'readiness through PgBouncer');
+  });
+
+  t.test('a page of OGC measurements across tubes, its parts read by prepared statements', async (t) => {
+    // From the last half day of the first tube's half year into the next tube's first rows.
+    const cursorless = `/v1/ogc/collections/measurements/items?limit=1000&f=json&datetime=2024-06-30T12:00:00Z/..`;
+    const [bounced, straight] = await Promise.all([
+      get(replica.base, cursorless, headers),
+      get(direct.base, cursorless, headers),
+    ]);
+    t.equal(bounced.status, 200);
+    const features = (response: HttpResponse) => JSON.parse(response.body).features;
+    t.equal(features(bounced).length, 1000, 'a full page');
+    t.same(features(bounced), features(straight), 'the features served directly');
+    const tubesOf = (response: HttpResponse) =>
+      new Set(
+        features(response).map(
+          (f: { properties: { tubeIdentifier: string } }) => f.properties.tubeIdentifier,
+        ),
+      );
+    t.equal(tubesOf(bounced).size, 2, 'from two tubes');
   });
 
   /** The series of `tubes[i % 3]` for each i, all at once through PgBouncer, compared with direct ones. */
