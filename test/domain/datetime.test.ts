@@ -2,9 +2,13 @@ import t from 'tap';
 import {
   compareInstants,
   dayStart,
+  earlierOf,
   formatInstant,
   instantOfMicros,
+  laterOf,
   microsBetween,
+  nextDay,
+  nextMicro,
   parseDateTime,
   parseInstant,
 } from '../../src/domain/datetime.js';
@@ -97,6 +101,19 @@ t.test('instants compared, and the UTC midnight that starts their day', async (t
   t.same(dayStart(at('2024-01-01T23:59:59.999999Z')), at('2024-01-01T00:00:00Z'));
   t.same(dayStart(at('2024-01-01T00:00:00Z')), at('2024-01-01T00:00:00Z'), 'a midnight is its own');
   t.same(dayStart(at('1969-12-31T12:00:00Z')), at('1969-12-31T00:00:00Z'), 'before 1970 too');
+});
+
+t.test('steps of an instant: the next day, the next microsecond, the earlier and later of two', async (t) => {
+  const at = parseInstant;
+  t.same(nextDay(at('2024-02-28T23:59:59.999999Z')), at('2024-02-29T00:00:00Z'));
+  t.same(nextDay(at('2024-02-29T00:00:00Z')), at('2024-03-01T00:00:00Z'), 'a midnight steps a whole day');
+  t.same(nextDay(at('1969-12-31T12:00:00Z')), at('1970-01-01T00:00:00Z'), 'before 1970 too');
+  t.same(nextMicro(at('2024-01-01T00:00:00.000001Z')), at('2024-01-01T00:00:00.000002Z'));
+  t.same(nextMicro(at('2023-12-31T23:59:59.999999Z')), at('2024-01-01T00:00:00Z'), 'carried into the second');
+  t.same(nextMicro(instantOfMicros(-1)), at('1970-01-01T00:00:00Z'));
+  const [early, late] = [at('2024-01-01T00:00:00Z'), at('2024-01-01T00:00:00.000001Z')];
+  t.same([earlierOf(early, late), earlierOf(late, early)], [early, early]);
+  t.same([laterOf(early, late), laterOf(late, early)], [late, late]);
 });
 
 t.test('instantOfMicros splits microseconds since 1970, before it too', async (t) => {
