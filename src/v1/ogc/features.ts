@@ -456,12 +456,12 @@ export async function measurementsPageParts(
   const end = to && nextMicro(to);
   const resumed = after && nextMicro(after);
   const first = resumed && periodFrom ? laterOf(resumed, periodFrom) : (resumed ?? periodFrom);
+  const lowerOf = (i: number) => (i === start ? first : periodFrom);
   const parts: PagePart[] = [];
   let need = limit + 1;
   for (let index = start, group = 1; index < tubes.length; index += group, group *= 2) {
     if (index - start >= PARTS_LOOKED_AT) return undefined;
     const indexes = tubes.slice(index, index + group).map((_, k) => index + k);
-    const lowerOf = (i: number) => (i === start ? first : periodFrom);
     const extents = await Promise.all(
       indexes.map((i) => tubeExtent(tx, tubes[i]!.id, mask, lowerOf(i), end, need)),
     );
@@ -485,8 +485,6 @@ export async function measurementsPageParts(
   return parts;
 }
 
-const HOLDS = 'r.tube_id = $1::int4 and r.day >= $3::timestamptz and r.day < $4::timestamptz';
-
 interface TubeExtent {
   /** The first and last day that hold a row. */
   first: Instant | undefined;
@@ -499,6 +497,9 @@ interface TubeExtent {
 
 /** A day has a rollup for each non-empty subset of its statuses (sql/011). */
 const ROLLUPS_A_DAY = (1 << STATUSES.length) - 1;
+
+/** TUBE_EXTENT's rollups of the days of the tube's rows. */
+const HOLDS = 'r.tube_id = $1::int4 and r.day >= $3::timestamptz and r.day < $4::timestamptz';
 
 /**
  * What a tube's rollups say of its rows: $1 the tube, $2 the statuses that pass, [$3, $4) the days of
